@@ -1,0 +1,73 @@
+// Stamp kernels for stream-litmus, compiled once per process with NVRTC.
+//
+// Every block of `spin_stamp` writes one record of four 64-bit words at
+// stamps[4 * blockIdx.x ...]:
+//   [0] %globaltimer when the block started (ns, one clock for the whole GPU)
+//   [1] %globaltimer when the block finished spinning
+//   [2] %smid, the SM the block ran on
+//   [3] clock64 cycles the block actually spun
+// %globaltimer is the only clock comparable across SMs; clock64 is a per-SM cycle counter, so it
+// is used to spin and never to compare two blocks.
+
+__device__ __forceinline__ unsigned long long global_timer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned int sm_id() {
+    unsigned int id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    return id;
+}
+
+// Spins every thread for `cycles` clock64 cycles and stamps the block. Grid: any number of blocks
+// in x; block: any number of threads in x.
+extern "C" __global__ void spin_stamp(unsigned long long* stamps, long long cycles) {
+    __shared__ unsigned long long start;
+    if (threadIdx.x == 0) {
+        start = global_timer();
+    }
+    __syncthreads();
+    long long c0 = clock64();
+    long long spun = 0;
+    do {
+        spun = clock64() - c0;
+    } while (spun < cycles);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long end = global_timer();
+        unsigned long long* rec = stamps + 4ull * blockIdx.x;
+        rec[0] = start;
+        rec[1] = end;
+        rec[2] = sm_id();
+        rec[3] = (unsigned long long)spun;
+    }
+}
+
+// Measures the %globaltimer step: one thread reads the timer `samples` times and keeps the
+// smallest non-zero difference between successive readings.
+// out[0] = smallest step (ns), out[1] = number of distinct readings seen, out[2] = elapsed ns.
+extern "C" __global__ void timer_step(unsigned long long* out, int samples) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) {
+        return;
+    }
+    unsigned long long first = global_timer();
+    unsigned long long prev = first;
+    unsigned long long smallest = ~0ull;
+    unsigned long long changes = 0;
+    for (int i = 0; i < samples; ++i) {
+        unsigned long long now = global_timer();
+        if (now != prev) {
+            unsigned long long d = now - prev;
+            if (d < smallest) {
+                smallest = d;
+            }
+            ++changes;
+            prev = now;
+        }
+    }
+    out[0] = smallest;
+    out[1] = changes;
+    out[2] = prev - first;
+}

@@ -1,0 +1,65 @@
+//! The claim catalogue, one file per family of claims.
+//!
+//! Every claim cites its source: a seed file of the study notes (`shared/seeds/`, Chinese notes;
+//! the section is quoted in its original words) or a section of NVIDIA's documentation.
+//! docs/claims.md lists each claim with its verdict on the GPUs it was measured on.
+//!
+//! Claims take the spin length as a parameter: every kernel in a claim spins for a multiple of
+//! it, so the whole catalogue can be shortened or lengthened at once (`--spin-us`) to find how
+//! short reliable verdicts can go.
+
+mod connections;
+mod events;
+mod null_stream;
+mod ordering;
+
+pub use connections::{
+    connections_default, connections_one_false_dependency, connections_one_single_stream,
+};
+pub use events::{event_wait_orders, event_wait_snapshot};
+pub use null_stream::{non_blocking_exempt, non_blocking_pair, null_barrier};
+pub use ordering::fifo;
+
+use crate::claim::Claim;
+use crate::program::StreamKind;
+use std::time::Duration;
+
+/// Seed file names, as cited in claims and docs/claims.md.
+pub mod seeds {
+    /// CSDN notes, "7. Stream and Event" (sleep kernels, single vs multi stream).
+    pub const S000: &str = "000_a5eb0762e7ac500e.txt";
+    /// "CUDA 流（Streams）示例": priorities, events, callbacks, pinned memory.
+    pub const S001: &str = "001_a7500a1b7456fe7d.txt";
+    /// "CUDA 流简介" with the weight-prefetch demo and the null-stream rules.
+    pub const S002: &str = "002_84e77744080bec39.txt";
+    /// "CUDA Stream & Event" reading list and the gradient-hook experiments.
+    pub const S003: &str = "003_2d7c825d6571bec0.txt";
+    /// "异步内存拷贝 - 实践篇" notebook.
+    pub const S004: &str = "004_7b52a762cd78229c.txt";
+}
+
+/// Spin length of the catalogue's kernels unless told otherwise. A kernel must still be running
+/// when the ops issued after it reach the GPU (a few µs per launch, plus the launch jitter), or
+/// its relations are undecided; see docs/claims.md for how short it could go.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
+
+/// The five core claims of the lab, with the same-stream FIFO claim once per stream kind.
+pub fn core(spin: Duration) -> Vec<Claim> {
+    let mut claims: Vec<Claim> = StreamKind::ALL.iter().map(|&k| fifo(k, spin)).collect();
+    claims.extend([
+        null_barrier(spin),
+        non_blocking_exempt(spin),
+        non_blocking_pair(spin),
+        event_wait_orders(spin),
+        event_wait_snapshot(spin),
+        connections_default(spin),
+        connections_one_false_dependency(spin),
+        connections_one_single_stream(spin),
+    ]);
+    claims
+}
+
+/// Every claim in the catalogue.
+pub fn all(spin: Duration) -> Vec<Claim> {
+    core(spin)
+}

@@ -1,0 +1,59 @@
+//! The legacy null stream: a barrier for blocking streams, nothing to non-blocking ones.
+
+use super::seeds::S002;
+use crate::claim::{Claim, Source};
+use crate::program::{StreamKind, SyncTarget};
+use crate::verdict::Expect;
+use std::time::Duration;
+
+/// A on blocking s1, N on the null stream, B on blocking s2: A before N before B.
+pub fn null_barrier(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "null.barrier",
+        "The legacy null stream synchronizes with every blocking stream: A on blocking s1, N on \
+         the null stream, B on blocking s2 run one after another (\"空流与其他所有阻塞流同步执行\")",
+        Source::new(S002, "4. 流同步"),
+    );
+    let s1 = c.stream(StreamKind::Blocking);
+    let null = c.stream(StreamKind::LegacyNull);
+    let s2 = c.stream(StreamKind::Blocking);
+    let a = c.spin(s1, "A", spin);
+    let n = c.spin(null, "N", spin);
+    let b = c.spin(s2, "B", spin);
+    c.chain(&[a, n, b]);
+    c.build(Expect::Holds)
+}
+
+/// A on non-blocking s1 and N on the null stream overlap, in both issue orders.
+pub fn non_blocking_exempt(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "null.non_blocking_exempt",
+        "A non-blocking stream does not synchronize with the legacy null stream: its kernel and a \
+         null-stream kernel overlap whichever is issued first (\"空流与非阻塞流异步\")",
+        Source::new(S002, "4. 流同步"),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let null = c.stream(StreamKind::LegacyNull);
+    let a = c.spin(s1, "A", spin);
+    let n = c.spin(null, "N", spin);
+    c.host_sync(SyncTarget::Device);
+    let n2 = c.spin(null, "N'", spin);
+    let a2 = c.spin(s1, "A'", spin);
+    c.overlaps(a, n).overlaps(n2, a2);
+    c.build(Expect::Holds)
+}
+
+/// Kernels on two non-blocking streams overlap.
+pub fn non_blocking_pair(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "streams.non_blocking_pair",
+        "Kernels on two non-blocking streams run concurrently (\"非空流之间都异步\")",
+        Source::new(S002, "4. 流同步"),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let s2 = c.stream(StreamKind::NonBlocking);
+    let a = c.spin(s1, "A", spin);
+    let b = c.spin(s2, "B", spin);
+    c.overlaps(a, b);
+    c.build(Expect::Holds)
+}

@@ -1,0 +1,174 @@
+//! Running programs in a child process, for environment variables the driver reads only once.
+//!
+//! `CUDA_DEVICE_MAX_CONNECTIONS` (and friends) are read when the driver initialises, so a
+//! process cannot change them for itself. The lab re-invokes the `stream-litmus` binary as
+//! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as JSON,
+//! a [`ChildReply`] with the child's own calibration and every program's trials comes back on
+//! stdout. All programs that need the same environment share one child, so the cost of opening
+//! the GPU is paid once per environment, not once per claim.
+
+use crate::claim::EnvVar;
+use crate::error::Error;
+use crate::gpu::Gpu;
+use crate::lab::collect_trials;
+use crate::program::Program;
+use crate::record::Trials;
+use crate::relation::Check;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The environment variable that names the `stream-litmus` binary when the lab cannot find it.
+pub const BIN_ENV: &str = "STREAM_LITMUS_BIN";
+
+/// What the parent asks for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildRequest {
+    pub trials: usize,
+    pub jobs: Vec<Job>,
+}
+
+/// One program to run, with the checks that decide whether a trial counts (undecided trials are
+/// replaced, see [`crate::verdict`]); no checks: exactly `trials` trials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub program: Program,
+    pub checks: Vec<Check>,
+}
+
+/// What the child answers: one result per job, in request order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildReply {
+    /// The child's setup time (context, NVRTC, calibration).
+    pub setup_ns: u64,
+    pub runs: Vec<Result<Trials, Error>>,
+}
+
+/// The child's side: reads a request from stdin, answers on stdout. Returns the exit code.
+pub fn serve() -> i32 {
+    let mut input = String::new();
+    let reply: Result<ChildReply, Error> = std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| Error::File {
+            path: "<stdin>".into(),
+            detail: e.to_string(),
+        })
+        .and_then(|_| {
+            serde_json::from_str::<ChildRequest>(&input).map_err(|e| Error::File {
+                path: "<stdin>".into(),
+                detail: format!("not a child request: {e}"),
+            })
+        })
+        .and_then(|request| {
+            let gpu = Gpu::open()?;
+            let runs = request
+                .jobs
+                .iter()
+                .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
+                .collect();
+            Ok(ChildReply {
+                setup_ns: gpu.setup_time().as_nanos() as u64,
+                runs,
+            })
+        });
+    let json = serde_json::to_string(&reply).expect("replies always serialize");
+    let mut out = std::io::stdout().lock();
+    match out.write_all(json.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The parent's side: runs `request` in `binary child` under `env`, killing it after `timeout`.
+pub fn run(
+    binary: &Path,
+    env: &[EnvVar],
+    request: &ChildRequest,
+    timeout: Duration,
+) -> Result<ChildReply, Error> {
+    let env_text = env
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let fail = |detail: String| Error::Child {
+        env: env_text.clone(),
+        detail,
+    };
+    let mut cmd = Command::new(binary);
+    cmd.arg("child")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in env {
+        match &var.value {
+            Some(v) => cmd.env(&var.name, v),
+            None => cmd.env_remove(&var.name),
+        };
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        fail(format!(
+            "could not start {}: {e}; set {BIN_ENV} to the stream-litmus binary",
+            binary.display()
+        ))
+    })?;
+    let input = serde_json::to_vec(request).expect("requests always serialize");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        stdout.read_to_end(&mut buf).map(|_| buf)
+    });
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = String::new();
+        let _ = stderr.read_to_string(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!(
+                    "no answer within {:.0} s; it was killed",
+                    timeout.as_secs_f64()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(fail(format!("waiting for it failed: {e}"))),
+        }
+    };
+    let _ = writer.join();
+    let out = reader
+        .join()
+        .map_err(|_| fail("reading its output panicked".into()))?
+        .map_err(|e| fail(format!("reading its output failed: {e}")))?;
+    let err_text = err_reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(fail(format!(
+            "it exited with {status}: {}",
+            err_text.trim()
+        )));
+    }
+    let reply: Result<ChildReply, Error> = serde_json::from_slice(&out).map_err(|e| {
+        fail(format!(
+            "its answer was not a child reply ({e}); stderr: {}",
+            err_text.trim()
+        ))
+    })?;
+    let reply = reply?;
+    if reply.runs.len() != request.jobs.len() {
+        return Err(fail(format!(
+            "it answered {} programs of {}",
+            reply.runs.len(),
+            request.jobs.len()
+        )));
+    }
+    Ok(reply)
+}

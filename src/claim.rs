@@ -1,0 +1,196 @@
+//! Claims: a statement from the notes, the program that tests it, the relations it predicts and
+//! the verdict its author expects, all as data.
+//!
+//! A claim reads like a litmus test. It names its source (a seed file and section, or a section
+//! of NVIDIA's documentation), states what the notes say in words, builds a [`Program`], lists
+//! the [`Check`]s that must hold on every trial, and says whether it is expected to hold or to be
+//! a misconception. Environment variables the driver reads once at start-up (such as
+//! `CUDA_DEVICE_MAX_CONNECTIONS`) are part of the claim, and make the lab run it in a child
+//! process.
+
+use crate::program::{OpId, Program, ProgramBuilder};
+use crate::relation::Check;
+use crate::verdict::Expect;
+use serde::{Deserialize, Serialize};
+use std::ops::{Deref, DerefMut};
+
+/// Where a claim comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// A seed file name under `shared/seeds/`, or a document title.
+    pub document: String,
+    /// The section, heading or item within it.
+    pub section: String,
+}
+
+impl Source {
+    pub fn new(document: impl Into<String>, section: impl Into<String>) -> Source {
+        Source {
+            document: document.into(),
+            section: section.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, {}", self.document, self.section)
+    }
+}
+
+/// An environment variable the program must run under; `None` means it must be unset.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+impl std::fmt::Display for EnvVar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.value {
+            Some(v) => write!(f, "{}={v}", self.name),
+            None => write!(f, "{} unset", self.name),
+        }
+    }
+}
+
+/// A claim, ready to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Dotted id, e.g. `fifo.blocking`; filters and reports use it.
+    pub id: String,
+    /// What the notes say, in words.
+    pub statement: String,
+    pub source: Source,
+    pub expect: Expect,
+    /// Why the expectation is what it is, when that is not obvious (a misconception, a
+    /// documented rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    pub program: Program,
+    pub checks: Vec<Check>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvVar>,
+}
+
+impl Claim {
+    /// Starts a claim; the builder also builds its program (it derefs to [`ProgramBuilder`]).
+    ///
+    /// ```
+    /// use stream_litmus::{Claim, Expect, Source, StreamKind};
+    /// use std::time::Duration;
+    ///
+    /// let mut c = Claim::builder(
+    ///     "null.barrier",
+    ///     "The legacy null stream waits for blocking streams and they wait for it",
+    ///     Source::new("002_84e77744080bec39.txt", "4. 流同步"),
+    /// );
+    /// let s1 = c.stream(StreamKind::Blocking);
+    /// let null = c.stream(StreamKind::LegacyNull);
+    /// let a = c.spin(s1, "A", Duration::from_micros(20));
+    /// let n = c.spin(null, "N", Duration::from_micros(20));
+    /// c.precedes(a, n);
+    /// let claim = c.build(Expect::Holds);
+    /// assert_eq!(claim.checks.len(), 1);
+    /// ```
+    pub fn builder(
+        id: impl Into<String>,
+        statement: impl Into<String>,
+        source: Source,
+    ) -> ClaimBuilder {
+        let id = id.into();
+        ClaimBuilder {
+            program: Program::builder(id.clone()),
+            id,
+            statement: statement.into(),
+            source,
+            rationale: None,
+            checks: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Whether the claim needs an environment the current process does not have.
+    pub fn needs_child(&self) -> bool {
+        self.env
+            .iter()
+            .any(|v| std::env::var(&v.name).ok() != v.value)
+    }
+}
+
+/// Builds a [`Claim`]; derefs to the [`ProgramBuilder`] of its program.
+#[derive(Debug, Clone)]
+pub struct ClaimBuilder {
+    id: String,
+    statement: String,
+    source: Source,
+    rationale: Option<String>,
+    program: ProgramBuilder,
+    checks: Vec<Check>,
+    env: Vec<EnvVar>,
+}
+
+impl ClaimBuilder {
+    /// Expect `after` to start no earlier than `before` ends, on every trial.
+    pub fn precedes(&mut self, before: OpId, after: OpId) -> &mut Self {
+        self.checks.push(Check::Precedes { before, after });
+        self
+    }
+
+    /// Expect `a` and `b` to run at the same time, on every trial.
+    pub fn overlaps(&mut self, a: OpId, b: OpId) -> &mut Self {
+        self.checks.push(Check::Overlaps { a, b });
+        self
+    }
+
+    /// Expect the ops to run one after another in the order given.
+    pub fn chain(&mut self, ops: &[OpId]) -> &mut Self {
+        for w in ops.windows(2) {
+            self.precedes(w[0], w[1]);
+        }
+        self
+    }
+
+    /// Run under `name=value` (`None`: with `name` unset).
+    pub fn env(&mut self, name: impl Into<String>, value: Option<&str>) -> &mut Self {
+        self.env.push(EnvVar {
+            name: name.into(),
+            value: value.map(str::to_owned),
+        });
+        self
+    }
+
+    /// Why the expectation is what it is.
+    pub fn rationale(&mut self, why: impl Into<String>) -> &mut Self {
+        self.rationale = Some(why.into());
+        self
+    }
+
+    pub fn build(self, expect: Expect) -> Claim {
+        let mut env = self.env;
+        env.sort();
+        Claim {
+            id: self.id,
+            statement: self.statement,
+            source: self.source,
+            expect,
+            rationale: self.rationale,
+            program: self.program.build(),
+            checks: self.checks,
+            env,
+        }
+    }
+}
+
+impl Deref for ClaimBuilder {
+    type Target = ProgramBuilder;
+    fn deref(&self) -> &ProgramBuilder {
+        &self.program
+    }
+}
+
+impl DerefMut for ClaimBuilder {
+    fn deref_mut(&mut self) -> &mut ProgramBuilder {
+        &mut self.program
+    }
+}

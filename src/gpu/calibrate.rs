@@ -1,0 +1,110 @@
+//! Start-up measurements: cycles per nanosecond, the timer step, the launch jitter and
+//! the dependent-launch gap. Each uses the same stamp kernel and executor the claims use, so the
+//! tolerances describe exactly the machinery that produces the evidence.
+
+use super::executor::execute;
+use super::kernels::Kernels;
+use super::probe::call;
+use super::resources::DeviceWords;
+use crate::calibration::{Calibration, Device};
+use crate::error::Error;
+use crate::program::{Program, StreamKind};
+use cudarc::driver::result;
+use std::time::Duration;
+
+/// Repetitions of each calibration program.
+const SAMPLES: usize = 8;
+
+pub fn calibrate(kernels: &Kernels, device: Device) -> Result<Calibration, Error> {
+    let timer_step_ns = timer_step(kernels)?;
+    // First guess from the clock-rate attribute, then measured: the guess only sets how long
+    // the calibration spin lasts, the measurement is what claims use.
+    let guess = (device.clock_khz as f64 / 1e6).max(0.1);
+    let cycles_per_ns = cycles_per_ns(kernels, guess)?;
+    let launch_jitter_ns = launch_jitter(kernels, cycles_per_ns)?;
+    let dependent_gap_ns = dependent_gap(kernels, cycles_per_ns)?;
+    let mut environment: Vec<String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("CUDA_"))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    environment.sort();
+    Ok(Calibration {
+        device,
+        cycles_per_ns,
+        timer_step_ns,
+        launch_jitter_ns,
+        dependent_gap_ns,
+        environment,
+    })
+}
+
+fn timer_step(kernels: &Kernels) -> Result<u64, Error> {
+    let out = DeviceWords::alloc(3)?;
+    out.zero()?;
+    kernels.launch_timer_step(std::ptr::null_mut(), out.addr(0), 200_000)?;
+    result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+    let mut host = [0u64; 3];
+    out.read(&mut host)?;
+    if host[1] == 0 {
+        return Err(Error::Driver {
+            call: "timer_step".into(),
+            message: "%globaltimer never changed during 200000 reads".into(),
+        });
+    }
+    Ok(host[0])
+}
+
+fn cycles_per_ns(kernels: &Kernels, guess: f64) -> Result<f64, Error> {
+    let mut p = Program::builder("calibrate.cycles");
+    let s = p.stream(StreamKind::NonBlocking);
+    p.spin(s, "spin", Duration::from_micros(500));
+    let run = execute(kernels, guess, &p.build(), 3)?;
+    let mut rates: Vec<f64> = run
+        .timelines
+        .iter()
+        .flat_map(|t| t.spans.iter())
+        .flat_map(|s| s.blocks.iter())
+        .map(|b| b.cycles as f64 / (b.end_ns - b.start_ns).max(1) as f64)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    Ok(rates[rates.len() / 2])
+}
+
+/// Four independent kernels on four streams: per trial, the spread of `start - issued` among them
+/// is how much launch latency varies when nothing waits; the jitter is the largest spread seen.
+fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
+    let mut p = Program::builder("calibrate.launch-jitter");
+    for i in 0..4 {
+        let s = p.stream(StreamKind::NonBlocking);
+        p.spin(s, format!("X{i}"), Duration::from_micros(30));
+    }
+    let run = execute(kernels, cycles_per_ns, &p.build(), 2 * SAMPLES)?;
+    Ok(run
+        .timelines
+        .iter()
+        .filter_map(|t| {
+            let lat: Vec<i64> = t
+                .spans
+                .iter()
+                .filter_map(|s| Some(s.start() as i64 - t.issued_ns(s.op)? as i64))
+                .collect();
+            Some((lat.iter().max()? - lat.iter().min()?) as u64)
+        })
+        .max()
+        .unwrap_or(0))
+}
+
+fn dependent_gap(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
+    let mut p = Program::builder("calibrate.dependent-gap");
+    let s = p.stream(StreamKind::NonBlocking);
+    let x = p.spin(s, "X", Duration::from_micros(10));
+    let y = p.spin(s, "Y", Duration::from_micros(10));
+    let run = execute(kernels, cycles_per_ns, &p.build(), SAMPLES)?;
+    let mut gaps: Vec<u64> = run
+        .timelines
+        .iter()
+        .filter_map(|t| Some(t.span(y)?.start().saturating_sub(t.span(x)?.end())))
+        .collect();
+    gaps.sort_unstable();
+    Ok(gaps.get(gaps.len() / 2).copied().unwrap_or(0))
+}

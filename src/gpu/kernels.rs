@@ -1,0 +1,134 @@
+//! The stamp kernels: `kernels/stamp.cu`, compiled once per process with NVRTC for the device's
+//! own architecture, and launched through the raw driver API.
+
+use super::probe::{call, describe};
+use crate::error::Error;
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The CUDA C source, embedded so the binary runs from any directory.
+pub const STAMP_SOURCE: &str = include_str!("../../kernels/stamp.cu");
+
+/// Words of stamp per block: start, end, SM, cycles.
+pub const WORDS_PER_BLOCK: usize = 4;
+
+/// The loaded module and its functions.
+pub struct Kernels {
+    _module: Arc<CudaModule>,
+    spin: CudaFunction,
+    timer_step: CudaFunction,
+}
+
+impl Kernels {
+    /// Compiles for the device's compute capability; if this NVRTC does not know that
+    /// architecture, falls back to NVRTC's default and lets the driver JIT the PTX.
+    pub fn build(ctx: &Arc<CudaContext>) -> Result<Kernels, Error> {
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(call("cuDeviceGetAttribute"))?;
+        let arch = format!("--gpu-arch=compute_{major}{minor}");
+        let ptx = compile_ptx_with_opts(
+            STAMP_SOURCE,
+            CompileOptions {
+                options: vec![arch],
+                ..Default::default()
+            },
+        )
+        .or_else(|_| compile_ptx_with_opts(STAMP_SOURCE, CompileOptions::default()))
+        .map_err(|e| Error::Kernel {
+            detail: compile_error(e),
+        })?;
+        let module = ctx.load_module(ptx).map_err(|e| Error::Kernel {
+            detail: format!(
+                "the driver could not load the PTX NVRTC produced: {}. If it says the PTX version \
+                 is unsupported, this NVRTC is newer than the driver: use an NVRTC no newer than \
+                 the driver's CUDA version",
+                describe(e)
+            ),
+        })?;
+        let load = |name: &str| {
+            module.load_function(name).map_err(|e| Error::Kernel {
+                detail: format!("function {name} is missing: {}", describe(e)),
+            })
+        };
+        Ok(Kernels {
+            spin: load("spin_stamp")?,
+            timer_step: load("timer_step")?,
+            _module: module,
+        })
+    }
+
+    /// Enqueues `spin_stamp<<<grid, block, 0, stream>>>(stamps, cycles)`.
+    pub fn launch_spin(
+        &self,
+        stream: sys::CUstream,
+        stamps: sys::CUdeviceptr,
+        cycles: i64,
+        grid: u32,
+        block: u32,
+    ) -> Result<(), Error> {
+        let mut stamps = stamps;
+        let mut cycles = cycles;
+        let mut params = [
+            &mut stamps as *mut sys::CUdeviceptr as *mut c_void,
+            &mut cycles as *mut i64 as *mut c_void,
+        ];
+        // SAFETY: the function takes (unsigned long long*, long long); `stamps` points at
+        // `grid * WORDS_PER_BLOCK` words the executor allocated; params outlive the call (the
+        // driver copies them at launch).
+        unsafe {
+            result::launch_kernel(
+                self.spin.cu_function(),
+                (grid, 1, 1),
+                (block, 1, 1),
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(call("cuLaunchKernel(spin_stamp)"))
+    }
+
+    /// Enqueues `timer_step<<<1, 1, 0, stream>>>(out, samples)`; `out` needs three words.
+    pub fn launch_timer_step(
+        &self,
+        stream: sys::CUstream,
+        out: sys::CUdeviceptr,
+        samples: i32,
+    ) -> Result<(), Error> {
+        let mut out = out;
+        let mut samples = samples;
+        let mut params = [
+            &mut out as *mut sys::CUdeviceptr as *mut c_void,
+            &mut samples as *mut i32 as *mut c_void,
+        ];
+        // SAFETY: the function takes (unsigned long long*, int); `out` holds three words.
+        unsafe {
+            result::launch_kernel(
+                self.timer_step.cu_function(),
+                (1, 1, 1),
+                (1, 1, 1),
+                0,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(call("cuLaunchKernel(timer_step)"))
+    }
+}
+
+fn compile_error(e: CompileError) -> String {
+    match e {
+        CompileError::CompileError {
+            nvrtc,
+            options,
+            log,
+        } => format!(
+            "NVRTC error {nvrtc:?} with options {options:?}:\n{}",
+            log.to_string_lossy()
+        ),
+        other => format!("NVRTC failed: {other:?}"),
+    }
+}

@@ -1,0 +1,113 @@
+//! The only module that touches cudarc.
+//!
+//! [`Gpu::open`] probes the libraries (so a missing driver or NVRTC is an error, not a panic),
+//! retains the primary context of device 0 with cudarc's event tracking off, compiles the stamp
+//! kernels once, and calibrates. [`Gpu::run`] then executes programs; everything it returns is
+//! plain data.
+//!
+//! cudarc's event tracking would make every kernel that takes a `CudaSlice` wait on that slice's
+//! last use in other streams, hiding the very overlap the claims look for. The executor passes raw
+//! device pointers and owns raw stream and event handles, so nothing of the kind can happen; the
+//! tracking is switched off anyway, before anything is allocated.
+
+mod calibrate;
+mod executor;
+mod kernels;
+mod probe;
+mod resources;
+
+pub use kernels::STAMP_SOURCE;
+
+use crate::calibration::{Calibration, Device};
+use crate::error::Error;
+use crate::program::Program;
+use crate::record::Trials;
+use cudarc::driver::{sys, CudaContext};
+use probe::call;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// An open device: context, compiled kernels and calibration.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    kernels: kernels::Kernels,
+    calibration: Calibration,
+    setup: Duration,
+}
+
+impl Gpu {
+    /// Opens device 0. The driver reads environment variables such as
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
+    pub fn open() -> Result<Gpu, Error> {
+        let started = Instant::now();
+        probe::libraries()?;
+        let ctx = CudaContext::new(0).map_err(probe::init_error)?;
+        // SAFETY: called before any allocation or stream creation through this context.
+        unsafe { ctx.disable_event_tracking() };
+        let device = device(&ctx)?;
+        let kernels = kernels::Kernels::build(&ctx)?;
+        let calibration = calibrate::calibrate(&kernels, device)?;
+        Ok(Gpu {
+            ctx,
+            kernels,
+            calibration,
+            setup: started.elapsed(),
+        })
+    }
+
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
+    }
+
+    /// Time spent opening: context creation, NVRTC, calibration.
+    pub fn setup_time(&self) -> Duration {
+        self.setup
+    }
+
+    /// Runs `trials` trials of `program` in this process.
+    pub fn run(&self, program: &Program, trials: usize) -> Result<Trials, Error> {
+        self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        let exec = executor::execute(
+            &self.kernels,
+            self.calibration.cycles_per_ns,
+            program,
+            trials,
+        )?;
+        Ok(Trials {
+            calibration: self.calibration.clone(),
+            wanted: trials,
+            timelines: exec.timelines,
+            gpu_time_ns: exec.gpu_time_ns,
+            warnings: exec.warnings,
+        })
+    }
+}
+
+fn device(ctx: &Arc<CudaContext>) -> Result<Device, Error> {
+    use sys::CUdevice_attribute as A;
+    let attr = |a| ctx.attribute(a).map_err(call("cuDeviceGetAttribute"));
+    let mut driver_version = 0;
+    // SAFETY: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+        .result()
+        .map_err(call("cuDriverGetVersion"))?;
+    Ok(Device {
+        name: ctx.name().map_err(call("cuDeviceGetName"))?,
+        driver_version,
+        driver_release: driver_release(),
+        compute_capability: ctx
+            .compute_capability()
+            .map_err(call("cuDeviceGetAttribute"))?,
+        sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
+    })
+}
+
+/// The NVIDIA kernel module's release from `/proc/driver/nvidia/version` (Linux), e.g.
+/// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." → "580.159.04".
+fn driver_release() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
+    let line = text.lines().find(|l| l.contains("Kernel Module"))?;
+    let after = line.split("Kernel Module").nth(1)?;
+    after.split_whitespace().next().map(str::to_owned)
+}

@@ -1,0 +1,135 @@
+//! Driver objects a program needs, created before the first op is issued and destroyed after the
+//! last trial: streams of every kind, events, the stamp buffer. Owning them here (rather than
+//! through cudarc's safe wrappers) keeps every stream kind uniform and keeps cudarc's implicit
+//! event tracking out of the experiment.
+
+use super::probe::call;
+use crate::error::Error;
+use crate::program::{Stream, StreamKind};
+use cudarc::driver::{result, sys};
+
+/// The streams of one program, indexed like `Program::streams`.
+pub struct Streams {
+    handles: Vec<sys::CUstream>,
+    owned: Vec<bool>,
+}
+
+impl Streams {
+    pub fn create(decls: &[Stream]) -> Result<Streams, Error> {
+        let mut streams = Streams {
+            handles: Vec::with_capacity(decls.len()),
+            owned: Vec::with_capacity(decls.len()),
+        };
+        for decl in decls {
+            let (handle, owned) = match decl.kind {
+                StreamKind::LegacyNull => (std::ptr::null_mut(), false),
+                // CU_STREAM_PER_THREAD, see the driver API's stream synchronization behavior.
+                StreamKind::PerThread => (0x2 as sys::CUstream, false),
+                StreamKind::Blocking => (
+                    result::stream::create(result::stream::StreamKind::Default)
+                        .map_err(call("cuStreamCreate(CU_STREAM_DEFAULT)"))?,
+                    true,
+                ),
+                StreamKind::NonBlocking => (
+                    result::stream::create(result::stream::StreamKind::NonBlocking)
+                        .map_err(call("cuStreamCreate(CU_STREAM_NON_BLOCKING)"))?,
+                    true,
+                ),
+            };
+            streams.handles.push(handle);
+            streams.owned.push(owned);
+        }
+        Ok(streams)
+    }
+
+    pub fn get(&self, i: usize) -> sys::CUstream {
+        self.handles[i]
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        for (&h, &owned) in self.handles.iter().zip(&self.owned) {
+            if owned {
+                // SAFETY: created above, destroyed once; the executor synchronized the context.
+                let _ = unsafe { result::stream::destroy(h) };
+            }
+        }
+    }
+}
+
+/// Events without timing: the executor only orders with them.
+pub struct Events {
+    handles: Vec<sys::CUevent>,
+}
+
+impl Events {
+    pub fn create(n: usize) -> Result<Events, Error> {
+        let mut events = Events {
+            handles: Vec::with_capacity(n),
+        };
+        for _ in 0..n {
+            let e = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+                .map_err(call("cuEventCreate"))?;
+            events.handles.push(e);
+        }
+        Ok(events)
+    }
+
+    pub fn get(&self, i: usize) -> sys::CUevent {
+        self.handles[i]
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        for &e in &self.handles {
+            // SAFETY: created above, destroyed once.
+            let _ = unsafe { result::event::destroy(e) };
+        }
+    }
+}
+
+/// A device allocation of `u64` words.
+pub struct DeviceWords {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+}
+
+impl DeviceWords {
+    pub fn alloc(len: usize) -> Result<DeviceWords, Error> {
+        let bytes = len.max(1) * 8;
+        // SAFETY: plain allocation; freed in Drop.
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(call("cuMemAlloc"))?;
+        Ok(DeviceWords { ptr, len })
+    }
+
+    /// Device address of word `i`.
+    pub fn addr(&self, i: usize) -> sys::CUdeviceptr {
+        self.ptr + 8 * i as u64
+    }
+
+    /// Zeroes the buffer and waits for it.
+    pub fn zero(&self) -> Result<(), Error> {
+        // SAFETY: the range is inside the allocation.
+        unsafe { result::memset_d8_sync(self.ptr, 0, self.len.max(1) * 8) }
+            .map_err(call("cuMemsetD8"))
+    }
+
+    /// Copies the whole buffer into `out` (which must have the same length).
+    pub fn read(&self, out: &mut [u64]) -> Result<(), Error> {
+        assert_eq!(out.len(), self.len);
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `out` has exactly `len` words, as does the allocation.
+        unsafe { result::memcpy_dtoh_sync(out, self.ptr) }.map_err(call("cuMemcpyDtoH"))
+    }
+}
+
+impl Drop for DeviceWords {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}

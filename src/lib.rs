@@ -1,0 +1,72 @@
+//! # stream-litmus
+//!
+//! Turns claims about CUDA stream and event semantics into GPU experiments with verdicts.
+//!
+//! A claim ("the legacy null stream is a barrier for blocking streams") becomes a [`Program`] of
+//! tiny spin kernels that stamp `%globaltimer`, `%smid` and `clock64`; the [`Lab`] runs it for a
+//! number of trials, rebuilds each trial's [`Timeline`] from the stamps, and judges the claim's
+//! [`Check`]s into a three-valued [`Verdict`] counted over trials ("Always 5/5").
+//!
+//! ## Brief overview
+//! - [`Program`], [`ProgramBuilder`]: experiments as plain data (serde), validated before use.
+//! - [`Claim`], [`ClaimBuilder`]: a statement, its source, a program, checks and an expectation.
+//! - [`Lab`]: opens the GPU once, runs programs in process or in a child process (for
+//!   `CUDA_DEVICE_MAX_CONNECTIONS` and other variables the driver reads at start-up).
+//! - [`Timeline`], [`Span`]: what happened, per op; [`Check`] and [`Measurement`]: relations
+//!   judged with named [`Tolerances`] derived from the [`Calibration`].
+//! - [`judge`], [`Judgement`]: trials to verdict; [`RunRecord`]: the results file, replayable
+//!   without a GPU.
+//! - [`catalogue`]: the claims from the study notes.
+//!
+//! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
+//! on the CPU with timelines recorded on real GPUs.
+//!
+//! ## Example
+//! ```no_run
+//! use stream_litmus::{Claim, Expect, Lab, Source, StreamKind};
+//! use std::time::Duration;
+//!
+//! let mut c = Claim::builder(
+//!     "event.wait_orders",
+//!     "A wait on an event orders two streams",
+//!     Source::new("000_a5eb0762e7ac500e.txt", "7.6"),
+//! );
+//! let (s1, s2) = (c.stream(StreamKind::NonBlocking), c.stream(StreamKind::NonBlocking));
+//! let e = c.event("E");
+//! let a = c.spin(s1, "A", Duration::from_micros(50));
+//! c.record(s1, e);
+//! c.wait(s2, e);
+//! let b = c.spin(s2, "B", Duration::from_micros(50));
+//! c.precedes(a, b);
+//! let record = Lab::new().check(&c.build(Expect::Holds));
+//! assert!(record.as_expected());
+//! ```
+
+mod calibration;
+pub mod catalogue;
+mod child;
+mod claim;
+mod error;
+mod gpu;
+mod lab;
+mod program;
+mod record;
+mod relation;
+pub mod report;
+mod timeline;
+mod verdict;
+
+pub use calibration::{Calibration, Device, Tolerances};
+pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
+pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
+pub use error::{Error, Result};
+pub use gpu::{Gpu, STAMP_SOURCE};
+pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
+pub use program::{
+    Event, EventId, Op, OpId, OpKind, Program, ProgramBuilder, ProgramError, Stream, StreamId,
+    StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS,
+};
+pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
+pub use relation::{Check, Measurement, Truth};
+pub use timeline::{BlockStamp, HostCall, Span, Timeline};
+pub use verdict::{judge, CheckRange, Counts, Expect, Judgement, TrialOutcome, Verdict};

@@ -1,0 +1,203 @@
+//! The `stream-litmus` command: runs the claim catalogue on the GPU and prints a verdict per
+//! claim; re-judges a results file without a GPU; lists and shows claims.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use stream_litmus::report::terminal;
+use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord, TRIALS_ENV};
+
+#[derive(Parser)]
+#[command(name = "stream-litmus", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Args, Clone)]
+struct RunArgs {
+    /// Trials per claim [default: $STREAM_LITMUS_TRIALS, else 5].
+    #[arg(long)]
+    trials: Option<usize>,
+    /// Run only claims whose id contains this text (repeatable).
+    #[arg(long = "filter", short = 'f')]
+    filters: Vec<String>,
+    /// Spin length of the catalogue's kernels, in microseconds.
+    #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64)]
+    spin_us: u64,
+    /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
+    #[arg(long)]
+    details: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the catalogue (the default).
+    Run(RunArgs),
+    /// List the catalogue's claims.
+    List,
+    /// Print one claim: statement, source, program and checks (as JSON with --json).
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-judge a results file on any machine and print its report.
+    Judge { results: PathBuf },
+    /// Internal: run programs from stdin for a parent process.
+    #[command(hide = true)]
+    Child,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => run(cli.run),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::List) => {
+            for c in catalogue::all(catalogue::DEFAULT_SPIN) {
+                println!(
+                    "{:<36} expect {:<9} {} — {}",
+                    c.id, c.expect, c.source, c.statement
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Some(Command::Show { id, json }) => show(&id, json),
+        Some(Command::Judge { results }) => judge(&results),
+        Some(Command::Child) => ExitCode::from(stream_litmus::serve_child() as u8),
+    }
+}
+
+fn selected(args: &RunArgs) -> Vec<Claim> {
+    catalogue::all(Duration::from_micros(args.spin_us.max(1)))
+        .into_iter()
+        .filter(|c| {
+            args.filters.is_empty() || args.filters.iter().any(|f| c.id.contains(f.as_str()))
+        })
+        .collect()
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let started = Instant::now();
+    let claims = selected(&args);
+    if claims.is_empty() {
+        eprintln!(
+            "stream-litmus: no claim matches {:?}; see `stream-litmus list`",
+            args.filters
+        );
+        return ExitCode::from(2);
+    }
+    let mut lab = Lab::new();
+    if let Some(n) = args.trials {
+        lab = lab.with_trials(n);
+    }
+    let gpu = match lab.gpu() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", terminal::header(gpu.calibration(), lab.trials()));
+    let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
+    record.claims = lab.check_all(&claims, |rec| println!("{}", terminal::claim_line(rec)));
+    for rec in &record.claims {
+        if args.details || !rec.as_expected() {
+            println!("\n{}", terminal::details(rec));
+        }
+    }
+    record.timing.setup_ns = gpu.setup_time().as_nanos() as u64;
+    record.timing.child_ns = lab.child_time().as_nanos() as u64;
+    record.timing.gpu_ns = record
+        .claims
+        .iter()
+        .filter_map(ClaimRecord::trials)
+        .map(|t| t.gpu_time_ns)
+        .sum();
+    record.timing.wall_ns = started.elapsed().as_nanos() as u64;
+    println!("{}", terminal::footer(&record));
+    if let Some(path) = &args.json {
+        if let Err(e) = record.save(path) {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+        println!("results written to {}", path.display());
+    }
+    if std::env::var_os(TRIALS_ENV).is_none() && args.trials.is_none() {
+        // Nothing to add: the header already says how many trials ran.
+    }
+    if record.all_as_expected() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn show(id: &str, json: bool) -> ExitCode {
+    let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
+        .into_iter()
+        .find(|c| c.id == id)
+    else {
+        eprintln!("stream-litmus: no claim '{id}'; see `stream-litmus list`");
+        return ExitCode::from(2);
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&claim).expect("claims serialize")
+        );
+    } else {
+        println!(
+            "claim  {} — {}\nsource {}\nexpect {}",
+            claim.id, claim.statement, claim.source, claim.expect
+        );
+        for var in &claim.env {
+            println!("env    {var}");
+        }
+        print!("{}", claim.program);
+        for check in &claim.checks {
+            println!("  check {}", check.describe(&claim.program));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn judge(path: &std::path::Path) -> ExitCode {
+    let recorded = match RunRecord::load(path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(cal) = &recorded.calibration {
+        print!("{}", terminal::header(cal, recorded.trials_per_claim));
+    }
+    let mut rejudged = recorded.clone();
+    rejudged.claims = recorded.claims.iter().map(ClaimRecord::rejudge).collect();
+    let mut same = true;
+    for (old, new) in recorded.claims.iter().zip(&rejudged.claims) {
+        println!("{}", terminal::claim_line(new));
+        if old.verdict() != new.verdict() {
+            same = false;
+            println!(
+                "     recorded verdict {:?} differs from the re-judged {:?}",
+                old.verdict(),
+                new.verdict()
+            );
+        }
+    }
+    println!("{}", terminal::footer(&rejudged));
+    if same && rejudged.all_as_expected() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,154 @@
+//! The builder: a few lines per experiment, ids handed back for later ops and checks.
+
+use super::{Event, EventId, Op, OpId, OpKind, Program, Stream, StreamId, StreamKind, SyncTarget};
+use std::time::Duration;
+
+/// Threads per block of a spin op unless a claim asks for more: one warp, so kernels only compete
+/// for SMs when a claim wants them to.
+pub const DEFAULT_BLOCK: u32 = 32;
+
+/// Builds a [`Program`] op by op, in issue order.
+///
+/// ```
+/// use stream_litmus::{Program, StreamKind};
+/// use std::time::Duration;
+///
+/// let mut p = Program::builder("null-barrier");
+/// let s1 = p.stream(StreamKind::Blocking);
+/// let null = p.stream(StreamKind::LegacyNull);
+/// let a = p.spin(s1, "A", Duration::from_micros(20));
+/// let n = p.spin(null, "N", Duration::from_micros(20));
+/// let program = p.build();
+/// assert_eq!(program.ops.len(), 2);
+/// assert!(program.validate().is_ok());
+/// # let _ = (a, n);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ProgramBuilder {
+    program: Program,
+}
+
+impl ProgramBuilder {
+    pub fn new(name: impl Into<String>) -> Self {
+        ProgramBuilder {
+            program: Program {
+                name: name.into(),
+                streams: Vec::new(),
+                events: Vec::new(),
+                ops: Vec::new(),
+            },
+        }
+    }
+
+    /// A stream of `kind`. The legacy null and per-thread streams are one stream each: asking for
+    /// them again returns the same id. Other kinds get a new stream labelled `s1`, `s2`, ...
+    pub fn stream(&mut self, kind: StreamKind) -> StreamId {
+        if kind.is_builtin() {
+            if let Some(i) = self.program.streams.iter().position(|s| s.kind == kind) {
+                return StreamId(i);
+            }
+            let label = match kind {
+                StreamKind::LegacyNull => "null",
+                _ => "per-thread",
+            };
+            return self.stream_labelled(kind, label);
+        }
+        let n = 1 + self
+            .program
+            .streams
+            .iter()
+            .filter(|s| !s.kind.is_builtin())
+            .count();
+        self.stream_labelled(kind, format!("s{n}"))
+    }
+
+    /// A stream with a label of your choosing.
+    pub fn stream_labelled(&mut self, kind: StreamKind, label: impl Into<String>) -> StreamId {
+        self.program.streams.push(Stream {
+            kind,
+            label: label.into(),
+        });
+        StreamId(self.program.streams.len() - 1)
+    }
+
+    /// An event (created without timing, as the executor only orders with it).
+    pub fn event(&mut self, label: impl Into<String>) -> EventId {
+        self.program.events.push(Event {
+            label: label.into(),
+        });
+        EventId(self.program.events.len() - 1)
+    }
+
+    /// A spin kernel of one block of [`DEFAULT_BLOCK`] threads.
+    pub fn spin(&mut self, stream: StreamId, label: impl Into<String>, duration: Duration) -> OpId {
+        self.spin_grid(stream, label, duration, 1, DEFAULT_BLOCK)
+    }
+
+    /// A spin kernel with an explicit grid and block size (blocks and threads in x).
+    pub fn spin_grid(
+        &mut self,
+        stream: StreamId,
+        label: impl Into<String>,
+        duration: Duration,
+        grid: u32,
+        block: u32,
+    ) -> OpId {
+        let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.push(
+            label,
+            OpKind::Spin {
+                stream,
+                duration_ns,
+                grid,
+                block,
+            },
+        )
+    }
+
+    /// `cuEventRecord(event, stream)`, labelled `record <event>`.
+    pub fn record(&mut self, stream: StreamId, event: EventId) -> OpId {
+        let label = format!("record {}", self.event_label(event));
+        self.push(label, OpKind::Record { stream, event })
+    }
+
+    /// `cuStreamWaitEvent(stream, event)`, labelled `wait <event>`.
+    pub fn wait(&mut self, stream: StreamId, event: EventId) -> OpId {
+        let label = format!("wait {}", self.event_label(event));
+        self.push(label, OpKind::Wait { stream, event })
+    }
+
+    /// The host blocks until `target` completes.
+    pub fn host_sync(&mut self, target: SyncTarget) -> OpId {
+        self.push("host sync", OpKind::HostSync { target })
+    }
+
+    /// Any op, with your label.
+    pub fn push(&mut self, label: impl Into<String>, kind: OpKind) -> OpId {
+        let id = OpId(self.program.ops.len());
+        self.program.ops.push(Op {
+            id,
+            label: label.into(),
+            kind,
+        });
+        id
+    }
+
+    /// The program so far, for checks that refer to it while it is built.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The finished program. It is not validated here: the executor validates every program
+    /// before touching the GPU, and [`Program::validate`] is there to call earlier.
+    pub fn build(self) -> Program {
+        self.program
+    }
+
+    fn event_label(&self, event: EventId) -> String {
+        self.program
+            .events
+            .get(event.0)
+            .map(|e| e.label.clone())
+            .unwrap_or_else(|| format!("e{}", event.0))
+    }
+}

@@ -1,0 +1,247 @@
+//! Programs: what a claim asks the GPU to do, as plain data.
+//!
+//! A [`Program`] is a list of streams, events and ops in issue order. It holds no handles and
+//! touches no driver, so it can be printed, serialized to JSON, sent to a child process (for
+//! environment variables the driver reads once, such as `CUDA_DEVICE_MAX_CONNECTIONS`), analysed
+//! by a model of stream semantics, and replayed. The executor in [`crate::gpu`] is the only code
+//! that turns it into driver calls.
+//!
+//! Ids are indices: `StreamId(i)` is `program.streams[i]`, `OpId(i)` is `program.ops[i]`, so a
+//! program is valid JSON to write by hand and ids stay stable through serialization.
+
+mod builder;
+mod validate;
+
+pub use builder::ProgramBuilder;
+pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a stream in [`Program::streams`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct StreamId(pub usize);
+
+/// Index of an event in [`Program::events`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EventId(pub usize);
+
+/// Index of an op in [`Program::ops`]; ops are issued in id order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct OpId(pub usize);
+
+/// The kinds of stream whose synchronization rules differ.
+///
+/// See the CUDA Driver API, "Stream synchronization behavior".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamKind {
+    /// The legacy default stream (handle 0): it waits for, and is waited for by, every blocking
+    /// stream of the context.
+    LegacyNull,
+    /// The per-thread default stream (`CU_STREAM_PER_THREAD`): ordinary stream that still
+    /// synchronizes with the legacy null stream.
+    PerThread,
+    /// A stream created with `CU_STREAM_DEFAULT`: synchronizes with the legacy null stream.
+    Blocking,
+    /// A stream created with `CU_STREAM_NON_BLOCKING`: exempt from the legacy null stream's
+    /// implicit synchronization.
+    NonBlocking,
+}
+
+impl StreamKind {
+    /// Every kind, for tests that run one case per kind.
+    pub const ALL: [StreamKind; 4] = [
+        StreamKind::LegacyNull,
+        StreamKind::PerThread,
+        StreamKind::Blocking,
+        StreamKind::NonBlocking,
+    ];
+
+    /// The two kinds that name one shared, built-in stream rather than a new one.
+    pub fn is_builtin(self) -> bool {
+        matches!(self, StreamKind::LegacyNull | StreamKind::PerThread)
+    }
+
+    /// Short name used in labels and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamKind::LegacyNull => "legacy-null",
+            StreamKind::PerThread => "per-thread",
+            StreamKind::Blocking => "blocking",
+            StreamKind::NonBlocking => "non-blocking",
+        }
+    }
+}
+
+impl fmt::Display for StreamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A stream the program uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stream {
+    pub kind: StreamKind,
+    pub label: String,
+}
+
+/// An event the program records and waits on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub label: String,
+}
+
+/// What the host waits for in a [`OpKind::HostSync`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncTarget {
+    /// `cuStreamSynchronize`.
+    Stream(StreamId),
+    /// `cuEventSynchronize`.
+    Event(EventId),
+    /// `cuCtxSynchronize`.
+    Device,
+}
+
+/// One operation, issued by the host in program order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OpKind {
+    /// The stamp kernel: every block spins for `duration_ns` and stamps its start, end and SM.
+    Spin {
+        stream: StreamId,
+        duration_ns: u64,
+        grid: u32,
+        block: u32,
+    },
+    /// `cuEventRecord(event, stream)`.
+    Record { stream: StreamId, event: EventId },
+    /// `cuStreamWaitEvent(stream, event)`.
+    Wait { stream: StreamId, event: EventId },
+    /// The host blocks until the target completes.
+    HostSync { target: SyncTarget },
+}
+
+impl OpKind {
+    /// The stream the op is enqueued on; `None` for host-side ops.
+    pub fn stream(&self) -> Option<StreamId> {
+        match *self {
+            OpKind::Spin { stream, .. }
+            | OpKind::Record { stream, .. }
+            | OpKind::Wait { stream, .. } => Some(stream),
+            OpKind::HostSync { .. } => None,
+        }
+    }
+
+    /// Whether the op runs on the device and leaves stamps (a span on the timeline).
+    pub fn is_stamped(&self) -> bool {
+        matches!(self, OpKind::Spin { .. })
+    }
+}
+
+/// An op with its id and a human label ("A", "N", "backward-3", ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Op {
+    pub id: OpId,
+    pub label: String,
+    #[serde(flatten)]
+    pub kind: OpKind,
+}
+
+/// A complete experiment: streams, events and ops in issue order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Program {
+    pub name: String,
+    pub streams: Vec<Stream>,
+    pub events: Vec<Event>,
+    pub ops: Vec<Op>,
+}
+
+impl Program {
+    /// Starts a program; see [`ProgramBuilder`].
+    pub fn builder(name: impl Into<String>) -> ProgramBuilder {
+        ProgramBuilder::new(name)
+    }
+
+    pub fn op(&self, id: OpId) -> Option<&Op> {
+        self.ops.get(id.0)
+    }
+
+    pub fn stream(&self, id: StreamId) -> Option<&Stream> {
+        self.streams.get(id.0)
+    }
+
+    /// The op's label, or `#i` for an id the program does not have.
+    pub fn label(&self, id: OpId) -> String {
+        self.op(id)
+            .map(|op| op.label.clone())
+            .unwrap_or_else(|| format!("#{}", id.0))
+    }
+
+    /// Number of blocks of every spin op together: the size of the stamp buffer in records.
+    pub fn stamped_blocks(&self) -> usize {
+        self.ops
+            .iter()
+            .map(|op| match op.kind {
+                OpKind::Spin { grid, .. } => grid as usize,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+impl fmt::Display for Program {
+    /// One line per stream and op, in the style of a litmus test listing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "program {}", self.name)?;
+        for s in &self.streams {
+            writeln!(f, "  stream {} ({})", s.label, s.kind)?;
+        }
+        for e in &self.events {
+            writeln!(f, "  event {}", e.label)?;
+        }
+        let stream = |s: StreamId| {
+            self.stream(s)
+                .map(|s| s.label.clone())
+                .unwrap_or_else(|| format!("s{}", s.0))
+        };
+        let event = |e: EventId| {
+            self.events
+                .get(e.0)
+                .map(|e| e.label.clone())
+                .unwrap_or_else(|| format!("e{}", e.0))
+        };
+        for op in &self.ops {
+            write!(f, "  {:>3} {:<10} ", op.id.0, op.label)?;
+            match op.kind {
+                OpKind::Spin {
+                    stream: s,
+                    duration_ns,
+                    grid,
+                    block,
+                } => writeln!(
+                    f,
+                    "spin {:.1} µs <<<{grid},{block}>>> on {}",
+                    duration_ns as f64 / 1e3,
+                    stream(s)
+                )?,
+                OpKind::Record {
+                    stream: s,
+                    event: e,
+                } => writeln!(f, "record {} on {}", event(e), stream(s))?,
+                OpKind::Wait {
+                    stream: s,
+                    event: e,
+                } => writeln!(f, "wait {} on {}", event(e), stream(s))?,
+                OpKind::HostSync { target } => match target {
+                    SyncTarget::Stream(s) => writeln!(f, "host sync {}", stream(s))?,
+                    SyncTarget::Event(e) => writeln!(f, "host sync {}", event(e))?,
+                    SyncTarget::Device => writeln!(f, "host sync device")?,
+                },
+            }
+        }
+        Ok(())
+    }
+}

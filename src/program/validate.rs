@@ -1,0 +1,181 @@
+//! Validation: every program is checked before anything touches the GPU.
+//!
+//! Errors are things the driver would reject or that would make the experiment meaningless
+//! (an unknown stream, a zero-length spin, a spin so long the run would look hung). Warnings are
+//! legal CUDA that is probably not what the author meant, such as waiting on an event that was
+//! never recorded (CUDA treats that wait as already satisfied).
+
+use super::{EventId, OpId, OpKind, Program, StreamId, SyncTarget};
+use std::collections::HashSet;
+use std::fmt;
+
+/// The longest spin a program may ask for. Claims need microseconds; a second already makes
+/// a catalogue run feel hung, so anything longer is taken for a unit mistake.
+pub const MAX_SPIN_NS: u64 = 1_000_000_000;
+/// Most blocks in one spin op (x dimension); each block's stamp takes 32 bytes.
+pub const MAX_GRID: u32 = 1 << 20;
+/// Most threads in one block, the CUDA limit.
+pub const MAX_BLOCK: u32 = 1024;
+
+/// Everything wrong with a program, found in one pass.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProgramError {
+    pub program: String,
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "program '{}' is invalid: ", self.program)?;
+        f.write_str(&self.problems.join("; "))?;
+        f.write_str(" (fix the program; nothing was sent to the GPU)")
+    }
+}
+
+impl std::error::Error for ProgramError {}
+
+/// Legal but suspicious: reported with the verdict, never fatal.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "warning")]
+pub enum Warning {
+    /// A wait on an event with no record issued before it: CUDA treats it as complete, so the
+    /// wait orders nothing.
+    WaitBeforeRecord { op: OpId, event: EventId },
+    /// A host sync on an event with no record issued before it: it returns at once.
+    SyncBeforeRecord { op: OpId, event: EventId },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::WaitBeforeRecord { op, event } => write!(
+                f,
+                "op {} waits on event e{} before any record of it: CUDA treats the wait as \
+                 satisfied, so it orders nothing",
+                op.0, event.0
+            ),
+            Warning::SyncBeforeRecord { op, event } => write!(
+                f,
+                "op {} synchronizes on event e{} before any record of it: it returns at once",
+                op.0, event.0
+            ),
+        }
+    }
+}
+
+impl Program {
+    /// Checks the program; `Ok` carries the warnings.
+    pub fn validate(&self) -> Result<Vec<Warning>, ProgramError> {
+        let mut problems = Vec::new();
+        let mut warnings = Vec::new();
+        for kind in [super::StreamKind::LegacyNull, super::StreamKind::PerThread] {
+            let n = self.streams.iter().filter(|s| s.kind == kind).count();
+            if n > 1 {
+                problems.push(format!(
+                    "the {kind} stream is declared {n} times; it is one stream, declare it once"
+                ));
+            }
+        }
+        let stream_ok = |s: StreamId, problems: &mut Vec<String>, op: &super::Op| {
+            if s.0 >= self.streams.len() {
+                problems.push(format!(
+                    "op {} '{}' uses unknown stream s{} (the program has {} streams)",
+                    op.id.0,
+                    op.label,
+                    s.0,
+                    self.streams.len()
+                ));
+            }
+        };
+        let event_ok = |e: EventId, problems: &mut Vec<String>, op: &super::Op| {
+            if e.0 >= self.events.len() {
+                problems.push(format!(
+                    "op {} '{}' uses unknown event e{} (the program has {} events)",
+                    op.id.0,
+                    op.label,
+                    e.0,
+                    self.events.len()
+                ));
+            }
+        };
+        let mut recorded: HashSet<EventId> = HashSet::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            if op.id.0 != i {
+                problems.push(format!(
+                    "op at position {i} '{}' has id {}; ids must equal positions",
+                    op.label, op.id.0
+                ));
+            }
+            match op.kind {
+                OpKind::Spin {
+                    stream,
+                    duration_ns,
+                    grid,
+                    block,
+                } => {
+                    stream_ok(stream, &mut problems, op);
+                    if duration_ns == 0 {
+                        problems.push(format!(
+                            "spin {} '{}' has a zero duration; give it at least a microsecond",
+                            op.id.0, op.label
+                        ));
+                    } else if duration_ns > MAX_SPIN_NS {
+                        problems.push(format!(
+                            "spin {} '{}' lasts {:.3} s, over the {} s limit; durations are \
+                             nanoseconds, was a unit mixed up?",
+                            op.id.0,
+                            op.label,
+                            duration_ns as f64 / 1e9,
+                            MAX_SPIN_NS / 1_000_000_000
+                        ));
+                    }
+                    if grid == 0 || grid > MAX_GRID {
+                        problems.push(format!(
+                            "spin {} '{}' has grid {grid}; it must be 1..={MAX_GRID}",
+                            op.id.0, op.label
+                        ));
+                    }
+                    if block == 0 || block > MAX_BLOCK {
+                        problems.push(format!(
+                            "spin {} '{}' has block {block}; it must be 1..={MAX_BLOCK}",
+                            op.id.0, op.label
+                        ));
+                    }
+                }
+                OpKind::Record { stream, event } => {
+                    stream_ok(stream, &mut problems, op);
+                    event_ok(event, &mut problems, op);
+                    recorded.insert(event);
+                }
+                OpKind::Wait { stream, event } => {
+                    stream_ok(stream, &mut problems, op);
+                    event_ok(event, &mut problems, op);
+                    if !recorded.contains(&event) {
+                        warnings.push(Warning::WaitBeforeRecord { op: op.id, event });
+                    }
+                }
+                OpKind::HostSync { target } => match target {
+                    SyncTarget::Stream(s) => stream_ok(s, &mut problems, op),
+                    SyncTarget::Event(e) => {
+                        event_ok(e, &mut problems, op);
+                        if !recorded.contains(&e) {
+                            warnings.push(Warning::SyncBeforeRecord {
+                                op: op.id,
+                                event: e,
+                            });
+                        }
+                    }
+                    SyncTarget::Device => {}
+                },
+            }
+        }
+        if problems.is_empty() {
+            Ok(warnings)
+        } else {
+            Err(ProgramError {
+                program: self.name.clone(),
+                problems,
+            })
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Records: what a run produced, as the JSON a user keeps, replays and compares.
+//!
+//! A [`RunRecord`] holds the device and its calibration, and for every claim the claim itself
+//! (program, checks, expectation), the raw timelines of every trial and the judgement made from
+//! them. Judgements are derived data: [`ClaimRecord::rejudge`] recomputes them from the stamps on
+//! any machine, which is how recorded GPU runs become CPU test fixtures.
+
+use crate::calibration::Calibration;
+use crate::claim::Claim;
+use crate::error::Error;
+use crate::program::Warning;
+use crate::timeline::Timeline;
+use crate::verdict::{judge, Judgement, Verdict};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Version of the results format; bumped on any incompatible change (see docs/results.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The trials of one program, with the calibration of the process that ran them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trials {
+    pub calibration: Calibration,
+    /// The decided trials asked for: a Holds needs this many positive trials.
+    pub wanted: usize,
+    pub timelines: Vec<Timeline>,
+    /// Host wall time of the timed regions (first issue to final synchronize), summed.
+    pub gpu_time_ns: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
+}
+
+/// How one claim's run ended.
+// A catalogue holds tens of records, so boxing the large variant would buy nothing but noise in
+// every match and in the serde representation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    Ran {
+        trials: Trials,
+        judgement: Judgement,
+    },
+    Failed {
+        error: Error,
+    },
+}
+
+/// One claim and what happened to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimRecord {
+    pub claim: Claim,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+impl ClaimRecord {
+    /// Judges `trials` against the claim's checks with the trials' own tolerances.
+    pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
+        let judgement = judge(
+            &claim.checks,
+            &trials.timelines,
+            &trials.calibration.tolerances(),
+            trials.wanted,
+        );
+        ClaimRecord {
+            claim,
+            outcome: Outcome::Ran { trials, judgement },
+        }
+    }
+
+    pub fn failed(claim: Claim, error: Error) -> ClaimRecord {
+        ClaimRecord {
+            claim,
+            outcome: Outcome::Failed { error },
+        }
+    }
+
+    pub fn judgement(&self) -> Option<&Judgement> {
+        match &self.outcome {
+            Outcome::Ran { judgement, .. } => Some(judgement),
+            Outcome::Failed { .. } => None,
+        }
+    }
+
+    pub fn trials(&self) -> Option<&Trials> {
+        match &self.outcome {
+            Outcome::Ran { trials, .. } => Some(trials),
+            Outcome::Failed { .. } => None,
+        }
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.judgement().map(|j| j.verdict)
+    }
+
+    /// Whether the observed verdict is the expected one.
+    pub fn as_expected(&self) -> bool {
+        self.verdict().is_some_and(|v| v.matches(self.claim.expect))
+    }
+
+    /// The same record with its judgement recomputed from the stamps.
+    pub fn rejudge(&self) -> ClaimRecord {
+        match &self.outcome {
+            Outcome::Ran { trials, .. } => ClaimRecord::judged(self.claim.clone(), trials.clone()),
+            Outcome::Failed { .. } => self.clone(),
+        }
+    }
+}
+
+/// Where the run's time went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunTiming {
+    /// The whole run, as the user waited for it.
+    pub wall_ns: u64,
+    /// Context creation, NVRTC and calibration in this process.
+    pub setup_ns: u64,
+    /// Timed regions of every claim (in this process and in children), summed.
+    pub gpu_ns: u64,
+    /// Wall time spent waiting for child processes (their setup included).
+    pub child_ns: u64,
+}
+
+/// A whole run: the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema: u32,
+    /// `stream-litmus <version>`.
+    pub tool: String,
+    /// The calibration of the main process; `None` when no GPU could be opened.
+    pub calibration: Option<Calibration>,
+    pub trials_per_claim: usize,
+    pub claims: Vec<ClaimRecord>,
+    pub timing: RunTiming,
+}
+
+impl RunRecord {
+    pub fn new(calibration: Option<Calibration>, trials_per_claim: usize) -> RunRecord {
+        RunRecord {
+            schema: SCHEMA_VERSION,
+            tool: format!("stream-litmus {}", env!("CARGO_PKG_VERSION")),
+            calibration,
+            trials_per_claim,
+            claims: Vec::new(),
+            timing: RunTiming::default(),
+        }
+    }
+
+    /// Whether every claim ran and met its expectation.
+    pub fn all_as_expected(&self) -> bool {
+        !self.claims.is_empty() && self.claims.iter().all(ClaimRecord::as_expected)
+    }
+
+    pub fn load(path: &Path) -> Result<RunRecord, Error> {
+        let file_err = |detail: String| Error::File {
+            path: path.display().to_string(),
+            detail,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| file_err(e.to_string()))?;
+        let record: RunRecord = serde_json::from_str(&text)
+            .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
+        if record.schema != SCHEMA_VERSION {
+            return Err(file_err(format!(
+                "results schema {} is not the supported {SCHEMA_VERSION}",
+                record.schema
+            )));
+        }
+        Ok(record)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        let json = serde_json::to_string_pretty(self).expect("records always serialize");
+        std::fs::write(path, json).map_err(|e| Error::File {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,4 @@
+//! Reports: analysis kept apart from output. Everything here reads records and writes text;
+//! nothing runs or judges anything.
+
+pub mod terminal;

@@ -1,0 +1,251 @@
+//! Verdicts: many trials of one claim, counted as litmus tools count them.
+//!
+//! Each trial is positive (every check holds), negative (some check is refuted by the stamps) or
+//! undecided (some check could not be decided, none refuted). A claim asks for N decided trials:
+//! - **Violated** if any trial is negative: one counterexample refutes a claim about ordering;
+//! - otherwise **Holds** if at least N trials are positive;
+//! - otherwise **Inconclusive** (the reason of the first undecided trial comes with it).
+//!
+//! An undecided trial carries no evidence either way (typically the host issued an op late, so
+//! the timeline cannot tell a dependency from late issue), so the lab replaces undecided trials
+//! with new ones, up to a bounded number of extra trials. A claim whose experiment cannot decide
+//! runs out of that budget and stays Inconclusive.
+//!
+//! The counts read like herd7's `Observation` line over the decided trials: "Always 5/5",
+//! "Sometimes 3/20", "Never 0/20", followed by the undecided trials if there were any.
+
+use crate::calibration::Tolerances;
+use crate::program::Program;
+use crate::relation::{micros, Check, Measurement, Truth};
+use crate::timeline::Timeline;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The verdict a claim's author expects. A claim from the notes that is a known misconception is
+/// expected to be `Violated`; the run passes when the observed verdict equals the expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    Holds,
+    Violated,
+}
+
+/// The three-valued outcome of a claim over its trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Holds,
+    Violated,
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn matches(self, expect: Expect) -> bool {
+        matches!(
+            (self, expect),
+            (Verdict::Holds, Expect::Holds) | (Verdict::Violated, Expect::Violated)
+        )
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            Verdict::Holds => "Holds",
+            Verdict::Violated => "Violated",
+            Verdict::Inconclusive => "Inconclusive",
+        })
+    }
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            Expect::Holds => "Holds",
+            Expect::Violated => "Violated",
+        })
+    }
+}
+
+/// How many trials were positive, negative and undecided.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub positive: usize,
+    pub negative: usize,
+    pub undecided: usize,
+}
+
+impl Counts {
+    pub fn trials(&self) -> usize {
+        self.positive + self.negative + self.undecided
+    }
+}
+
+impl fmt::Display for Counts {
+    /// "Always 5/5", "Sometimes 3/5", "Never 0/5": positive trials over decided trials, then
+    /// "+1?" for undecided trials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let decided = self.positive + self.negative;
+        let word = if decided == 0 {
+            "Undecided"
+        } else if self.negative == 0 {
+            "Always"
+        } else if self.positive == 0 {
+            "Never"
+        } else {
+            "Sometimes"
+        };
+        let mut text = format!("{word} {}/{decided}", self.positive);
+        if self.undecided > 0 {
+            text.push_str(&format!(" +{}?", self.undecided));
+        }
+        f.pad(&text)
+    }
+}
+
+/// One trial: every check measured on its timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrialOutcome {
+    pub truth: Truth,
+    pub measurements: Vec<Measurement>,
+}
+
+/// A check's measured quantity over all trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRange {
+    pub check: Check,
+    pub min_ns: i64,
+    pub max_ns: i64,
+}
+
+/// The verdict with everything needed to believe it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Judgement {
+    pub verdict: Verdict,
+    pub counts: Counts,
+    pub tolerances: Tolerances,
+    pub trials: Vec<TrialOutcome>,
+    /// Per check, the range of the measured gap or overlap over the trials.
+    pub ranges: Vec<CheckRange>,
+    /// The trial that best shows the verdict: the first negative trial of a violated claim, the
+    /// first undecided one of an inconclusive claim, else the median-makespan trial.
+    pub witness: Option<usize>,
+}
+
+impl Judgement {
+    /// The measurement that decided the verdict, if one check did.
+    pub fn deciding(&self) -> Option<&Measurement> {
+        let wanted = match self.verdict {
+            Verdict::Violated => Truth::No,
+            Verdict::Inconclusive => Truth::Unknown,
+            Verdict::Holds => return None,
+        };
+        let trial = self.trials.get(self.witness?)?;
+        trial.measurements.iter().find(|m| m.truth == wanted)
+    }
+
+    /// One line of evidence: the range of every check, then the deciding measurement's reason.
+    pub fn evidence(&self, program: &Program) -> String {
+        let mut parts: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|r| {
+                let what = match r.check {
+                    Check::Precedes { .. } => "gap",
+                    Check::Overlaps { .. } => "overlap",
+                };
+                if r.min_ns == r.max_ns {
+                    format!("{} {what} {}", r.check.describe(program), micros(r.min_ns))
+                } else {
+                    format!(
+                        "{} {what} {}..{}",
+                        r.check.describe(program),
+                        micros(r.min_ns),
+                        micros(r.max_ns)
+                    )
+                }
+            })
+            .collect();
+        if let (Some(m), Some(w)) = (self.deciding(), self.witness) {
+            parts.push(format!(
+                "trial {}: {} {}",
+                w + 1,
+                m.check.describe(program),
+                m.reason
+            ));
+        }
+        parts.join("; ")
+    }
+}
+
+/// Judges `checks` on every timeline with one set of tolerances; `wanted` is the number of
+/// positive trials a Holds needs.
+pub fn judge(
+    checks: &[Check],
+    timelines: &[Timeline],
+    tol: &Tolerances,
+    wanted: usize,
+) -> Judgement {
+    let trials: Vec<TrialOutcome> = timelines
+        .iter()
+        .map(|t| {
+            let measurements: Vec<Measurement> = checks.iter().map(|c| c.measure(t, tol)).collect();
+            TrialOutcome {
+                truth: Truth::all(measurements.iter().map(|m| m.truth)),
+                measurements,
+            }
+        })
+        .collect();
+    let mut counts = Counts::default();
+    for t in &trials {
+        match t.truth {
+            Truth::Yes => counts.positive += 1,
+            Truth::No => counts.negative += 1,
+            Truth::Unknown => counts.undecided += 1,
+        }
+    }
+    let verdict = if counts.negative > 0 {
+        Verdict::Violated
+    } else if counts.positive >= wanted.max(1) {
+        Verdict::Holds
+    } else {
+        Verdict::Inconclusive
+    };
+    let first = |truth| trials.iter().position(|t: &TrialOutcome| t.truth == truth);
+    let witness = match verdict {
+        Verdict::Violated => first(Truth::No),
+        Verdict::Inconclusive => first(Truth::Unknown),
+        Verdict::Holds => median_makespan(timelines, &trials),
+    };
+    let ranges = checks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &check)| {
+            let values = trials.iter().map(|t| t.measurements[i].value_ns);
+            let min = values.clone().min()?;
+            let max = values.max()?;
+            Some(CheckRange {
+                check,
+                min_ns: min,
+                max_ns: max,
+            })
+        })
+        .collect();
+    Judgement {
+        verdict,
+        counts,
+        tolerances: *tol,
+        trials,
+        ranges,
+        witness,
+    }
+}
+
+/// The positive trial of median makespan.
+fn median_makespan(timelines: &[Timeline], trials: &[TrialOutcome]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..timelines.len())
+        .filter(|&i| trials[i].truth == Truth::Yes)
+        .collect();
+    order.sort_by_key(|&i| timelines[i].makespan_ns());
+    order.get(order.len() / 2).copied()
+}

@@ -1,0 +1,345 @@
+//! Relations and verdicts on the CPU: hand-made edge cases, then timelines recorded on real GPUs
+//! (tests/fixtures/*.json, written by `stream-litmus --json`), re-judged here without a GPU.
+
+mod common;
+
+use rstest::rstest;
+use stream_litmus::{
+    judge, Check, ClaimRecord, Counts, HostCall, OpId, RunRecord, Span, Timeline, Tolerances,
+    Truth, Verdict,
+};
+
+const TOL: Tolerances = Tolerances {
+    timer_step_ns: 32,
+    launch_jitter_ns: 2_000,
+    dependent_gap_ns: 1_000,
+};
+const A: OpId = OpId(0);
+const B: OpId = OpId(1);
+
+/// A issued at host time 0, B issued at host time `issued_b`, with the spans given (GPU ns).
+fn two(a: (u64, u64), b: (u64, u64), issued_b: u64) -> Timeline {
+    let call = |op, at| HostCall {
+        op,
+        begin_ns: at,
+        end_ns: at,
+    };
+    Timeline::new(
+        vec![Span::single(A, a.0, a.1), Span::single(B, b.0, b.1)],
+        vec![call(A, 0), call(B, issued_b)],
+    )
+}
+
+const PRECEDES: Check = Check::Precedes {
+    before: A,
+    after: B,
+};
+const OVERLAPS: Check = Check::Overlaps { a: A, b: B };
+
+/// Precedes: a gap above minus one timer step is an order, if B was issued early enough to have
+/// started sooner; an overlap of a whole step refutes it.
+#[rstest]
+#[case::clear_gap((1_000, 50_000), (51_200, 90_000), 2_000, 1_200, Truth::Yes)]
+#[case::touching((1_000, 50_000), (50_000, 90_000), 2_000, 0, Truth::Yes)]
+#[case::within_one_step((1_000, 50_000), (49_969, 90_000), 2_000, -31, Truth::Yes)]
+#[case::one_full_step((1_000, 50_000), (49_968, 90_000), 2_000, -32, Truth::No)]
+#[case::violated((1_000, 50_000), (30_000, 90_000), 2_000, -20_000, Truth::No)]
+#[case::issued_too_late((1_000, 50_000), (51_000, 90_000), 47_500, 1_000, Truth::Unknown)]
+#[case::ready_just_in_time((1_000, 50_000), (51_000, 90_000), 46_999, 1_000, Truth::Yes)]
+fn precedes_boundaries(
+    #[case] a: (u64, u64),
+    #[case] b: (u64, u64),
+    #[case] issued_b: u64,
+    #[case] value: i64,
+    #[case] truth: Truth,
+) {
+    let m = PRECEDES.measure(&two(a, b, issued_b), &TOL);
+    assert_eq!((m.value_ns, m.truth), (value, truth), "{}", m.reason);
+}
+
+/// Overlaps: one timer step of overlap is proof; no overlap is proof of waiting only when the
+/// later span was ready (issued, plus the launch jitter) before the earlier one ended.
+#[rstest]
+#[case::long_overlap((1_000, 50_000), (4_000, 53_000), 2_000, 46_000, Truth::Yes)]
+#[case::exactly_one_step((1_000, 50_000), (49_968, 90_000), 2_000, 32, Truth::Yes)]
+#[case::under_one_step((1_000, 50_000), (49_969, 90_000), 2_000, 31, Truth::No)]
+#[case::waited((1_000, 50_000), (51_000, 90_000), 2_000, -1_000, Truth::No)]
+#[case::too_short_to_tell((1_000, 3_000), (4_000, 6_000), 2_000, -1_000, Truth::Unknown)]
+#[case::host_hiccup((1_000, 50_000), (75_000, 90_000), 70_000, -25_000, Truth::Unknown)]
+#[case::symmetric((51_000, 90_000), (1_000, 50_000), 2_000, -1_000, Truth::No)]
+fn overlaps_boundaries(
+    #[case] a: (u64, u64),
+    #[case] b: (u64, u64),
+    #[case] issued_b: u64,
+    #[case] value: i64,
+    #[case] truth: Truth,
+) {
+    let m = OVERLAPS.measure(&two(a, b, issued_b), &TOL);
+    assert_eq!((m.value_ns, m.truth), (value, truth), "{}", m.reason);
+}
+
+#[test]
+fn the_unknown_reason_names_the_launch_jitter_and_a_fix() {
+    let m = OVERLAPS.measure(&two((1_000, 3_000), (4_000, 6_000), 2_000), &TOL);
+    assert!(m.reason.contains("+2.00 µs launch jitter"), "{}", m.reason);
+    assert!(m.reason.contains("lengthen the spins"), "{}", m.reason);
+}
+
+#[test]
+fn a_missing_span_is_unknown_not_false() {
+    let t = Timeline::new(vec![Span::single(A, 0, 10)], vec![]);
+    let m = PRECEDES.measure(&t, &TOL);
+    assert_eq!(m.truth, Truth::Unknown);
+    assert!(m.reason.contains("op 1 has no stamps"));
+}
+
+#[test]
+fn multi_block_spans_run_from_first_start_to_last_end() {
+    let mut s = Span::single(A, 100, 200);
+    s.blocks.push(stream_litmus::BlockStamp {
+        start_ns: 50,
+        end_ns: 150,
+        sm: 3,
+        cycles: 0,
+    });
+    assert_eq!((s.start(), s.end(), s.sms()), (50, 200, vec![0, 3]));
+}
+
+fn ordered() -> Timeline {
+    two((0, 50_000), (51_000, 100_000), 2_000)
+}
+fn overlapped() -> Timeline {
+    two((0, 50_000), (10_000, 60_000), 2_000)
+}
+fn too_short() -> Timeline {
+    two((0, 1_000), (2_000, 3_000), 1_500)
+}
+
+#[test]
+fn verdicts_count_trials_like_litmus_tools() {
+    let holds = judge(&[PRECEDES], &vec![ordered(); 5], &TOL, 5);
+    assert_eq!(holds.verdict, Verdict::Holds);
+    assert_eq!(holds.counts.to_string(), "Always 5/5");
+
+    let sometimes = judge(
+        &[PRECEDES],
+        &[ordered(), overlapped(), ordered(), ordered(), ordered()],
+        &TOL,
+        5,
+    );
+    assert_eq!(sometimes.verdict, Verdict::Violated);
+    assert_eq!(sometimes.counts.to_string(), "Sometimes 4/5");
+    assert_eq!(
+        sometimes.witness,
+        Some(1),
+        "the first negative trial is the witness"
+    );
+
+    let never = judge(&[PRECEDES], &vec![overlapped(); 3], &TOL, 3);
+    assert_eq!(
+        (never.verdict, never.counts.to_string()),
+        (Verdict::Violated, "Never 0/3".into())
+    );
+}
+
+#[test]
+fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
+    let unknown = judge(&[OVERLAPS], &[overlapped(), too_short()], &TOL, 2);
+    assert_eq!(unknown.verdict, Verdict::Inconclusive);
+    assert_eq!(
+        unknown.counts,
+        Counts {
+            positive: 1,
+            negative: 0,
+            undecided: 1
+        }
+    );
+    assert_eq!(unknown.counts.to_string(), "Always 1/1 +1?");
+    assert_eq!(
+        unknown.witness,
+        Some(1),
+        "the first undecided trial is the witness"
+    );
+    let refuted = judge(&[OVERLAPS], &[too_short(), ordered()], &TOL, 2);
+    assert_eq!(refuted.verdict, Verdict::Violated);
+    assert_eq!(
+        judge(&[OVERLAPS], &[], &TOL, 1).verdict,
+        Verdict::Inconclusive
+    );
+    assert_eq!(
+        judge(&[OVERLAPS], &[], &TOL, 1).counts.to_string(),
+        "Undecided 0/0"
+    );
+}
+
+/// An undecided trial is replaced, not counted against the claim: enough positive trials hold.
+#[test]
+fn undecided_trials_do_not_block_a_verdict_once_enough_trials_are_decided() {
+    let held = judge(
+        &[OVERLAPS],
+        &[too_short(), overlapped(), overlapped()],
+        &TOL,
+        2,
+    );
+    assert_eq!(held.verdict, Verdict::Holds);
+    assert_eq!(held.counts.to_string(), "Always 2/2 +1?");
+    assert_ne!(
+        held.witness,
+        Some(0),
+        "the witness of a Holds is a positive trial"
+    );
+}
+
+#[test]
+fn evidence_gives_the_range_of_each_check_and_the_deciding_reason() {
+    let mut p = stream_litmus::Program::builder("p");
+    let s = p.stream(stream_litmus::StreamKind::NonBlocking);
+    p.spin(s, "A", std::time::Duration::from_micros(50));
+    p.spin(s, "B", std::time::Duration::from_micros(50));
+    let program = p.build();
+    let j = judge(&[PRECEDES], &[ordered(), overlapped()], &TOL, 2);
+    let evidence = j.evidence(&program);
+    assert!(
+        evidence.starts_with("A→B gap -40.00 µs..+1.00 µs"),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("trial 2: A→B started +40.00 µs before the end"),
+        "{evidence}"
+    );
+}
+
+/// Recorded runs: `core-*.json` are catalogue runs with the default spin, where every claim met
+/// its expectation on the GPU; `short-spin-*.json` are runs with spins too short to decide
+/// everything, kept for their real undecided and refuted trials.
+fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, RunRecord)> {
+    let dir = common::fixture("");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && p.file_name().unwrap().to_string_lossy().starts_with(prefix)
+        })
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no {prefix}*.json under {}",
+        dir.display()
+    );
+    files
+        .into_iter()
+        .map(|f| (f.clone(), RunRecord::load(&f).unwrap()))
+        .collect()
+}
+
+/// Every recorded GPU run re-judges, without a GPU, to exactly the record it wrote.
+#[test]
+fn recorded_gpu_runs_rejudge_to_the_same_records() {
+    for (file, run) in recorded("") {
+        assert!(
+            run.calibration.is_some(),
+            "{} was recorded on a GPU",
+            file.display()
+        );
+        for rec in &run.claims {
+            let again: ClaimRecord = rec.rejudge();
+            assert_eq!(
+                again,
+                *rec,
+                "{} {}: re-judging changed the record",
+                file.display(),
+                rec.claim.id
+            );
+        }
+    }
+}
+
+/// The recorded catalogue runs met every expectation on the GPU.
+#[test]
+fn recorded_catalogue_runs_meet_every_expectation() {
+    for (file, run) in recorded("core-") {
+        let device = &run.calibration.as_ref().unwrap().device.name;
+        assert!(run.claims.len() >= 12, "{}", file.display());
+        for rec in &run.claims {
+            assert!(
+                rec.as_expected(),
+                "{} {} on {device}",
+                file.display(),
+                rec.claim.id
+            );
+        }
+    }
+}
+
+/// With spins too short, the recorded undecided trials say why and what to do, and an overlap
+/// that refutes a claim is still a refutation.
+#[test]
+fn recorded_short_spins_are_undecided_with_a_reason_not_passed() {
+    for (file, run) in recorded("short-spin-") {
+        let mut undecided = 0;
+        for rec in &run.claims {
+            let j = rec.judgement().unwrap();
+            for trial in &j.trials {
+                for m in trial
+                    .measurements
+                    .iter()
+                    .filter(|m| m.truth == Truth::Unknown)
+                {
+                    undecided += 1;
+                    assert!(m.reason.contains("lengthen the spins"), "{}", m.reason);
+                }
+            }
+            if j.verdict == Verdict::Inconclusive {
+                assert!(
+                    j.counts.undecided > 0,
+                    "{} {}",
+                    file.display(),
+                    rec.claim.id
+                );
+            }
+        }
+        assert!(undecided > 0, "{} has no undecided trial", file.display());
+        let single = run
+            .claims
+            .iter()
+            .find(|c| c.claim.id == "connections.one.single_stream");
+        assert_eq!(
+            single.and_then(ClaimRecord::verdict),
+            Some(Verdict::Violated)
+        );
+    }
+}
+
+/// The recorded orders have margin: judged with a timer step of one nanosecond instead of the
+/// measured one, no precedes-only claim that held stops holding.
+#[test]
+fn recorded_orders_do_not_hinge_on_the_timer_step() {
+    for (_, run) in recorded("core-") {
+        for rec in &run.claims {
+            let (Some(trials), Some(j)) = (rec.trials(), rec.judgement()) else {
+                continue;
+            };
+            let precedes_only = rec
+                .claim
+                .checks
+                .iter()
+                .all(|c| matches!(c, Check::Precedes { .. }));
+            if !precedes_only || j.verdict != Verdict::Holds {
+                continue;
+            }
+            let strict = Tolerances {
+                timer_step_ns: 1,
+                ..j.tolerances
+            };
+            let again = judge(&rec.claim.checks, &trials.timelines, &strict, trials.wanted);
+            assert_eq!(
+                again.verdict,
+                Verdict::Holds,
+                "{} hinges on the timer step",
+                rec.claim.id
+            );
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The command line, on any machine: a clear error without a GPU, listing and showing claims,
+//! and re-judging recorded results.
+
+mod common;
+
+use std::process::Command;
+
+fn cli() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+}
+
+/// With no device visible the CLI exits 2 with one line naming the cause, and no panic.
+/// (`CUDA_VISIBLE_DEVICES=` hides every GPU, so this runs on GPU machines too.)
+#[test]
+fn without_a_gpu_the_cli_says_why_and_exits_non_zero() {
+    let out = cli().env("CUDA_VISIBLE_DEVICES", "").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("stream-litmus: no usable GPU: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("libcuda.so")
+            || stderr.contains("NVRTC")
+            || stderr.contains("no CUDA device"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn list_names_every_claim_with_its_source() {
+    let out = cli().arg("list").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for id in [
+        "fifo.blocking",
+        "null.barrier",
+        "event.wait_orders",
+        "connections.one.false_dependency",
+    ] {
+        assert!(text.contains(id), "{id} missing from:\n{text}");
+    }
+    assert!(text.contains("002_84e77744080bec39.txt"));
+}
+
+#[test]
+fn show_prints_a_claim_as_json_that_parses_back() {
+    let out = cli()
+        .args(["show", "event.wait_orders", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let claim: stream_litmus::Claim = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(claim.id, "event.wait_orders");
+    assert_eq!(claim.checks.len(), 1);
+}
+
+#[test]
+fn an_unknown_claim_or_filter_is_a_clear_error() {
+    let out = cli().args(["show", "no.such.claim"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("see `stream-litmus list`"));
+    let out = cli().args(["--filter", "no.such.claim"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn judge_replays_recorded_results_without_a_gpu() {
+    for entry in std::fs::read_dir(common::fixture("")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("core-") && name.ends_with(".json")) {
+            continue;
+        }
+        let out = cli()
+            .arg("judge")
+            .arg(&path)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}:\n{text}", path.display());
+        assert!(text.contains("as expected, 0 not"), "{text}");
+        assert!(!text.contains("differs from the re-judged"), "{text}");
+    }
+}
+
+#[test]
+fn judge_rejects_a_file_that_is_not_results() {
+    let dir = std::env::temp_dir().join(format!("stream-litmus-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+    let out = cli().arg("judge").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a stream-litmus results file"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,216 @@
+//! Programs as data, on the CPU: the builder, validation, serialization and the catalogue.
+
+use proptest::prelude::*;
+use std::time::Duration;
+use stream_litmus::catalogue;
+use stream_litmus::{
+    EventId, OpKind, Program, StreamId, StreamKind, SyncTarget, Warning, MAX_SPIN_NS,
+};
+
+const US: Duration = Duration::from_micros(1);
+
+#[test]
+fn builder_assigns_ids_in_issue_order_and_reuses_builtin_streams() {
+    let mut p = Program::builder("ids");
+    let null = p.stream(StreamKind::LegacyNull);
+    let s1 = p.stream(StreamKind::Blocking);
+    assert_eq!(
+        p.stream(StreamKind::LegacyNull),
+        null,
+        "the null stream is one stream"
+    );
+    let e = p.event("E");
+    let a = p.spin(null, "A", 5 * US);
+    let r = p.record(s1, e);
+    let w = p.wait(null, e);
+    let program = p.build();
+    assert_eq!((a.0, r.0, w.0), (0, 1, 2));
+    assert_eq!(program.streams.len(), 2);
+    assert_eq!(program.streams[1].label, "s1");
+    assert_eq!(program.ops[1].label, "record E");
+    assert!(program.validate().unwrap().is_empty());
+}
+
+#[test]
+fn unknown_stream_and_event_are_rejected_with_the_op_named() {
+    let mut p = Program::builder("bad");
+    let s = p.stream(StreamKind::NonBlocking);
+    p.spin(StreamId(7), "A", 5 * US);
+    p.record(s, EventId(3));
+    let err = p.build().validate().unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.problems.len(), 2, "{text}");
+    assert!(text.contains("op 0 'A' uses unknown stream s7"), "{text}");
+    assert!(text.contains("unknown event e3"), "{text}");
+    assert!(text.contains("nothing was sent to the GPU"), "{text}");
+}
+
+#[test]
+fn zero_and_absurd_durations_are_rejected() {
+    let mut p = Program::builder("durations");
+    let s = p.stream(StreamKind::NonBlocking);
+    p.spin(s, "zero", Duration::ZERO);
+    p.spin(s, "long", Duration::from_secs(5));
+    p.spin(s, "ok", Duration::from_nanos(MAX_SPIN_NS));
+    let err = p.build().validate().unwrap_err();
+    assert_eq!(err.problems.len(), 2, "{err}");
+    assert!(err.problems[0].contains("zero duration"), "{err}");
+    assert!(err.problems[1].contains("over the 1 s limit"), "{err}");
+}
+
+#[test]
+fn bad_grid_and_block_are_rejected() {
+    let mut p = Program::builder("shape");
+    let s = p.stream(StreamKind::NonBlocking);
+    p.spin_grid(s, "A", US, 0, 32);
+    p.spin_grid(s, "B", US, 1, 2048);
+    let err = p.build().validate().unwrap_err();
+    assert_eq!(err.problems.len(), 2, "{err}");
+}
+
+#[test]
+fn a_builtin_stream_declared_twice_is_rejected() {
+    let mut p = Program::builder("twice");
+    p.stream_labelled(StreamKind::PerThread, "p1");
+    p.stream_labelled(StreamKind::PerThread, "p2");
+    let err = p.build().validate().unwrap_err();
+    assert!(err.to_string().contains("declared 2 times"), "{err}");
+}
+
+#[test]
+fn waiting_on_a_never_recorded_event_is_a_warning_not_an_error() {
+    let mut p = Program::builder("wait-first");
+    let s = p.stream(StreamKind::NonBlocking);
+    let e = p.event("E");
+    let w = p.wait(s, e);
+    let sync = p.host_sync(SyncTarget::Event(e));
+    p.record(s, e);
+    p.wait(s, e);
+    let warnings = p.build().validate().expect("legal CUDA");
+    assert_eq!(
+        warnings,
+        vec![
+            Warning::WaitBeforeRecord { op: w, event: e },
+            Warning::SyncBeforeRecord { op: sync, event: e }
+        ]
+    );
+    assert!(warnings[0].to_string().contains("orders nothing"));
+}
+
+#[test]
+fn every_catalogue_claim_is_valid_and_well_formed() {
+    let claims = catalogue::all(catalogue::DEFAULT_SPIN);
+    let mut ids: Vec<&str> = claims.iter().map(|c| c.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), claims.len(), "claim ids are unique");
+    for c in &claims {
+        assert!(
+            c.program.validate().is_ok(),
+            "{}: {:?}",
+            c.id,
+            c.program.validate()
+        );
+        assert!(!c.checks.is_empty(), "{} checks nothing", c.id);
+        assert!(!c.source.document.is_empty() && !c.source.section.is_empty());
+        for check in &c.checks {
+            let (x, y) = check.ops();
+            for op in [x, y] {
+                let kind = &c.program.op(op).expect("check names an op").kind;
+                assert!(
+                    kind.is_stamped(),
+                    "{}: a check relates unstamped op {}",
+                    c.id,
+                    op.0
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn catalogue_sources_are_seed_files_that_exist() {
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    if !seeds.exists() {
+        // The notes live beside the checkout, not in it; a bare crate download has no notes.
+        eprintln!("skipping: {} not present", seeds.display());
+        return;
+    }
+    for c in catalogue::all(catalogue::DEFAULT_SPIN) {
+        if c.source.document.ends_with(".txt") {
+            let text =
+                std::fs::read_to_string(seeds.join(&c.source.document)).expect("seed exists");
+            let heading = c.source.section.split_whitespace().last().unwrap();
+            assert!(
+                text.contains(heading),
+                "{}: '{heading}' not in {}",
+                c.id,
+                c.source.document
+            );
+        }
+    }
+}
+
+#[test]
+fn a_claim_survives_json_and_prints_as_a_listing() {
+    let claim = catalogue::null_barrier(catalogue::DEFAULT_SPIN);
+    let json = serde_json::to_string(&claim).unwrap();
+    let back: stream_litmus::Claim = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, claim);
+    let listing = claim.program.to_string();
+    assert!(
+        listing.contains("A          spin 50.0 µs <<<1,32>>> on s1"),
+        "{listing}"
+    );
+    assert!(listing.contains("stream null (legacy-null)"), "{listing}");
+}
+
+#[test]
+fn the_scaled_catalogue_scales_every_spin() {
+    for c in catalogue::all(10 * US) {
+        for op in &c.program.ops {
+            if let OpKind::Spin { duration_ns, .. } = op.kind {
+                assert!(
+                    duration_ns <= 10_000,
+                    "{} op {} spins {duration_ns} ns",
+                    c.id,
+                    op.label
+                );
+            }
+        }
+    }
+}
+
+fn stream_kind() -> impl Strategy<Value = StreamKind> {
+    prop::sample::select(StreamKind::ALL.to_vec())
+}
+
+proptest! {
+    /// Any program the builder makes serializes and deserializes to itself, and validation is a
+    /// function of the data alone.
+    #[test]
+    fn programs_round_trip_through_json(
+        kinds in prop::collection::vec(stream_kind(), 1..5),
+        ops in prop::collection::vec((0usize..8, 0u8..4, 1u64..100_000, 1u32..4), 0..12),
+    ) {
+        let mut p = Program::builder("random");
+        let streams: Vec<StreamId> = kinds.iter().map(|&k| p.stream(k)).collect();
+        let events: Vec<EventId> = (0..3).map(|i| p.event(format!("e{i}"))).collect();
+        for (target, kind, ns, grid) in ops {
+            let s = streams[target % streams.len()];
+            let e = events[target % events.len()];
+            match kind {
+                0 => { p.spin_grid(s, "k", Duration::from_nanos(ns), grid, 32); }
+                1 => { p.record(s, e); }
+                2 => { p.wait(s, e); }
+                _ => { p.host_sync(SyncTarget::Stream(s)); }
+            }
+        }
+        let program = p.build();
+        let json = serde_json::to_string(&program).unwrap();
+        let back: Program = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(&back, &program);
+        prop_assert!(program.validate().is_ok());
+        prop_assert_eq!(back.validate(), program.validate());
+    }
+}
