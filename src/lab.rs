@@ -25,6 +25,11 @@ pub const DEFAULT_TRIALS: usize = 5;
 /// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
 /// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
 pub const MAX_TRIAL_FACTOR: usize = 3;
+/// Pause before the k-th batch of replacement trials, times k. A trial lasts a fraction of a
+/// millisecond, so a host disturbance of a few milliseconds (the issuing thread descheduled) can
+/// leave a whole batch undecided; replacements run after it has passed. Measured on an H100: one
+/// child run in 320 claim runs had 13 of 15 back-to-back trials issued 35–60 µs late.
+const RETRY_PAUSE: Duration = Duration::from_millis(25);
 /// How long a child may take beyond its programs' own spin time.
 const CHILD_GRACE: Duration = Duration::from_secs(60);
 
@@ -223,7 +228,9 @@ impl Lab {
 }
 
 /// Runs `program` until `wanted` trials are decided by `checks`: undecided trials carry no
-/// evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all. Stops at
+/// evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
+/// batches spaced by a growing pause ([`RETRY_PAUSE`]) so that one host disturbance cannot
+/// spoil them all. Stops at
 /// the first negative trial's batch, since one counterexample already decides. Without checks,
 /// runs exactly `wanted` trials.
 pub(crate) fn collect_trials(
@@ -237,15 +244,17 @@ pub(crate) fn collect_trials(
         return Ok(trials);
     }
     let tol = trials.calibration.tolerances();
-    loop {
+    for batch in 1.. {
         let counts = judge(checks, &trials.timelines, &tol, wanted).counts;
         let missing = wanted.saturating_sub(counts.positive);
         let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
         if counts.negative > 0 || missing == 0 || budget == 0 {
-            return Ok(trials);
+            break;
         }
+        std::thread::sleep(RETRY_PAUSE * batch);
         let more = gpu.run(program, missing.min(budget))?;
         trials.timelines.extend(more.timelines);
         trials.gpu_time_ns += more.gpu_time_ns;
     }
+    Ok(trials)
 }

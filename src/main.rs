@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
-use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord, TRIALS_ENV};
+use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord};
 
 #[derive(Parser)]
 #[command(name = "stream-litmus", version, about)]
@@ -129,9 +129,6 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
         println!("results written to {}", path.display());
-    }
-    if std::env::var_os(TRIALS_ENV).is_none() && args.trials.is_none() {
-        // Nothing to add: the header already says how many trials ran.
     }
     if record.all_as_expected() {
         ExitCode::SUCCESS

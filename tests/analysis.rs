@@ -273,8 +273,8 @@ fn recorded_catalogue_runs_meet_every_expectation() {
     }
 }
 
-/// With spins too short, the recorded undecided trials say why and what to do, and an overlap
-/// that refutes a claim is still a refutation.
+/// With spins too short, the recorded undecided trials say why and what to do, and an
+/// inconclusive verdict always comes from undecided trials, never from a refuted one.
 #[test]
 fn recorded_short_spins_are_undecided_with_a_reason_not_passed() {
     for (file, run) in recorded("short-spin-") {

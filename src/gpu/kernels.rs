@@ -75,20 +75,10 @@ impl Kernels {
             &mut stamps as *mut sys::CUdeviceptr as *mut c_void,
             &mut cycles as *mut i64 as *mut c_void,
         ];
-        // SAFETY: the function takes (unsigned long long*, long long); `stamps` points at
-        // `grid * WORDS_PER_BLOCK` words the executor allocated; params outlive the call (the
-        // driver copies them at launch).
-        unsafe {
-            result::launch_kernel(
-                self.spin.cu_function(),
-                (grid, 1, 1),
-                (block, 1, 1),
-                0,
-                stream,
-                &mut params,
-            )
-        }
-        .map_err(call("cuLaunchKernel(spin_stamp)"))
+        // SAFETY: spin_stamp takes (unsigned long long*, long long); `stamps` points at
+        // `grid * WORDS_PER_BLOCK` words the executor allocated.
+        unsafe { launch(&self.spin, stream, (grid, block), &mut params) }
+            .map_err(call("cuLaunchKernel(spin_stamp)"))
     }
 
     /// Enqueues `timer_step<<<1, 1, 0, stream>>>(out, samples)`; `out` needs three words.
@@ -104,19 +94,31 @@ impl Kernels {
             &mut out as *mut sys::CUdeviceptr as *mut c_void,
             &mut samples as *mut i32 as *mut c_void,
         ];
-        // SAFETY: the function takes (unsigned long long*, int); `out` holds three words.
-        unsafe {
-            result::launch_kernel(
-                self.timer_step.cu_function(),
-                (1, 1, 1),
-                (1, 1, 1),
-                0,
-                stream,
-                &mut params,
-            )
-        }
-        .map_err(call("cuLaunchKernel(timer_step)"))
+        // SAFETY: timer_step takes (unsigned long long*, int); `out` holds three words.
+        unsafe { launch(&self.timer_step, stream, (1, 1), &mut params) }
+            .map_err(call("cuLaunchKernel(timer_step)"))
     }
+}
+
+/// `cuLaunchKernel` with a 1-D grid and block and no shared memory.
+///
+/// # Safety
+/// `params` must point at values of exactly the types `f` takes, alive for the call (the driver
+/// copies them at launch), and any pointers among them must be valid for what `f` writes.
+unsafe fn launch(
+    f: &CudaFunction,
+    stream: sys::CUstream,
+    (grid, block): (u32, u32),
+    params: &mut [*mut c_void],
+) -> Result<(), cudarc::driver::DriverError> {
+    result::launch_kernel(
+        f.cu_function(),
+        (grid, 1, 1),
+        (block, 1, 1),
+        0,
+        stream,
+        params,
+    )
 }
 
 fn compile_error(e: CompileError) -> String {

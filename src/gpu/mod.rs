@@ -103,11 +103,29 @@ fn device(ctx: &Arc<CudaContext>) -> Result<Device, Error> {
     })
 }
 
-/// The NVIDIA kernel module's release from `/proc/driver/nvidia/version` (Linux), e.g.
-/// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." → "580.159.04".
+/// The NVIDIA kernel module's release from `/proc/driver/nvidia/version` (Linux): the first
+/// dotted number of the "NVRM version" line, which reads "… Kernel Module  580.159.04 …" or
+/// "… Open Kernel Module for x86_64  580.95.05 …".
 fn driver_release() -> Option<String> {
     let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
-    let line = text.lines().find(|l| l.contains("Kernel Module"))?;
-    let after = line.split("Kernel Module").nth(1)?;
-    after.split_whitespace().next().map(str::to_owned)
+    release_in(text.lines().find(|l| l.starts_with("NVRM version"))?)
+}
+
+fn release_in(line: &str) -> Option<String> {
+    line.split_whitespace()
+        .find(|w| w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn driver_release_is_read_from_both_module_flavours() {
+        let closed = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 2025";
+        let open =
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build";
+        assert_eq!(super::release_in(closed).as_deref(), Some("580.159.04"));
+        assert_eq!(super::release_in(open).as_deref(), Some("580.95.05"));
+        assert_eq!(super::release_in("NVRM version: unknown"), None);
+    }
 }
