@@ -17,6 +17,8 @@
 //! - [`judge`], [`Judgement`]: trials to verdict; [`RunRecord`]: the results file, replayable
 //!   without a GPU.
 //! - [`catalogue`]: the claims from the study notes.
+//! - [`model`]: a happens-before model of stream semantics, which predicts for any program what
+//!   must precede what and what may overlap.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
 //! on the CPU with timelines recorded on real GPUs.
@@ -47,8 +49,10 @@ pub mod catalogue;
 mod child;
 mod claim;
 mod error;
+pub mod fuzz;
 mod gpu;
 mod lab;
+pub mod model;
 mod program;
 mod record;
 mod relation;

@@ -36,6 +36,25 @@ struct RunArgs {
     details: bool,
 }
 
+#[derive(clap::Args)]
+struct FuzzArgs {
+    /// Random programs to run.
+    #[arg(long, default_value_t = 100)]
+    cases: usize,
+    /// Seed of the program generator: the same seed generates the same programs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Spin length of the generated kernels, in microseconds.
+    #[arg(long, default_value_t = stream_litmus::fuzz::DEFAULT_FUZZ_SPIN.as_micros() as u64)]
+    spin_us: u64,
+    /// Write the whole report (violations, precision) as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Where shrunk violations are written, one program each, to replay later.
+    #[arg(long, default_value = "fuzz-regressions.json")]
+    regressions: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the catalogue (the default).
@@ -50,6 +69,8 @@ enum Command {
     },
     /// Re-judge a results file on any machine and print its report.
     Judge { results: PathBuf },
+    /// Run random programs on the GPU and check them against the model of stream semantics.
+    Fuzz(FuzzArgs),
     /// Internal: run programs from stdin for a parent process.
     #[command(hide = true)]
     Child,
@@ -71,6 +92,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Show { id, json }) => show(&id, json),
         Some(Command::Judge { results }) => judge(&results),
+        Some(Command::Fuzz(args)) => fuzz(args),
         Some(Command::Child) => ExitCode::from(stream_litmus::serve_child() as u8),
     }
 }
@@ -193,6 +215,78 @@ fn judge(path: &std::path::Path) -> ExitCode {
     }
     println!("{}", terminal::footer(&rejudged));
     if same && rejudged.all_as_expected() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn fuzz(args: FuzzArgs) -> ExitCode {
+    use std::io::{IsTerminal, Write};
+    use stream_litmus::fuzz::{FuzzConfig, Shape};
+    use stream_litmus::model::Refinement;
+    let lab = Lab::new().with_trials(1);
+    let gpu = match lab.gpu() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", terminal::header(gpu.calibration(), 1));
+    let config = FuzzConfig {
+        cases: args.cases,
+        seed: args.seed,
+        shape: Shape {
+            spin: Duration::from_micros(args.spin_us.max(1)),
+            ..Shape::default()
+        },
+        refinement: Refinement::for_connections(
+            std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref(),
+        ),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut exec = |p: &stream_litmus::Program| {
+        let trials = gpu.run(p, 1)?;
+        let tol = trials.calibration.tolerances();
+        let timeline = trials.timelines.into_iter().next().expect("one trial");
+        Ok((timeline, tol))
+    };
+    let mut progress = |done: usize, total: usize| {
+        if tty && (done % 25 == 0 || done == total) {
+            eprint!("\rfuzz {done}/{total}");
+            let _ = std::io::stderr().flush();
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let report = stream_litmus::fuzz::fuzz(&config, &mut exec, &mut progress);
+    print!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
+    let write = |path: &std::path::Path, json: String| {
+        std::fs::write(path, json).map_err(|e| eprintln!("stream-litmus: {}: {e}", path.display()))
+    };
+    if let Some(path) = &args.json {
+        if write(
+            path,
+            serde_json::to_string_pretty(&report).expect("serializes"),
+        )
+        .is_err()
+        {
+            return ExitCode::from(2);
+        }
+    }
+    if !report.violations.is_empty() {
+        let programs: Vec<_> = report.violations.iter().map(|v| &v.program).collect();
+        let json = serde_json::to_string_pretty(&programs).expect("serializes");
+        if write(&args.regressions, json).is_ok() {
+            println!(
+                "shrunk violations written to {}",
+                args.regressions.display()
+            );
+        }
+    }
+    if report.violations.is_empty() && report.errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

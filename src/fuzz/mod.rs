@@ -1,0 +1,323 @@
+//! Differential testing: random programs run on the GPU and checked against the [`model`].
+//!
+//! - **Soundness.** Every must-precede pair of the documented model is checked on the timeline.
+//!   A pair whose spans overlap by at least one timer step is a violation: either the model or
+//!   the hardware is wrong. Each violation is shrunk to a minimal program, re-run on the GPU
+//!   candidate by candidate.
+//! - **Precision.** Every may-overlap pair of kernels on two streams is judged like an
+//!   `Overlaps` check: it overlapped, it waited although it was free to start (serialized), or
+//!   it was issued, or released by its own predecessors, too late to tell. A model that allows overlap the hardware never shows is too loose,
+//!   so the rate of overlap among decided pairs is reported per pair of stream kinds.
+//!
+//! The driver takes the executor as a closure. The CLI passes the GPU; the CPU tests pass a
+//! simulated GPU with a known bug and check that the bug is found and shrunk.
+//!
+//! [`model`]: crate::model
+
+mod strategy;
+
+pub use strategy::{programs, Shape};
+
+use crate::calibration::Tolerances;
+use crate::error::Error;
+use crate::model::{HappensBefore, Refinement};
+use crate::program::{OpId, OpKind, Program};
+use crate::relation::{Check, Measurement, Truth};
+use crate::timeline::Timeline;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Most candidate programs tried while shrinking one violation.
+const MAX_SHRINK_RUNS: usize = 500;
+
+/// What to fuzz.
+#[derive(Debug, Clone, Copy)]
+pub struct FuzzConfig {
+    pub cases: usize,
+    pub seed: u64,
+    pub shape: Shape,
+    /// The model precision is measured against (soundness always uses the documented one).
+    pub refinement: Refinement,
+}
+
+/// Runs one program once: its timeline and the tolerances to judge it with.
+pub type Executor<'a> = dyn FnMut(&Program) -> Result<(Timeline, Tolerances), Error> + 'a;
+
+/// Counts of may-overlap pairs of one kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub overlapped: usize,
+    pub serialized: usize,
+    pub undecided: usize,
+}
+
+impl Tally {
+    /// Overlapped among decided pairs, if any were decided.
+    pub fn rate(&self) -> Option<f64> {
+        let decided = self.overlapped + self.serialized;
+        (decided > 0).then(|| self.overlapped as f64 / decided as f64)
+    }
+}
+
+/// A must-precede pair observed out of order, shrunk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Violation {
+    /// The minimal program that still shows it.
+    pub program: Program,
+    pub measurement: Measurement,
+    pub timeline: Timeline,
+    /// The program first found, before shrinking.
+    pub original: Program,
+    pub shrink_runs: usize,
+}
+
+/// Everything a fuzz run found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FuzzReport {
+    pub cases: usize,
+    pub seed: u64,
+    pub spin_ns: u64,
+    pub elapsed_ns: u64,
+    /// Programs run in all, shrinking included.
+    pub programs_run: usize,
+    /// Must-precede pairs of kernels checked.
+    pub must_pairs: usize,
+    pub violations: Vec<Violation>,
+    /// Per pair of stream kinds ("blocking × non-blocking").
+    pub precision: BTreeMap<String, Tally>,
+    /// Programs the executor failed on, with the first error.
+    pub errors: usize,
+    pub first_error: Option<Error>,
+}
+
+impl FuzzReport {
+    pub fn programs_per_second(&self) -> f64 {
+        self.programs_run as f64 / (self.elapsed_ns.max(1) as f64 / 1e9)
+    }
+}
+
+/// Kernels (stamped ops) of a program.
+fn kernels(program: &Program) -> Vec<OpId> {
+    program
+        .ops
+        .iter()
+        .filter(|op| op.kind.is_stamped())
+        .map(|op| op.id)
+        .collect()
+}
+
+/// The first must-precede pair of kernels the timeline shows out of order, and how many pairs
+/// were checked.
+pub fn unsound(
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> (Option<Measurement>, usize) {
+    let model = HappensBefore::of(program);
+    let ks = kernels(program);
+    let mut checked = 0;
+    for &a in &ks {
+        for &b in &ks {
+            if model.must_precede(a, b) {
+                checked += 1;
+                let m = Check::Precedes {
+                    before: a,
+                    after: b,
+                }
+                .measure(timeline, tol);
+                if m.truth == Truth::No {
+                    return (Some(m), checked);
+                }
+            }
+        }
+    }
+    (None, checked)
+}
+
+fn pair_kind(program: &Program, a: OpId, b: OpId) -> String {
+    let kind = |op: OpId| match program.ops[op.0].kind {
+        OpKind::Spin { stream, .. } => program.streams[stream.0].kind.name(),
+        _ => "host",
+    };
+    let mut k = [kind(a), kind(b)];
+    k.sort_unstable();
+    format!("{} × {}", k[0], k[1])
+}
+
+/// Whether a may-overlap pair ran together, and if not, whether that shows serialization.
+///
+/// Like an `Overlaps` check, except that the later kernel counts as free to start only once it
+/// was issued (plus the launch jitter) *and* every kernel the model makes it wait for had ended
+/// (plus the dependent gap and the jitter). Without that, a kernel held back by a third op would be
+/// blamed on the pair.
+fn pair_truth(
+    model: &HappensBefore,
+    kernels: &[OpId],
+    timeline: &Timeline,
+    tol: &Tolerances,
+    a: OpId,
+    b: OpId,
+) -> Truth {
+    let (Some(sa), Some(sb)) = (timeline.span(a), timeline.span(b)) else {
+        return Truth::Unknown;
+    };
+    let step = tol.timer_step_ns as i64;
+    let overlap = sa.end().min(sb.end()) as i64 - sa.start().max(sb.start()) as i64;
+    if overlap >= step {
+        return Truth::Yes;
+    }
+    let (first, later) = if sa.start() <= sb.start() {
+        (sa, sb)
+    } else {
+        (sb, sa)
+    };
+    let jitter = tol.launch_jitter_ns as i64;
+    let Some(ready) = timeline.ready_ns(later.op) else {
+        return Truth::Unknown;
+    };
+    let mut free = ready + jitter;
+    for &p in kernels {
+        if model.must_precede(p, later.op) {
+            if let Some(sp) = timeline.span(p) {
+                free = free.max(sp.end() as i64 + tol.dependent_gap_ns as i64 + jitter);
+            }
+        }
+    }
+    if free < first.end() as i64 {
+        Truth::No
+    } else {
+        Truth::Unknown
+    }
+}
+
+fn tally_precision(
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+    refinement: Refinement,
+    precision: &mut BTreeMap<String, Tally>,
+) {
+    let model = HappensBefore::with(program, refinement);
+    let ks = kernels(program);
+    for (i, &a) in ks.iter().enumerate() {
+        for &b in &ks[i + 1..] {
+            if !model.may_overlap(a, b) {
+                continue;
+            }
+            let t = precision.entry(pair_kind(program, a, b)).or_default();
+            match pair_truth(&model, &ks, timeline, tol, a, b) {
+                Truth::Yes => t.overlapped += 1,
+                Truth::No => t.serialized += 1,
+                Truth::Unknown => t.undecided += 1,
+            }
+        }
+    }
+}
+
+/// Runs `config.cases` random programs through `exec`; `progress(done, total)` after each.
+pub fn fuzz(
+    config: &FuzzConfig,
+    exec: &mut Executor<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> FuzzReport {
+    let started = Instant::now();
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&config.seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
+    );
+    let strategy = programs(config.shape);
+    let mut report = FuzzReport {
+        cases: config.cases,
+        seed: config.seed,
+        spin_ns: config.shape.spin.as_nanos() as u64,
+        elapsed_ns: 0,
+        programs_run: 0,
+        must_pairs: 0,
+        violations: Vec::new(),
+        precision: BTreeMap::new(),
+        errors: 0,
+        first_error: None,
+    };
+    for case in 0..config.cases {
+        let mut tree = strategy
+            .new_tree(&mut runner)
+            .expect("the program strategy never rejects");
+        let program = tree.current();
+        report.programs_run += 1;
+        match exec(&program) {
+            Err(e) => {
+                report.errors += 1;
+                report.first_error.get_or_insert(e);
+            }
+            Ok((timeline, tol)) => {
+                let (bad, checked) = unsound(&program, &timeline, &tol);
+                report.must_pairs += checked;
+                tally_precision(
+                    &program,
+                    &timeline,
+                    &tol,
+                    config.refinement,
+                    &mut report.precision,
+                );
+                if let Some(m) = bad {
+                    let v = shrink(&mut tree, exec, program, m, timeline);
+                    report.programs_run += v.shrink_runs;
+                    report.violations.push(v);
+                }
+            }
+        }
+        progress(case + 1, config.cases);
+    }
+    report.elapsed_ns = started.elapsed().as_nanos() as u64;
+    report
+}
+
+/// Shrinks a violating program: simplify while the violation persists, complicate back when a
+/// candidate no longer shows it (proptest's own shrinking loop, with the GPU in it).
+fn shrink(
+    tree: &mut impl ValueTree<Value = Program>,
+    exec: &mut Executor<'_>,
+    original: Program,
+    measurement: Measurement,
+    timeline: Timeline,
+) -> Violation {
+    let mut best = Violation {
+        program: original.clone(),
+        measurement,
+        timeline,
+        original,
+        shrink_runs: 0,
+    };
+    if !tree.simplify() {
+        return best;
+    }
+    while best.shrink_runs < MAX_SHRINK_RUNS {
+        let candidate = tree.current();
+        best.shrink_runs += 1;
+        let shown = exec(&candidate)
+            .ok()
+            .and_then(|(t, tol)| unsound(&candidate, &t, &tol).0.map(|m| (m, t)));
+        let more = match shown {
+            Some((m, t)) => {
+                best.program = candidate;
+                best.measurement = m;
+                best.timeline = t;
+                tree.simplify()
+            }
+            None => tree.complicate(),
+        };
+        if !more {
+            break;
+        }
+    }
+    best
+}
+
+/// How long the fuzz command's programs spin by default: the shortest spin at which the
+/// catalogue's verdicts were all decided on an H100 (see docs/claims.md).
+pub const DEFAULT_FUZZ_SPIN: Duration = Duration::from_micros(20);

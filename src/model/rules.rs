@@ -1,0 +1,177 @@
+//! The rules, one function each, with the documentation they encode.
+//!
+//! Node numbering: the start of op `i` is `2i`, its end `2i + 1`. An edge `(u, v)` means v cannot
+//! happen before u. Every edge goes from a lower to a higher node, because every rule only makes
+//! later-issued ops wait for earlier-issued ones.
+
+use super::Refinement;
+use crate::program::{OpKind, Program, StreamKind, SyncTarget};
+
+fn start(op: usize) -> usize {
+    2 * op
+}
+fn end(op: usize) -> usize {
+    2 * op + 1
+}
+
+/// All edges of `program` under `refinement`.
+pub(super) fn edges(program: &Program, refinement: Refinement) -> Vec<(usize, usize)> {
+    let mut e = Vec::new();
+    duration(program, &mut e);
+    stream_order(program, &mut e);
+    legacy_null_stream(program, &mut e);
+    event_waits(program, &mut e);
+    host_syncs(program, &mut e);
+    if let Refinement::Queues(n) = refinement {
+        hardware_queues(program, n, &mut e);
+    }
+    e
+}
+
+/// An op starts before it ends.
+fn duration(program: &Program, e: &mut Vec<(usize, usize)>) {
+    for i in 0..program.ops.len() {
+        e.push((start(i), end(i)));
+    }
+}
+
+/// Same-stream order. CUDA Programming Guide, "Streams": "a stream is a sequence of commands …
+/// that execute in order". Driver API `cuStreamCreate`: work in a stream runs in issue order. Every
+/// stream op (kernel, event record, event wait) starts after the previous op of its stream ends.
+fn stream_order(program: &Program, e: &mut Vec<(usize, usize)>) {
+    let mut last: Vec<Option<usize>> = vec![None; program.streams.len()];
+    for (i, op) in program.ops.iter().enumerate() {
+        if let Some(s) = op.kind.stream() {
+            if let Some(prev) = last[s.0] {
+                e.push((end(prev), start(i)));
+            }
+            last[s.0] = Some(i);
+        }
+    }
+}
+
+/// The legacy default stream. Driver API, "Stream synchronization behavior", Legacy default
+/// stream: "When an action is taken in the legacy stream such as a kernel launch or
+/// cuStreamWaitEvent(), the legacy stream first waits on all blocking streams, the action is
+/// queued in the legacy stream, and then all blocking streams wait on the legacy stream."
+/// Blocking streams are those created without `CU_STREAM_NON_BLOCKING`. The per-thread default
+/// stream counts as one: "The per-thread default stream is not a non-blocking stream and will
+/// synchronize with the legacy default stream if both are used in a program." Non-blocking
+/// streams are exempt: "streams created with CU_STREAM_NON_BLOCKING … perform no implicit
+/// synchronization with stream 0".
+fn legacy_null_stream(program: &Program, e: &mut Vec<(usize, usize)>) {
+    let kind = |s: crate::program::StreamId| program.streams[s.0].kind;
+    let blocking = |k: StreamKind| matches!(k, StreamKind::Blocking | StreamKind::PerThread);
+    let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
+    let mut last_legacy: Option<usize> = None;
+    for (i, op) in program.ops.iter().enumerate() {
+        let Some(s) = op.kind.stream() else { continue };
+        match kind(s) {
+            StreamKind::LegacyNull => {
+                for (t, last) in last_on.iter().enumerate() {
+                    if let Some(prev) = *last {
+                        if blocking(program.streams[t].kind) {
+                            e.push((end(prev), start(i)));
+                        }
+                    }
+                }
+                last_legacy = Some(i);
+            }
+            k if blocking(k) => {
+                if let Some(n) = last_legacy {
+                    e.push((end(n), start(i)));
+                }
+            }
+            _ => {}
+        }
+        last_on[s.0] = Some(i);
+    }
+}
+
+/// Events. Driver API `cuEventRecord`: "captures the contents of stream at the time of this call"
+/// and completes when all that work is done, so the record itself is a stream op ordered by
+/// [`stream_order`]. `cuStreamWaitEvent`: "Makes all future work submitted to stream wait for all
+/// work captured in event … uses the most recent call to cuEventRecord() on event". A wait issued
+/// before any record "has no effect". Re-recording later does not change what an earlier wait
+/// waited for.
+fn event_waits(program: &Program, e: &mut Vec<(usize, usize)>) {
+    let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
+    for (i, op) in program.ops.iter().enumerate() {
+        match op.kind {
+            OpKind::Record { event, .. } => last_record[event.0] = Some(i),
+            OpKind::Wait { event, .. } => {
+                if let Some(r) = last_record[event.0] {
+                    e.push((end(r), start(i)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Host synchronization. `cuStreamSynchronize`, `cuEventSynchronize` and `cuCtxSynchronize` block
+/// the host until the work they cover has completed. Everything the host issues afterwards is
+/// issued, and so starts, after the call returns.
+/// - A stream sync covers the stream's ops issued before it.
+/// - An event sync covers the most recent record; without a record it returns at once.
+/// - A device sync covers every op issued before it.
+fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
+    let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
+    let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
+    for (i, op) in program.ops.iter().enumerate() {
+        match op.kind {
+            OpKind::HostSync { target } => {
+                match target {
+                    SyncTarget::Stream(s) => {
+                        if let Some(p) = last_on[s.0] {
+                            e.push((end(p), start(i)));
+                        }
+                    }
+                    SyncTarget::Event(ev) => {
+                        if let Some(r) = last_record[ev.0] {
+                            e.push((end(r), start(i)));
+                        }
+                    }
+                    SyncTarget::Device => {
+                        for p in 0..i {
+                            e.push((end(p), start(i)));
+                        }
+                    }
+                }
+                for later in i + 1..program.ops.len() {
+                    e.push((end(i), start(later)));
+                }
+            }
+            OpKind::Record { stream, event } => {
+                last_record[event.0] = Some(i);
+                last_on[stream.0] = Some(i);
+            }
+            _ => {
+                if let Some(s) = op.kind.stream() {
+                    last_on[s.0] = Some(i);
+                }
+            }
+        }
+    }
+}
+
+/// Hardware queues (measured, not documented). With `n` connections, stream `i` feeds queue
+/// `i mod n`. A queue hands kernels and event waits to the GPU in issue order: an op cannot start
+/// before the op ahead of it in the same queue has started. Combined with the stream order, a
+/// kernel queued behind a waiting kernel of another stream inherits its wait; this is the false
+/// dependency seed 003 describes for `CUDA_DEVICE_MAX_CONNECTIONS=1`. Event records do not hold
+/// the queue in this model.
+fn hardware_queues(program: &Program, n: usize, e: &mut Vec<(usize, usize)>) {
+    let mut last_in_queue: Vec<Option<usize>> = vec![None; n.max(1)];
+    for (i, op) in program.ops.iter().enumerate() {
+        let stream = match op.kind {
+            OpKind::Spin { stream, .. } | OpKind::Wait { stream, .. } => stream,
+            _ => continue,
+        };
+        let q = stream.0 % n.max(1);
+        if let Some(prev) = last_in_queue[q] {
+            e.push((start(prev), start(i)));
+        }
+        last_in_queue[q] = Some(i);
+    }
+}
