@@ -39,3 +39,23 @@ fn random_programs_never_break_a_documented_order() {
     );
     assert!(report.violations.is_empty(), "{text}");
 }
+
+/// The shrunk programs the fuzzer once found (tests/fixtures/fuzz-violations-h100.json), replayed:
+/// sound under the model as it is now.
+#[test]
+#[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
+#[serial(gpu)]
+fn the_fuzz_regressions_replay_soundly() {
+    let path = common::fixture("fuzz-violations-h100.json");
+    let violations: Vec<stream_litmus::fuzz::Violation> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let gpu = lab().gpu().unwrap();
+    for v in &violations {
+        let trials = gpu.run(&v.program, 5).unwrap();
+        let tol = trials.calibration.tolerances();
+        for t in &trials.timelines {
+            let (bad, _) = stream_litmus::fuzz::unsound(&v.program, t, &tol);
+            assert!(bad.is_none(), "{}\n{bad:?}", v.program);
+        }
+    }
+}

@@ -180,6 +180,18 @@ impl Program {
             .unwrap_or_else(|| format!("#{}", id.0))
     }
 
+    /// Whether `op` waits on an event with no record issued before it. CUDA treats such a wait as
+    /// "a functional no-op" (`cudaStreamWaitEvent`); on the GPU it does not even trigger the
+    /// legacy stream's implicit synchronization (see docs/model.md).
+    pub fn is_noop_wait(&self, op: OpId) -> bool {
+        let Some(OpKind::Wait { event, .. }) = self.op(op).map(|o| &o.kind) else {
+            return false;
+        };
+        !self.ops[..op.0]
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Record { event: e, .. } if e == *event))
+    }
+
     /// Number of blocks of every spin op together: the size of the stamp buffer in records.
     pub fn stamped_blocks(&self) -> usize {
         self.ops
