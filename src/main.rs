@@ -181,8 +181,29 @@ fn show(id: &str, json: bool) -> ExitCode {
             println!("env    {var}");
         }
         print!("{}", claim.program);
+        let connections = claim
+            .env
+            .iter()
+            .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
+            .and_then(|v| v.value.as_deref());
+        let refinement = stream_litmus::model::Refinement::for_connections(connections);
+        let model = stream_litmus::model::HappensBefore::with(&claim.program, refinement);
         for check in &claim.checks {
-            println!("  check {}", check.describe(&claim.program));
+            let predicted = match *check {
+                stream_litmus::Check::Precedes { before, after } => {
+                    model.must_precede(before, after)
+                }
+                stream_litmus::Check::Overlaps { a, b } => model.may_overlap(a, b),
+            };
+            println!(
+                "  check {:<10} model ({refinement:?}): {}",
+                check.describe(&claim.program),
+                if predicted {
+                    "predicted"
+                } else {
+                    "not predicted"
+                }
+            );
         }
     }
     ExitCode::SUCCESS
