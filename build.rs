@@ -4,9 +4,25 @@
 //! - `GPU_TESTS=1` forces GPU tests on (a missing GPU then fails them loudly, naming the cause);
 //! - `GPU_TESTS=0` forces them off;
 //! - unset: on when this machine has an NVIDIA kernel driver (`/proc/driver/nvidia/version`).
+//!
+//! The same goes for the report's browser test (`cfg(chromium)`): on when `CHROMIUM` names a
+//! browser binary, or when Debian's `/usr/bin/chromium` exists. Without it the test shows as
+//! ignored with its reason.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(gpu)");
+    println!("cargo::rustc-check-cfg=cfg(chromium)");
     println!("cargo::rerun-if-env-changed=GPU_TESTS");
+    println!("cargo::rerun-if-env-changed=CHROMIUM");
+    let chromium = std::env::var_os("CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    if chromium.exists() {
+        println!("cargo::rustc-cfg=chromium");
+        println!(
+            "cargo::rustc-env=STREAM_LITMUS_CHROMIUM={}",
+            chromium.display()
+        );
+    }
     println!("cargo::rerun-if-changed=build.rs");
     let gpu = match std::env::var("GPU_TESTS").ok().as_deref() {
         Some("1") | Some("true") | Some("yes") => true,

@@ -31,6 +31,9 @@ struct RunArgs {
     /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write results.json, report.html and trace.json into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
     #[arg(long)]
     details: bool,
@@ -69,6 +72,15 @@ enum Command {
     },
     /// Re-judge a results file on any machine and print its report.
     Judge { results: PathBuf },
+    /// Re-judge a results file and write its HTML report and Chrome trace, without a GPU.
+    Render {
+        results: PathBuf,
+        /// Directory for report.html and trace.json.
+        #[arg(long, default_value = "report")]
+        out: PathBuf,
+    },
+    /// List the claims whose verdicts or key figures differ between two results files.
+    Compare { a: PathBuf, b: PathBuf },
     /// Run random programs on the GPU and check them against the model of stream semantics.
     Fuzz(FuzzArgs),
     /// Internal: run programs from stdin for a parent process.
@@ -92,6 +104,8 @@ fn main() -> ExitCode {
         }
         Some(Command::Show { id, json }) => show(&id, json),
         Some(Command::Judge { results }) => judge(&results),
+        Some(Command::Render { results, out }) => render(&results, &out),
+        Some(Command::Compare { a, b }) => compare(&a, &b),
         Some(Command::Fuzz(args)) => fuzz(args),
         Some(Command::Child) => ExitCode::from(stream_litmus::serve_child() as u8),
     }
@@ -129,7 +143,13 @@ fn run(args: RunArgs) -> ExitCode {
     };
     print!("{}", terminal::header(gpu.calibration(), lab.trials()));
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
-    record.claims = lab.check_all(&claims, |rec| println!("{}", terminal::claim_line(rec)));
+    let mut progress = Progress::new(claims.len());
+    record.claims = lab.check_all(&claims, |rec| {
+        progress.clear();
+        println!("{}", terminal::claim_line(rec));
+        progress.step(&rec.claim.id);
+    });
+    progress.clear();
     for rec in &record.claims {
         if args.details || !rec.as_expected() {
             println!("\n{}", terminal::details(rec));
@@ -151,6 +171,20 @@ fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
         println!("results written to {}", path.display());
+    }
+    if let Some(dir) = &args.out {
+        let saved = std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .and_then(|_| {
+                record
+                    .save(&dir.join("results.json"))
+                    .map_err(|e| e.to_string())
+            })
+            .and_then(|_| write_reports(&record, dir));
+        if let Err(e) = saved {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
     }
     if record.all_as_expected() {
         ExitCode::SUCCESS
@@ -209,12 +243,15 @@ fn show(id: &str, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn judge(path: &std::path::Path) -> ExitCode {
+/// Loads a results file, re-judges it from its stamps and prints the report; `None` (after
+/// printing why) when the file cannot be read. The flag says whether every re-judged verdict
+/// equals the recorded one.
+fn rejudge(path: &std::path::Path) -> Option<(RunRecord, bool)> {
     let recorded = match RunRecord::load(path) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
+            return None;
         }
     };
     if let Some(cal) = &recorded.calibration {
@@ -235,10 +272,104 @@ fn judge(path: &std::path::Path) -> ExitCode {
         }
     }
     println!("{}", terminal::footer(&rejudged));
-    if same && rejudged.all_as_expected() {
+    Some((rejudged, same))
+}
+
+fn judge(path: &std::path::Path) -> ExitCode {
+    match rejudge(path) {
+        None => ExitCode::from(2),
+        Some((run, true)) if run.all_as_expected() => ExitCode::SUCCESS,
+        Some(_) => ExitCode::FAILURE,
+    }
+}
+
+fn render(path: &std::path::Path, out: &std::path::Path) -> ExitCode {
+    let Some((run, same)) = rejudge(path) else {
+        return ExitCode::from(2);
+    };
+    if !same {
+        eprintln!(
+            "stream-litmus: re-judging changed verdicts; the report shows the re-judged ones"
+        );
+    }
+    let written = std::fs::create_dir_all(out)
+        .map_err(|e| format!("{}: {e}", out.display()))
+        .and_then(|_| write_reports(&run, out));
+    match written {
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            ExitCode::from(2)
+        }
+        Ok(()) if same => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::FAILURE,
+    }
+}
+
+/// Writes report.html and trace.json into `dir` and says how big they are and how long they took.
+fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), String> {
+    let started = Instant::now();
+    let html = stream_litmus::report::html::html_report(run);
+    let trace = serde_json::to_string(&stream_litmus::report::trace::chrome_trace(run))
+        .expect("traces serialize");
+    let took = started.elapsed();
+    for (name, text) in [("report.html", &html), ("trace.json", &trace)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!(
+            "wrote  {} ({:.1} KiB)",
+            path.display(),
+            text.len() as f64 / 1024.0
+        );
+    }
+    println!("render {:.1} ms", took.as_secs_f64() * 1e3);
+    Ok(())
+}
+
+fn compare(a: &std::path::Path, b: &std::path::Path) -> ExitCode {
+    let (ra, rb) = match (RunRecord::load(a), RunRecord::load(b)) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (text, differ) = stream_litmus::report::compare::compare(&ra, &rb);
+    print!("{text}");
+    if differ == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// A progress line on stderr while claims run, only when stderr is a terminal.
+struct Progress {
+    total: usize,
+    done: usize,
+    tty: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            total,
+            done: 0,
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn step(&mut self, last: &str) {
+        self.done += 1;
+        if self.tty {
+            eprint!("\r[{}/{}] {last}", self.done, self.total);
+        }
+    }
+
+    fn clear(&self) {
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
     }
 }
 

@@ -1,5 +1,15 @@
-//! Reports: analysis kept apart from output. Everything here reads records and writes text;
-//! nothing runs or judges anything.
+//! Reports: analysis kept apart from output. Everything here reads records and writes text; it
+//! never runs or judges anything.
+//!
+//! - [`terminal`]: the lines `stream-litmus` prints;
+//! - [`html`] with [`svg`]: one self-contained page with a timeline per claim;
+//! - [`trace`]: Chrome Trace Event Format, for Perfetto UI and chrome://tracing;
+//! - [`compare`]: what differs between two runs;
+//! - [`fuzz`]: the fuzz command's report.
 
+pub mod compare;
 pub mod fuzz;
+pub mod html;
+pub mod svg;
 pub mod terminal;
+pub mod trace;
