@@ -34,21 +34,22 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn cli() -> Command {
+/// `stream-litmus render FILE --out OUT`.
+fn render(file: &Path, out: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .arg("render")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn render_writes_the_page_and_the_trace_from_a_recorded_run() {
     for (file, _) in fixtures() {
         let out = temp_dir("render");
-        let run = cli()
-            .arg("render")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let run = render(&file, &out);
         let text = String::from_utf8_lossy(&run.stdout);
         assert!(run.status.success(), "{}:\n{text}", file.display());
         for name in ["report.html", "trace.json"] {
@@ -286,13 +287,7 @@ fn compare_lists_changed_verdicts_figures_and_missing_claims() {
 fn the_text_report_matches_its_snapshot() {
     let file = common::fixture("core-h100.json");
     let out = temp_dir("snapshot");
-    let run = cli()
-        .arg("render")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = render(&file, &out);
     assert!(run.status.success());
     let text = redact(&String::from_utf8(run.stdout).unwrap(), &out);
     std::fs::remove_dir_all(&out).ok();
