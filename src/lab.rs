@@ -122,6 +122,27 @@ impl Lab {
             .expect("one program in, one result out")
     }
 
+    /// Runs each program under `env` (`None` values: unset), in this process when it already has
+    /// that environment, else together in one child process. One result per program.
+    pub fn run_all_under(
+        &self,
+        programs: &[Program],
+        env: &[EnvVar],
+    ) -> Result<Vec<Result<Trials, Error>>, Error> {
+        let here = env.iter().all(|v| std::env::var(&v.name).ok() == v.value);
+        if here {
+            return Ok(programs.iter().map(|p| self.run(p)).collect());
+        }
+        let jobs: Vec<Job> = programs
+            .iter()
+            .map(|p| Job {
+                program: p.clone(),
+                checks: Vec::new(),
+            })
+            .collect();
+        self.run_in_child(env, &jobs)
+    }
+
     /// Runs and judges one claim.
     pub fn check(&self, claim: &Claim) -> ClaimRecord {
         self.check_all(std::slice::from_ref(claim), |_| {})

@@ -57,6 +57,7 @@ mod program;
 mod record;
 mod relation;
 pub mod report;
+pub mod sweep;
 mod timeline;
 mod verdict;
 

@@ -209,9 +209,10 @@ fn evidence_gives_the_range_of_each_check_and_the_deciding_reason() {
     );
 }
 
-/// Recorded runs (`--json` results files): `core-*.json` are catalogue runs with the default
-/// spin, where every claim met its expectation on the GPU; `short-spin-*.json` are runs with
-/// spins too short to decide everything, kept for their real undecided and refuted trials.
+/// Recorded runs (`--json` results files): `core-*.json` are runs of the lab's core claims and
+/// `catalogue-*.json` of the whole catalogue, with the default spin, where every claim met its
+/// expectation on the GPU; `short-spin-*.json` are runs with spins too short to decide
+/// everything, kept for their real undecided and refuted trials.
 fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, RunRecord)> {
     let dir = common::fixture("");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -237,7 +238,12 @@ fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, RunRecord)> {
 /// Every recorded GPU run re-judges, without a GPU, to exactly the record it wrote.
 #[test]
 fn recorded_gpu_runs_rejudge_to_the_same_records() {
-    for (file, run) in recorded("core-").into_iter().chain(recorded("short-spin-")) {
+    let all = [
+        recorded("core-"),
+        recorded("catalogue-"),
+        recorded("short-spin-"),
+    ];
+    for (file, run) in all.into_iter().flatten() {
         assert!(
             run.calibration.is_some(),
             "{} was recorded on a GPU",
@@ -259,7 +265,7 @@ fn recorded_gpu_runs_rejudge_to_the_same_records() {
 /// The recorded catalogue runs met every expectation on the GPU.
 #[test]
 fn recorded_catalogue_runs_meet_every_expectation() {
-    for (file, run) in recorded("core-") {
+    for (file, run) in recorded("core-").into_iter().chain(recorded("catalogue-")) {
         let device = &run.calibration.as_ref().unwrap().device.name;
         assert!(run.claims.len() >= 12, "{}", file.display());
         for rec in &run.claims {

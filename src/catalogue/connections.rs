@@ -64,3 +64,22 @@ pub fn connections_one_single_stream(spin: Duration) -> Claim {
     );
     c.build(Expect::Violated)
 }
+
+/// The strong reading on two adjacent launches: with one connection, are two streams one?
+pub fn connections_one_adjacent(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "connections.one.adjacent_streams",
+        "With CUDA_DEVICE_MAX_CONNECTIONS=1 there is effectively only one stream: B on s2, issued \
+         right after A on s1, waits for A (\"导致实际上也只有一个stream\")",
+        Source::new(S003, "测试 05_test_graph_no_block_queue1"),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let s2 = c.stream(StreamKind::NonBlocking);
+    let a = c.spin(s1, "A", spin);
+    let b = c.spin(s2, "B", spin);
+    c.precedes(a, b).env(VAR, Some("1")).rationale(
+        "Neither kernel depends on anything, so the single queue dispatches both at once: one \
+         queue is not one stream. Expected to be violated.",
+    );
+    c.build(Expect::Violated)
+}

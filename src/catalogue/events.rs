@@ -44,3 +44,49 @@ pub fn event_wait_snapshot(spin: Duration) -> Claim {
     c.overlaps(b, after);
     c.build(Expect::Holds)
 }
+
+/// A wait uses the most recent record at the time it is issued; re-recording afterwards does not
+/// change what it waited for.
+pub fn event_rerecord(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "event.rerecord",
+        "A wait uses the record most recent when the wait is issued: re-recording the event after \
+         the wait does not make the waiting stream wait for the later work",
+        Source::new(
+            "CUDA Driver API, cuStreamWaitEvent",
+            "\"uses the most recent call to cuEventRecord() on hEvent\"",
+        ),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let s2 = c.stream(StreamKind::NonBlocking);
+    let e = c.event("E");
+    let a = c.spin(s1, "A", spin);
+    c.record(s1, e);
+    c.wait(s2, e);
+    let later = c.spin(s1, "C", spin);
+    c.record(s1, e);
+    let b = c.spin(s2, "B", spin);
+    c.precedes(a, b).overlaps(b, later);
+    c.build(Expect::Holds)
+}
+
+/// Seed 000's example: kernel2 waits for kernel1's event while a third stream keeps running.
+pub fn event_third_stream(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "event.third_stream_keeps_running",
+        "kernel2 waits for kernel1 through an event while independent work on a third stream runs \
+         beside both (\"kernel2需要kernel1的输出作为输入\")",
+        Source::new(S000, "7.6 两个比较直观的例子"),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let s2 = c.stream(StreamKind::NonBlocking);
+    let s3 = c.stream(StreamKind::NonBlocking);
+    let e = c.event("event");
+    let k1 = c.spin(s1, "kernel1", spin);
+    c.record(s1, e);
+    c.wait(s2, e);
+    let k2 = c.spin(s2, "kernel2", spin);
+    let k3 = c.spin(s3, "kernel3", spin * 3);
+    c.precedes(k1, k2).overlaps(k3, k1).overlaps(k3, k2);
+    c.build(Expect::Holds)
+}

@@ -12,13 +12,21 @@ mod connections;
 mod events;
 mod null_stream;
 mod ordering;
+mod per_thread;
+mod training;
 
 pub use connections::{
-    connections_default, connections_one_false_dependency, connections_one_single_stream,
+    connections_default, connections_one_adjacent, connections_one_false_dependency,
+    connections_one_single_stream,
 };
-pub use events::{event_wait_orders, event_wait_snapshot};
-pub use null_stream::{non_blocking_exempt, non_blocking_pair, null_barrier};
+pub use events::{event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot};
+pub use null_stream::{
+    non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
+    seed002_without_null,
+};
 pub use ordering::fifo;
+pub use per_thread::{per_thread_vs_blocking, per_thread_vs_legacy};
+pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
 use crate::claim::Claim;
 use crate::program::StreamKind;
@@ -59,7 +67,25 @@ pub fn core(spin: Duration) -> Vec<Claim> {
     claims
 }
 
+/// The synchronization claims of the notes that the lab's ops can express (issue 3, in part).
+pub fn synchronization(spin: Duration) -> Vec<Claim> {
+    vec![
+        per_thread_vs_blocking(spin),
+        per_thread_vs_legacy(spin),
+        event_rerecord(spin),
+        connections_one_adjacent(spin),
+        hook_on_compute_stream(spin),
+        hook_on_comm_stream(spin),
+        hook_one_connection(spin),
+        seed002_non_blocking(spin),
+        seed002_without_null(spin),
+        event_third_stream(spin),
+    ]
+}
+
 /// Every claim in the catalogue.
 pub fn all(spin: Duration) -> Vec<Claim> {
-    core(spin)
+    let mut claims = core(spin);
+    claims.extend(synchronization(spin));
+    claims
 }

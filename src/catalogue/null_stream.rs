@@ -57,3 +57,37 @@ pub fn non_blocking_pair(spin: Duration) -> Claim {
     c.overlaps(a, b);
     c.build(Expect::Holds)
 }
+
+/// Seed 002's example with non-blocking s1 and s2: all three kernels run concurrently.
+pub fn seed002_non_blocking(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "null.seed002_non_blocking",
+        "kernel1 on s1, kernel2 on the null stream, kernel3 on s2 run concurrently when s1 and s2 \
+         are non-blocking (\"如果将stream1和stream2创建为非阻塞流，则三个核函数相对于GPU而言是并发执行的\")",
+        Source::new(S002, "4. 流同步"),
+    );
+    let s1 = c.stream(StreamKind::NonBlocking);
+    let null = c.stream(StreamKind::LegacyNull);
+    let s2 = c.stream(StreamKind::NonBlocking);
+    let k1 = c.spin(s1, "kernel1", spin);
+    let k2 = c.spin(null, "kernel2", spin);
+    let k3 = c.spin(s2, "kernel3", spin);
+    c.overlaps(k1, k2).overlaps(k2, k3).overlaps(k1, k3);
+    c.build(Expect::Holds)
+}
+
+/// Seed 002's question: without kernel2, do kernel1 and kernel3 on blocking streams overlap?
+pub fn seed002_without_null(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "null.seed002_without_kernel2",
+        "Without the null-stream kernel, kernel1 on blocking s1 and kernel3 on blocking s2 run \
+         concurrently on a GPU with Hyper-Q (\"支持Hyper-Q时kernel1与kernel3可以并发执行\")",
+        Source::new(S002, "4. 流同步"),
+    );
+    let s1 = c.stream(StreamKind::Blocking);
+    let s2 = c.stream(StreamKind::Blocking);
+    let k1 = c.spin(s1, "kernel1", spin);
+    let k3 = c.spin(s2, "kernel3", spin);
+    c.overlaps(k1, k3);
+    c.build(Expect::Holds)
+}

@@ -11,5 +11,6 @@ pub mod compare;
 pub mod fuzz;
 pub mod html;
 pub mod svg;
+pub mod sweep;
 pub mod terminal;
 pub mod trace;

@@ -1,0 +1,68 @@
+//! The subcommands, one file each, and what they share: writing the reports and the progress
+//! line.
+
+mod fuzz;
+mod replay;
+mod run;
+mod show;
+mod sweep;
+
+pub use fuzz::fuzz;
+pub use replay::{compare, judge, render};
+pub use run::run;
+pub use show::show;
+pub use sweep::sweep;
+
+use std::time::Instant;
+use stream_litmus::RunRecord;
+
+/// Writes report.html and trace.json into `dir` and says how big they are and how long they took.
+pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), String> {
+    let started = Instant::now();
+    let html = stream_litmus::report::html::html_report(run);
+    let trace = serde_json::to_string(&stream_litmus::report::trace::chrome_trace(run))
+        .expect("traces serialize");
+    let took = started.elapsed();
+    for (name, text) in [("report.html", &html), ("trace.json", &trace)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!(
+            "wrote  {} ({:.1} KiB)",
+            path.display(),
+            text.len() as f64 / 1024.0
+        );
+    }
+    println!("render {:.1} ms", took.as_secs_f64() * 1e3);
+    Ok(())
+}
+
+/// A progress line on stderr while claims run, only when stderr is a terminal.
+pub struct Progress {
+    total: usize,
+    done: usize,
+    tty: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            total,
+            done: 0,
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub fn step(&mut self, last: &str) {
+        self.done += 1;
+        if self.tty {
+            eprint!("\r[{}/{}] {last}", self.done, self.total);
+        }
+    }
+
+    pub fn clear(&self) {
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! `stream-litmus show ID`: one claim as a listing (with the model's predictions) or as JSON.
+
+use std::process::ExitCode;
+use stream_litmus::catalogue;
+
+pub fn show(id: &str, json: bool) -> ExitCode {
+    let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
+        .into_iter()
+        .find(|c| c.id == id)
+    else {
+        eprintln!("stream-litmus: no claim '{id}'; see `stream-litmus list`");
+        return ExitCode::from(2);
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&claim).expect("claims serialize")
+        );
+    } else {
+        println!(
+            "claim  {} — {}\nsource {}\nexpect {}",
+            claim.id, claim.statement, claim.source, claim.expect
+        );
+        for var in &claim.env {
+            println!("env    {var}");
+        }
+        print!("{}", claim.program);
+        let connections = claim
+            .env
+            .iter()
+            .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
+            .and_then(|v| v.value.as_deref());
+        let refinement = stream_litmus::model::Refinement::for_connections(connections);
+        let model = stream_litmus::model::HappensBefore::with(&claim.program, refinement);
+        for check in &claim.checks {
+            let predicted = match *check {
+                stream_litmus::Check::Precedes { before, after } => {
+                    model.must_precede(before, after)
+                }
+                stream_litmus::Check::Overlaps { a, b } => model.may_overlap(a, b),
+            };
+            println!(
+                "  check {:<10} model ({refinement:?}): {}",
+                check.describe(&claim.program),
+                if predicted {
+                    "predicted"
+                } else {
+                    "not predicted"
+                }
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,72 @@
+//! `stream-litmus sweep`: launch offsets and hardware queues, as tables.
+
+use std::process::ExitCode;
+use std::time::Duration;
+use stream_litmus::report::terminal;
+use stream_litmus::{catalogue, Lab};
+
+pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
+    use stream_litmus::model::Refinement;
+    use stream_litmus::report::sweep::{offsets_table, queues_table};
+    use stream_litmus::sweep::{offsets_program, offsets_row, queues_program, queues_row};
+    use stream_litmus::EnvVar;
+    let lab = Lab::new().with_trials(trials);
+    let gpu = match lab.gpu() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", terminal::header(gpu.calibration(), trials));
+    let fail = |e: stream_litmus::Error| {
+        eprintln!("stream-litmus: {e}");
+        ExitCode::from(2)
+    };
+    let counts = [2, 4, 8, 16];
+    let programs: Vec<_> = counts
+        .iter()
+        .map(|&n| offsets_program(n, catalogue::DEFAULT_SPIN))
+        .collect();
+    let runs = match lab.run_all_under(&programs, &[]) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let mut rows = Vec::new();
+    for (&n, run) in counts.iter().zip(runs) {
+        match run {
+            Ok(t) => rows.push(offsets_row(n, &t)),
+            Err(e) => return fail(e),
+        }
+    }
+    println!("\n{}", offsets_table(&rows));
+    // Long spins: every A must still run while the host issues all 2k launches.
+    let spin = Duration::from_micros(200);
+    let programs: Vec<_> = (1..=max_streams).map(|k| queues_program(k, spin)).collect();
+    let mut settings = Vec::new();
+    for value in [None, Some("32")] {
+        let env = [EnvVar {
+            name: "CUDA_DEVICE_MAX_CONNECTIONS".into(),
+            value: value.map(str::to_owned),
+        }];
+        let refinement = Refinement::for_connections(value);
+        let runs = match lab.run_all_under(&programs, &env) {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
+        let mut rows = Vec::new();
+        for (k, run) in (1..=max_streams).zip(runs) {
+            match run {
+                Ok(t) => rows.push(queues_row(k, &t, refinement)),
+                Err(e) => return fail(e),
+            }
+        }
+        let name = match value {
+            None => "default connections (model: 8 queues)".to_string(),
+            Some(v) => format!("CUDA_DEVICE_MAX_CONNECTIONS={v}"),
+        };
+        settings.push((name, rows));
+    }
+    print!("{}", queues_table(&settings));
+    ExitCode::SUCCESS
+}
