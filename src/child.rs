@@ -31,7 +31,7 @@ pub struct ChildRequest {
 }
 
 /// One program to run, with the checks that decide whether a trial counts (undecided trials are
-/// replaced, see [`crate::verdict`]); no checks: exactly `trials` trials.
+/// replaced, as the verdict rules say); no checks: exactly `trials` trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Job {
     pub program: Program,

@@ -18,7 +18,9 @@
 //!   without a GPU.
 //! - [`catalogue`]: the claims from the study notes.
 //! - [`model`]: a happens-before model of stream semantics, which predicts for any program what
-//!   must precede what and what may overlap.
+//!   must precede what and what may overlap; [`fuzz`] runs random programs against it.
+//! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
+//! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
 //! on the CPU with timelines recorded on real GPUs.

@@ -219,3 +219,30 @@ proptest! {
         prop_assert_eq!(back.validate(), program.validate());
     }
 }
+
+/// The catalogue's programs are exactly those recorded on the GPU in
+/// tests/fixtures/catalogue-h100.json: a refactor of the catalogue cannot silently change what
+/// the recorded verdicts are about (re-record the fixture when a claim changes on purpose).
+#[test]
+fn the_catalogue_is_the_one_recorded_on_the_gpu() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalogue-h100.json");
+    let run = stream_litmus::RunRecord::load(&path).unwrap();
+    let now = catalogue::all(catalogue::DEFAULT_SPIN);
+    assert_eq!(
+        run.claims.len(),
+        now.len(),
+        "claims were added or removed since the recording"
+    );
+    for rec in &run.claims {
+        let current = now
+            .iter()
+            .find(|c| c.id == rec.claim.id)
+            .expect("claim still exists");
+        assert_eq!(
+            current, &rec.claim,
+            "{} changed since it was recorded",
+            rec.claim.id
+        );
+    }
+}

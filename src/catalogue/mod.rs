@@ -28,9 +28,26 @@ pub use ordering::fifo;
 pub use per_thread::{per_thread_vs_blocking, per_thread_vs_legacy};
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
-use crate::claim::Claim;
-use crate::program::StreamKind;
+use crate::claim::{Claim, ClaimBuilder};
+use crate::program::{OpId, StreamId, StreamKind, SyncTarget};
 use std::time::Duration;
+
+/// Both issue orders of one kernel on each of two streams, separated by a device sync:
+/// `X` on `x` then `Y` on `y`, sync, then `Y'` on `y` and `X'` on `x`. Returns the pairs in issue
+/// order, `[(X, Y), (Y', X')]`, for claims that must hold whichever kernel is issued first.
+fn both_issue_orders(
+    c: &mut ClaimBuilder,
+    (x, x_label): (StreamId, &str),
+    (y, y_label): (StreamId, &str),
+    spin: Duration,
+) -> [(OpId, OpId); 2] {
+    let first = c.spin(x, x_label, spin);
+    let second = c.spin(y, y_label, spin);
+    c.host_sync(SyncTarget::Device);
+    let third = c.spin(y, format!("{y_label}'"), spin);
+    let fourth = c.spin(x, format!("{x_label}'"), spin);
+    [(first, second), (third, fourth)]
+}
 
 /// Seed file names, as cited in claims and docs/claims.md.
 pub mod seeds {

@@ -1,8 +1,9 @@
 //! The legacy null stream: a barrier for blocking streams, nothing to non-blocking ones.
 
+use super::both_issue_orders;
 use super::seeds::S002;
 use crate::claim::{Claim, Source};
-use crate::program::{StreamKind, SyncTarget};
+use crate::program::StreamKind;
 use crate::verdict::Expect;
 use std::time::Duration;
 
@@ -34,12 +35,9 @@ pub fn non_blocking_exempt(spin: Duration) -> Claim {
     );
     let s1 = c.stream(StreamKind::NonBlocking);
     let null = c.stream(StreamKind::LegacyNull);
-    let a = c.spin(s1, "A", spin);
-    let n = c.spin(null, "N", spin);
-    c.host_sync(SyncTarget::Device);
-    let n2 = c.spin(null, "N'", spin);
-    let a2 = c.spin(s1, "A'", spin);
-    c.overlaps(a, n).overlaps(n2, a2);
+    for (a, b) in both_issue_orders(&mut c, (s1, "A"), (null, "N"), spin) {
+        c.overlaps(a, b);
+    }
     c.build(Expect::Holds)
 }
 

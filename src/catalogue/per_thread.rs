@@ -1,8 +1,9 @@
 //! The per-thread default stream (CUDA 7's `--default-stream per-thread`, `CU_STREAM_PER_THREAD`).
 
+use super::both_issue_orders;
 use super::seeds::S003;
 use crate::claim::{Claim, Source};
-use crate::program::{StreamKind, SyncTarget};
+use crate::program::StreamKind;
 use crate::verdict::Expect;
 use std::time::Duration;
 
@@ -20,12 +21,9 @@ pub fn per_thread_vs_blocking(spin: Duration) -> Claim {
     );
     let pt = c.stream(StreamKind::PerThread);
     let s1 = c.stream(StreamKind::Blocking);
-    let p = c.spin(pt, "P", spin);
-    let b = c.spin(s1, "B", spin);
-    c.host_sync(SyncTarget::Device);
-    let b2 = c.spin(s1, "B'", spin);
-    let p2 = c.spin(pt, "P'", spin);
-    c.overlaps(p, b).overlaps(b2, p2);
+    for (a, b) in both_issue_orders(&mut c, (pt, "P"), (s1, "B"), spin) {
+        c.overlaps(a, b);
+    }
     c.build(Expect::Holds)
 }
 
@@ -43,11 +41,8 @@ pub fn per_thread_vs_legacy(spin: Duration) -> Claim {
     );
     let pt = c.stream(StreamKind::PerThread);
     let null = c.stream(StreamKind::LegacyNull);
-    let p = c.spin(pt, "P", spin);
-    let n = c.spin(null, "N", spin);
-    c.host_sync(SyncTarget::Device);
-    let n2 = c.spin(null, "N'", spin);
-    let p2 = c.spin(pt, "P'", spin);
-    c.precedes(p, n).precedes(n2, p2);
+    for (a, b) in both_issue_orders(&mut c, (pt, "P"), (null, "N"), spin) {
+        c.precedes(a, b);
+    }
     c.build(Expect::Holds)
 }

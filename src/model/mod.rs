@@ -1,7 +1,7 @@
 //! A model of CUDA stream and event semantics: for any [`Program`], what must happen before what,
 //! and what may overlap.
 //!
-//! Every op is two events in time, its **start** and its **end**. The rules in [`rules`] add edges
+//! Every op is two events in time, its **start** and its **end**. The rules (`model/rules.rs`) add edges
 //! between them:
 //! - `end(x) → start(y)`: y cannot start before x has completed (a dependency);
 //! - `start(x) → start(y)`: y cannot start before x has started (dispatch order in a hardware

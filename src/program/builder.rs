@@ -79,7 +79,7 @@ impl ProgramBuilder {
         EventId(self.program.events.len() - 1)
     }
 
-    /// A spin kernel of one block of [`DEFAULT_BLOCK`] threads.
+    /// A spin kernel of one block of 32 threads (one warp).
     pub fn spin(&mut self, stream: StreamId, label: impl Into<String>, duration: Duration) -> OpId {
         self.spin_grid(stream, label, duration, 1, DEFAULT_BLOCK)
     }
