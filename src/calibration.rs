@@ -34,6 +34,9 @@ pub struct Device {
     pub sm_count: u32,
     /// The clock-rate attribute, in kHz (may differ from the calibrated rate).
     pub clock_khz: u32,
+    /// `cuCtxGetStreamPriorityRange`: (least, greatest); numerically the greatest is the lower.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_range: Option<(i32, i32)>,
     /// The CUPTI library the loader found (e.g. "libcupti.so"), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cupti: Option<String>,

@@ -143,6 +143,24 @@ impl ClaimBuilder {
         self
     }
 
+    /// Expect some blocks of `low` to be dispatched after the first block of `high` started.
+    pub fn interleaves(&mut self, low: OpId, high: OpId) -> &mut Self {
+        self.checks.push(Check::Interleaves { low, high });
+        self
+    }
+
+    /// Expect every block of `low` to be dispatched before the first block of `high` starts.
+    pub fn behind(&mut self, low: OpId, high: OpId) -> &mut Self {
+        self.checks.push(Check::Behind { low, high });
+        self
+    }
+
+    /// Expect no block of `op` to be held off its SM by the blocks of `by`.
+    pub fn uninterrupted(&mut self, op: OpId, by: OpId) -> &mut Self {
+        self.checks.push(Check::Uninterrupted { op, by });
+        self
+    }
+
     /// Expect the ops to run one after another in the order given.
     pub fn chain(&mut self, ops: &[OpId]) -> &mut Self {
         for w in ops.windows(2) {

@@ -70,8 +70,8 @@ pub use error::{Error, Result};
 pub use gpu::{Gpu, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
 pub use program::{
-    Event, EventId, Op, OpId, OpKind, Program, ProgramBuilder, ProgramError, Stream, StreamId,
-    StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS,
+    Event, EventId, Op, OpId, OpKind, Priority, Program, ProgramBuilder, ProgramError, Stream,
+    StreamId, StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
 pub use relation::{Check, Measurement, Truth};

@@ -150,10 +150,7 @@ impl Judgement {
             .ranges
             .iter()
             .map(|r| {
-                let what = match r.check {
-                    Check::Precedes { .. } => "gap",
-                    Check::Overlaps { .. } => "overlap",
-                };
+                let what = r.check.quantity();
                 if r.min_ns == r.max_ns {
                     format!("{} {what} {}", r.check.describe(program), micros(r.min_ns))
                 } else {

@@ -349,3 +349,89 @@ fn recorded_orders_do_not_hinge_on_the_timer_step() {
         }
     }
 }
+
+// ---- dispatch order and preemption (stream priorities) ------------------------------------------
+
+/// LOW: 4 waves of 2 blocks starting at 0, 50, 100, 150 µs (each 50 µs, 99 000 cycles); HIGH: 2
+/// blocks starting at `high_start`, issued at host time `high_issued`.
+fn waves(high_start: u64, high_issued: u64) -> Timeline {
+    let block = |start: u64, cycles: u64| stream_litmus::BlockStamp {
+        start_ns: start,
+        end_ns: start + 50_000,
+        sm: 0,
+        cycles,
+    };
+    let low = Span {
+        op: A,
+        blocks: (0..8).map(|i| block((i / 2) * 50_000, 99_000)).collect(),
+    };
+    let high = Span {
+        op: B,
+        blocks: vec![block(high_start, 99_000), block(high_start, 99_000)],
+    };
+    let call = |op, at| HostCall {
+        op,
+        begin_ns: at,
+        end_ns: at,
+    };
+    Timeline::new(vec![low, high], vec![call(A, 0), call(B, high_issued)])
+}
+
+#[rstest]
+#[case::jumped_ahead(50_000, 3_000, Truth::Yes, Truth::No)]
+#[case::waited_behind(150_032, 3_000, Truth::No, Truth::Yes)]
+#[case::issued_too_late(160_000, 151_000, Truth::Unknown, Truth::Unknown)]
+fn dispatch_order_needs_the_second_kernel_ready_in_time(
+    #[case] high_start: u64,
+    #[case] issued: u64,
+    #[case] interleaves: Truth,
+    #[case] behind: Truth,
+) {
+    let t = waves(high_start, issued);
+    let i = Check::Interleaves { low: A, high: B }.measure(&t, &TOL);
+    let b = Check::Behind { low: A, high: B }.measure(&t, &TOL);
+    assert_eq!(
+        (i.truth, b.truth),
+        (interleaves, behind),
+        "{} / {}",
+        i.reason,
+        b.reason
+    );
+    assert_eq!(i.value_ns, 150_000 - high_start as i64, "the lead");
+    if interleaves == Truth::Yes {
+        assert!(
+            i.reason
+                .starts_with("4 of 8 blocks of the first kernel started after"),
+            "{}",
+            i.reason
+        );
+    }
+}
+
+#[test]
+fn a_block_held_off_its_sm_for_a_block_of_the_other_kernel_was_interrupted() {
+    let t = waves(50_000, 3_000);
+    let check = Check::Uninterrupted { op: A, by: B };
+    let whole = check.measure(&t, &TOL);
+    assert_eq!(
+        (whole.truth, whole.value_ns),
+        (Truth::Yes, 0),
+        "{}",
+        whole.reason
+    );
+    // Off its SM for 30 µs, more than half a 50 µs block of the other kernel: interrupted.
+    let mut held = t.clone();
+    held.spans[0].blocks[3].end_ns += 30_000;
+    let m = check.measure(&held, &TOL);
+    assert_eq!((m.truth, m.value_ns), (Truth::No, 30_000), "{}", m.reason);
+    assert!(
+        m.reason
+            .contains("threshold is half its median block time, +25.00 µs"),
+        "{}",
+        m.reason
+    );
+    // Sub-µs excess (warp start skew, __syncthreads) is far from a preemption.
+    let mut skew = t.clone();
+    skew.spans[0].blocks[3].end_ns += 600;
+    assert_eq!(check.measure(&skew, &TOL).truth, Truth::Yes);
+}

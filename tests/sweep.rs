@@ -15,6 +15,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
                 compute_capability: (9, 0),
                 sm_count: 132,
                 clock_khz: 1_980_000,
+                priority_range: None,
                 cupti: None,
             },
             cycles_per_ns: 1.98,

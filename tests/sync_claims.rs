@@ -21,6 +21,9 @@ use stream_litmus::Claim;
 #[case::training_hook_same_stream(catalogue::hook_on_compute_stream)]
 #[case::training_hook_own_stream(catalogue::hook_on_comm_stream)]
 #[case::training_hook_one_connection(catalogue::hook_one_connection)]
+#[case::priority_high_jumps_ahead(catalogue::priority_jumps_ahead)]
+#[case::priority_no_preemption(catalogue::priority_no_preemption)]
+#[case::priority_equal_waits_behind(catalogue::priority_equal_waits)]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn synchronization_claim(#[case] claim: fn(Duration) -> Claim) {

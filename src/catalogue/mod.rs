@@ -13,6 +13,7 @@ mod events;
 mod null_stream;
 mod ordering;
 mod per_thread;
+mod priorities;
 mod training;
 
 pub use connections::{
@@ -26,6 +27,7 @@ pub use null_stream::{
 };
 pub use ordering::fifo;
 pub use per_thread::{per_thread_vs_blocking, per_thread_vs_legacy};
+pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_preemption};
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
 use crate::claim::{Claim, ClaimBuilder};
@@ -97,6 +99,9 @@ pub fn synchronization(spin: Duration) -> Vec<Claim> {
         seed002_non_blocking(spin),
         seed002_without_null(spin),
         event_third_stream(spin),
+        priority_jumps_ahead(spin),
+        priority_no_preemption(spin),
+        priority_equal_waits(spin),
     ]
 }
 

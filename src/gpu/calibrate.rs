@@ -70,28 +70,52 @@ fn cycles_per_ns(kernels: &Kernels, guess: f64) -> Result<f64, Error> {
     Ok(rates[rates.len() / 2])
 }
 
-/// Four independent kernels on four streams: per trial, the spread of `start - issued` among them
+/// A launch call that takes longer than this many times the median launch call, plus
+/// [`DISTURBED_SLACK_NS`], was interrupted on the host (the thread descheduled inside the call).
+const DISTURBED_FACTOR: u64 = 4;
+const DISTURBED_SLACK_NS: u64 = 2_000;
+
+/// Four independent kernels on four streams. Per trial, the spread of `start - issued` among them
 /// is how much launch latency varies when nothing waits; the jitter is the largest spread seen.
+///
+/// Trials in which a launch call was itself interrupted on the host are left out. Their `issued`
+/// time is late by the interruption, not by anything the GPU did: one such trial once made the
+/// jitter 42 µs instead of about 0.5 µs, and every verdict in that process came out undecided.
 fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
     let mut p = Program::builder("calibrate.launch-jitter");
     for i in 0..4 {
         let s = p.stream(StreamKind::NonBlocking);
         p.spin(s, format!("X{i}"), Duration::from_micros(30));
     }
-    let run = execute(kernels, cycles_per_ns, &p.build(), 2 * SAMPLES)?;
-    Ok(run
+    let run = execute(kernels, cycles_per_ns, &p.build(), 4 * SAMPLES)?;
+    let mut calls: Vec<u64> = run
         .timelines
         .iter()
-        .filter_map(|t| {
-            let lat: Vec<i64> = t
-                .spans
-                .iter()
-                .filter_map(|s| Some(s.start() as i64 - t.issued_ns(s.op)? as i64))
-                .collect();
-            Some((lat.iter().max()? - lat.iter().min()?) as u64)
-        })
-        .max()
-        .unwrap_or(0))
+        .flat_map(|t| t.host_calls.iter().map(|c| c.end_ns - c.begin_ns))
+        .collect();
+    calls.sort_unstable();
+    let median_call = calls.get(calls.len() / 2).copied().unwrap_or(0);
+    let disturbed = |t: &crate::timeline::Timeline| {
+        t.host_calls
+            .iter()
+            .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
+    };
+    let spread = |t: &crate::timeline::Timeline| {
+        let lat: Vec<i64> = t
+            .spans
+            .iter()
+            .filter_map(|s| Some(s.start() as i64 - t.issued_ns(s.op)? as i64))
+            .collect();
+        Some((lat.iter().max()? - lat.iter().min()?) as u64)
+    };
+    let calm: Vec<u64> = run
+        .timelines
+        .iter()
+        .filter(|t| !disturbed(t))
+        .filter_map(spread)
+        .collect();
+    let all = || run.timelines.iter().filter_map(spread).max();
+    Ok(calm.iter().copied().max().or_else(all).unwrap_or(0))
 }
 
 fn dependent_gap(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {

@@ -100,6 +100,7 @@ fn device(ctx: &Arc<CudaContext>) -> Result<Device, Error> {
             .map_err(call("cuDeviceGetAttribute"))?,
         sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
         clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
+        priority_range: cudarc::driver::result::stream::get_priority_range().ok(),
         cupti: probe::cupti(),
     })
 }

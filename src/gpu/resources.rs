@@ -5,7 +5,7 @@
 
 use super::probe::call;
 use crate::error::Error;
-use crate::program::{Stream, StreamKind};
+use crate::program::{Priority, Stream, StreamKind};
 use cudarc::driver::{result, sys};
 
 /// The streams of one program, indexed like `Program::streams`.
@@ -25,16 +25,9 @@ impl Streams {
                 StreamKind::LegacyNull => (std::ptr::null_mut(), false),
                 // CU_STREAM_PER_THREAD, see the driver API's stream synchronization behavior.
                 StreamKind::PerThread => (0x2 as sys::CUstream, false),
-                StreamKind::Blocking => (
-                    result::stream::create(result::stream::StreamKind::Default)
-                        .map_err(call("cuStreamCreate(CU_STREAM_DEFAULT)"))?,
-                    true,
-                ),
-                StreamKind::NonBlocking => (
-                    result::stream::create(result::stream::StreamKind::NonBlocking)
-                        .map_err(call("cuStreamCreate(CU_STREAM_NON_BLOCKING)"))?,
-                    true,
-                ),
+                StreamKind::Blocking | StreamKind::NonBlocking => {
+                    (create(decl.kind, decl.priority)?, true)
+                }
             };
             streams.handles.push(handle);
             streams.owned.push(owned);
@@ -54,6 +47,28 @@ impl Drop for Streams {
                 // SAFETY: created above, destroyed once; the executor synchronized the context.
                 let _ = unsafe { result::stream::destroy(h) };
             }
+        }
+    }
+}
+
+/// A new blocking or non-blocking stream, with its priority if it has one. Priorities are
+/// resolved with `cuCtxGetStreamPriorityRange`: lowest is its least, highest its greatest.
+fn create(kind: StreamKind, priority: Option<Priority>) -> Result<sys::CUstream, Error> {
+    let flags = || match kind {
+        StreamKind::NonBlocking => result::stream::StreamKind::NonBlocking,
+        _ => result::stream::StreamKind::Default,
+    };
+    match priority {
+        None => result::stream::create(flags()).map_err(call("cuStreamCreate")),
+        Some(p) => {
+            let (least, greatest) = result::stream::get_priority_range()
+                .map_err(call("cuCtxGetStreamPriorityRange"))?;
+            let value = match p {
+                Priority::Lowest => least,
+                Priority::Highest => greatest,
+            };
+            result::stream::create_with_priority(flags(), value)
+                .map_err(call("cuStreamCreateWithPriority"))
         }
     }
 }

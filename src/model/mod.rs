@@ -97,6 +97,18 @@ impl HappensBefore {
         a != b && !self.must_precede(a, b) && !self.must_precede(b, a)
     }
 
+    /// What the model says of a claim's check: `Some(true)` if it predicts it, `Some(false)` if
+    /// it does not, `None` for checks that are no happens-before question (dispatch order,
+    /// preemption).
+    pub fn predicts(&self, check: &crate::relation::Check) -> Option<bool> {
+        use crate::relation::Check;
+        match *check {
+            Check::Precedes { before, after } => Some(self.must_precede(before, after)),
+            Check::Overlaps { a, b } => Some(self.may_overlap(a, b)),
+            _ => None,
+        }
+    }
+
     /// Every must-precede pair, in issue order of the first op.
     pub fn must_pairs(&self) -> Vec<(OpId, OpId)> {
         self.pairs(|a, b| self.must_precede(a, b))

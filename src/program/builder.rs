@@ -1,6 +1,8 @@
 //! The builder: a few lines per experiment, ids handed back for later ops and checks.
 
-use super::{Event, EventId, Op, OpId, OpKind, Program, Stream, StreamId, StreamKind, SyncTarget};
+use super::{
+    Event, EventId, Op, OpId, OpKind, Priority, Program, Stream, StreamId, StreamKind, SyncTarget,
+};
 use std::time::Duration;
 
 /// Threads per block of a spin op unless a claim asks for more: one warp, so kernels only compete
@@ -67,8 +69,16 @@ impl ProgramBuilder {
         self.program.streams.push(Stream {
             kind,
             label: label.into(),
+            priority: None,
         });
         StreamId(self.program.streams.len() - 1)
+    }
+
+    /// A new stream of `kind` (blocking or non-blocking) created with `priority`.
+    pub fn stream_with_priority(&mut self, kind: StreamKind, priority: Priority) -> StreamId {
+        let id = self.stream(kind);
+        self.program.streams[id.0].priority = Some(priority);
+        id
     }
 
     /// An event (created without timing, as the executor only orders with it).

@@ -80,11 +80,25 @@ impl fmt::Display for StreamKind {
     }
 }
 
+/// A stream priority, resolved on the device with `cuCtxGetStreamPriorityRange` (its numeric
+/// range differs between GPUs, so programs name the ends of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// The least priority (the default of every stream).
+    Lowest,
+    /// The greatest priority.
+    Highest,
+}
+
 /// A stream the program uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stream {
     pub kind: StreamKind,
     pub label: String,
+    /// Created with `cuStreamCreateWithPriority` when set (blocking and non-blocking kinds only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
 }
 
 /// An event the program records and waits on.
@@ -209,7 +223,10 @@ impl fmt::Display for Program {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "program {}", self.name)?;
         for s in &self.streams {
-            writeln!(f, "  stream {} ({})", s.label, s.kind)?;
+            match s.priority {
+                Some(p) => writeln!(f, "  stream {} ({}, priority {p:?})", s.label, s.kind)?,
+                None => writeln!(f, "  stream {} ({})", s.label, s.kind)?,
+            }
         }
         for e in &self.events {
             writeln!(f, "  event {}", e.label)?;

@@ -76,6 +76,15 @@ impl Program {
                 ));
             }
         }
+        for s in &self.streams {
+            if s.priority.is_some() && s.kind.is_builtin() {
+                problems.push(format!(
+                    "stream {} is the {} stream, which has no priority to set; give the priority \
+                     to a blocking or non-blocking stream",
+                    s.label, s.kind
+                ));
+            }
+        }
         let stream_ok = |s: StreamId, problems: &mut Vec<String>, op: &super::Op| {
             if s.0 >= self.streams.len() {
                 problems.push(format!(

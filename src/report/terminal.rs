@@ -28,6 +28,12 @@ pub fn header(cal: &Calibration, trials: usize) -> String {
         cal.launch_jitter_ns as f64 / 1e3,
         cal.dependent_gap_ns as f64 / 1e3,
     );
+    if let Some((least, greatest)) = d.priority_range {
+        let _ = writeln!(
+            s,
+            "prio   stream priorities {least} (least) to {greatest} (greatest)"
+        );
+    }
     let _ = writeln!(s, "cupti  {}", d.cupti.as_deref().unwrap_or("not found"));
     if !cal.environment.is_empty() {
         let _ = writeln!(s, "env    {}", cal.environment.join(" "));
