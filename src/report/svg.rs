@@ -169,15 +169,16 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         let (a, b) = (span.start() as i64 - origin, span.end() as i64 - origin);
         let (xa, xb) = (x(a), x(b).max(x(a) + 1.5));
         let y = lane_y(lane) + (LANE - BAR) / 2.0;
-        let sms = span
-            .sms()
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let sm_list = span.sms();
+        let sms = if sm_list.len() > 8 {
+            format!("{} SMs", sm_list.len())
+        } else {
+            let list: Vec<String> = sm_list.iter().map(u32::to_string).collect();
+            format!("SM {}", list.join(", "))
+        };
         let _ = write!(
             s,
-            r##"<g><title>{} on {}: {:.3} → {:.3} µs ({:.3} µs), {} block(s) on SM {}</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="{}" stroke="#00000033"/>"##,
+            r##"<g><title>{} on {}: {:.3} → {:.3} µs ({:.3} µs), {} block(s) on {}</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="{}" stroke="#00000033"/>"##,
             esc(&op.label),
             esc(&program.streams[stream.0].label),
             a as f64 / 1e3,
