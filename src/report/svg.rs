@@ -65,11 +65,17 @@ fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
             .any(|op| op.kind.stream().map(|x| x.0) == Some(i))
         {
             of_stream[i] = Some(labels.len());
-            let label = if s.label == s.kind.name() {
+            let mut label = if s.label == s.kind.name() {
                 s.label.clone()
             } else {
                 format!("{} · {}", s.label, s.kind)
             };
+            if let Some(p) = s.priority {
+                label.push_str(match p {
+                    crate::program::Priority::Lowest => " · low prio",
+                    crate::program::Priority::Highest => " · high prio",
+                });
+            }
             labels.push((label, Some(s.kind)));
         }
     }
@@ -189,6 +195,25 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
             xb - xa,
             colour(kind)
         );
+        // Multi-block kernels: a tick at the bottom of the bar for each distinct block start
+        // (to the pixel), so waves of blocks and blocks dispatched late are visible.
+        if span.blocks.len() > 1 {
+            let mut ticks: Vec<i64> = span
+                .blocks
+                .iter()
+                .map(|b| (x(b.start_ns as i64 - origin) * 2.0).round() as i64)
+                .collect();
+            ticks.sort_unstable();
+            ticks.dedup();
+            let mut path = String::new();
+            for t in ticks {
+                let _ = write!(path, "M {:.1} {:.1} v 5 ", t as f64 / 2.0, y + BAR - 5.0);
+            }
+            let _ = write!(
+                s,
+                r##"<path d="{path}" stroke="#ffffffcc" stroke-width="1"/>"##
+            );
+        }
         let text_w = 7.0 * op.label.chars().count() as f64 + 8.0;
         if xb - xa >= text_w {
             let _ = write!(
