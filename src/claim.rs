@@ -161,6 +161,12 @@ impl ClaimBuilder {
         self
     }
 
+    /// Expect the elapsed time `elapsed` read to cover the stamped run of `span`.
+    pub fn elapsed_covers(&mut self, elapsed: OpId, span: OpId) -> &mut Self {
+        self.checks.push(Check::ElapsedCovers { elapsed, span });
+        self
+    }
+
     /// Expect the ops to run one after another in the order given.
     pub fn chain(&mut self, ops: &[OpId]) -> &mut Self {
         for w in ops.windows(2) {

@@ -75,5 +75,5 @@ pub use program::{
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
 pub use relation::{Check, Measurement, Truth};
-pub use timeline::{BlockStamp, HostCall, Span, Timeline};
+pub use timeline::{BlockStamp, HostCall, Reading, Span, Timeline};
 pub use verdict::{judge, CheckRange, Counts, Expect, Judgement, TrialOutcome, Verdict};

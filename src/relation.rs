@@ -37,6 +37,9 @@ pub enum Check {
     /// take at the kernel's own rate, give or take far less than a block of `by` lasts (a block
     /// preempted by `by` would wait out at least one of `by`'s blocks).
     Uninterrupted { op: OpId, by: OpId },
+    /// The elapsed time an [`crate::OpKind::Elapsed`] op read covers the stamped run of `span`
+    /// (events recorded around a kernel measure at least the kernel).
+    ElapsedCovers { elapsed: OpId, span: OpId },
 }
 
 impl Check {
@@ -47,6 +50,7 @@ impl Check {
             Check::Overlaps { a, b } => (a, b),
             Check::Interleaves { low, high } | Check::Behind { low, high } => (low, high),
             Check::Uninterrupted { op, by } => (op, by),
+            Check::ElapsedCovers { elapsed, span } => (elapsed, span),
         }
     }
 
@@ -62,6 +66,7 @@ impl Check {
             Check::Overlaps { .. } => "overlap",
             Check::Interleaves { .. } | Check::Behind { .. } => "lead",
             Check::Uninterrupted { .. } => "excess",
+            Check::ElapsedCovers { .. } => "events beyond stamps",
         }
     }
 
@@ -81,11 +86,17 @@ impl Check {
             Check::Uninterrupted { op, by } => {
                 format!("{}▮{}", program.label(op), program.label(by))
             }
+            Check::ElapsedCovers { elapsed, span } => {
+                format!("{}⊇{}", program.label(elapsed), program.label(span))
+            }
         }
     }
 
     /// Judges the check on one timeline.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
+        if let Check::ElapsedCovers { elapsed, span } = *self {
+            return elapsed_covers(*self, timeline.reading(elapsed), timeline.span(span), tol);
+        }
         let (x, y) = self.ops();
         let (Some(sx), Some(sy)) = (timeline.span(x), timeline.span(y)) else {
             let missing = if timeline.span(x).is_none() { x } else { y };
@@ -103,6 +114,8 @@ impl Check {
                 dispatch_order(*self, timeline, sx, sy, tol)
             }
             Check::Uninterrupted { .. } => uninterrupted(*self, sx, sy),
+            // Reads a value, not two spans: judged at the top of this function.
+            Check::ElapsedCovers { .. } => unreachable!("elapsed checks return early"),
         }
     }
 }
@@ -407,6 +420,57 @@ fn uninterrupted(check: Check, span: &Span, by: &Span) -> Measurement {
     Measurement {
         check,
         value_ns: worst,
+        truth,
+        reason,
+    }
+}
+
+/// The resolution of `cuEventElapsedTime`, as the CUDA documentation states it ("a resolution of
+/// around 0.5 microseconds").
+pub const EVENT_RESOLUTION_NS: i64 = 500;
+
+/// ElapsedCovers: the events' elapsed time minus the kernel's stamped duration. Events recorded
+/// before and after a kernel in one stream bracket it, so the difference cannot be negative beyond
+/// the event resolution plus a timer step. What it is above zero is what events include that
+/// stamps do not: the kernel's dispatch after the first record, and the second record after it.
+fn elapsed_covers(
+    check: Check,
+    reading: Option<i64>,
+    span: Option<&Span>,
+    tol: &Tolerances,
+) -> Measurement {
+    let (Some(elapsed), Some(span)) = (reading, span) else {
+        return Measurement {
+            check,
+            value_ns: 0,
+            truth: Truth::Unknown,
+            reason: "no elapsed-time reading or no stamps for the kernel on this timeline".into(),
+        };
+    };
+    let duration = signed(span.duration_ns());
+    let extra = elapsed - duration;
+    let slack = EVENT_RESOLUTION_NS + signed(tol.timer_step_ns);
+    let truth = if extra >= -slack {
+        Truth::Yes
+    } else {
+        Truth::No
+    };
+    let reason = format!(
+        "the events measured {} around a kernel stamped at {}: {} {}; event resolution {} plus \
+         a timer step",
+        micros(elapsed),
+        micros(duration),
+        micros(extra),
+        if extra >= 0 {
+            "more, the dispatch gaps around the kernel that events include and stamps do not"
+        } else {
+            "less"
+        },
+        micros(EVENT_RESOLUTION_NS)
+    );
+    Measurement {
+        check,
+        value_ns: extra,
         truth,
         reason,
     }

@@ -70,6 +70,13 @@ pub struct HostCall {
     pub end_ns: u64,
 }
 
+/// A value an op read on the host, such as an event's elapsed time, in ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reading {
+    pub op: OpId,
+    pub value_ns: i64,
+}
+
 /// One trial: a span per stamped op and a host interval per op.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timeline {
@@ -77,13 +84,34 @@ pub struct Timeline {
     pub spans: Vec<Span>,
     /// Sorted by op id: every op, stamped or not, in issue order.
     pub host_calls: Vec<HostCall>,
+    /// Values read by host-side ops ([`crate::OpKind::Elapsed`]), by op id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<Reading>,
 }
 
 impl Timeline {
     pub fn new(mut spans: Vec<Span>, mut host_calls: Vec<HostCall>) -> Timeline {
         spans.sort_by_key(|s| s.op);
         host_calls.sort_by_key(|c| c.op);
-        Timeline { spans, host_calls }
+        Timeline {
+            spans,
+            host_calls,
+            readings: Vec::new(),
+        }
+    }
+
+    /// The same timeline with the values host ops read.
+    pub fn with_readings(mut self, readings: Vec<Reading>) -> Timeline {
+        self.readings = readings;
+        self
+    }
+
+    /// The value `op` read, if it read one.
+    pub fn reading(&self, op: OpId) -> Option<i64> {
+        self.readings
+            .iter()
+            .find(|r| r.op == op)
+            .map(|r| r.value_ns)
     }
 
     pub fn span(&self, op: OpId) -> Option<&Span> {

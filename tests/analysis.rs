@@ -435,3 +435,34 @@ fn a_block_held_off_its_sm_for_a_block_of_the_other_kernel_was_interrupted() {
     skew.spans[0].blocks[3].end_ns += 600;
     assert_eq!(check.measure(&skew, &TOL).truth, Truth::Yes);
 }
+
+/// Events around a kernel: their elapsed time may exceed the stamps (dispatch gaps), never fall
+/// short of them by more than the event resolution plus a timer step.
+#[rstest]
+#[case::covers_with_gaps(52_300, 2_300, Truth::Yes)]
+#[case::within_resolution(49_500, -500, Truth::Yes)]
+#[case::too_short(49_000, -1_000, Truth::No)]
+fn elapsed_time_covers_the_stamped_kernel(
+    #[case] elapsed: i64,
+    #[case] extra: i64,
+    #[case] truth: Truth,
+) {
+    let t = Timeline::new(vec![Span::single(B, 1_000, 51_000)], vec![]).with_readings(vec![
+        stream_litmus::Reading {
+            op: A,
+            value_ns: elapsed,
+        },
+    ]);
+    let m = Check::ElapsedCovers {
+        elapsed: A,
+        span: B,
+    }
+    .measure(&t, &TOL);
+    assert_eq!((m.value_ns, m.truth), (extra, truth), "{}", m.reason);
+    let none = Check::ElapsedCovers {
+        elapsed: A,
+        span: B,
+    }
+    .measure(&Timeline::default(), &TOL);
+    assert_eq!(none.truth, Truth::Unknown);
+}

@@ -117,12 +117,8 @@ fn every_catalogue_claim_is_valid_and_well_formed() {
             let (x, y) = check.ops();
             for op in [x, y] {
                 let kind = &c.program.op(op).expect("check names an op").kind;
-                assert!(
-                    kind.is_stamped(),
-                    "{}: a check relates unstamped op {}",
-                    c.id,
-                    op.0
-                );
+                let readable = kind.is_stamped() || matches!(kind, OpKind::Elapsed { .. });
+                assert!(readable, "{}: a check reads nothing from op {}", c.id, op.0);
             }
         }
     }
@@ -245,4 +241,35 @@ fn the_catalogue_is_the_one_recorded_on_the_gpu() {
             rec.claim.id
         );
     }
+}
+
+/// Reading an elapsed time needs both events recorded first; the events it reads get timing.
+#[test]
+fn an_elapsed_time_needs_both_events_recorded_first() {
+    let mut p = Program::builder("elapsed");
+    let s = p.stream(StreamKind::NonBlocking);
+    let (a, b) = (p.event("a"), p.event("b"));
+    p.record(s, a);
+    p.elapsed(a, b);
+    let err = p.build().validate().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("reads the elapsed time of event e1 before any record"),
+        "{err}"
+    );
+    let mut q = Program::builder("elapsed-ok");
+    let s = q.stream(StreamKind::NonBlocking);
+    let (a, b, untimed) = (q.event("a"), q.event("b"), q.event("c"));
+    q.record(s, untimed);
+    q.record(s, a);
+    q.spin(s, "K", 5 * US);
+    q.record(s, b);
+    q.elapsed(a, b);
+    let q = q.build();
+    assert!(q.validate().is_ok());
+    assert!(q.is_timed_event(a) && q.is_timed_event(b) && !q.is_timed_event(untimed));
+    assert!(
+        q.to_string().contains("host reads elapsed time a → b"),
+        "{q}"
+    );
 }

@@ -24,6 +24,7 @@ use stream_litmus::Claim;
 #[case::priority_high_jumps_ahead(catalogue::priority_jumps_ahead)]
 #[case::priority_no_preemption(catalogue::priority_no_preemption)]
 #[case::priority_equal_waits_behind(catalogue::priority_equal_waits)]
+#[case::event_elapsed_time(catalogue::event_elapsed_time)]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn synchronization_claim(#[case] claim: fn(Duration) -> Claim) {

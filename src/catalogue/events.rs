@@ -1,6 +1,6 @@
 //! Events: an event wait orders two streams, and only up to the record it captured.
 
-use super::seeds::S000;
+use super::seeds::{S000, S001};
 use crate::claim::{Claim, ClaimBuilder, Source};
 use crate::program::{OpId, StreamKind};
 use crate::verdict::Expect;
@@ -88,5 +88,25 @@ pub fn event_third_stream(spin: Duration) -> Claim {
     let k2 = c.spin(s2, "kernel2", spin);
     let k3 = c.spin(s3, "kernel3", spin * 3);
     c.precedes(k1, k2).overlaps(k3, k1).overlaps(k3, k2);
+    c.build(Expect::Holds)
+}
+
+/// Events around a kernel measure its time (seed 001: "测量 Kernel 耗时").
+pub fn event_elapsed_time(spin: Duration) -> Claim {
+    let mut c = Claim::builder(
+        "event.elapsed_time",
+        "Events recorded before and after a kernel measure its execution time \
+         (\"在 Kernel 前后放置事件，精确统计执行时间\"); the difference to the stamped time is \
+         what events include that stamps do not",
+        Source::new(S001, "事件（Events）"),
+    );
+    let s = c.stream(StreamKind::NonBlocking);
+    let start = c.event("start");
+    let stop = c.event("stop");
+    c.record(s, start);
+    let k = c.spin(s, "kernel", spin);
+    c.record(s, stop);
+    let read = c.elapsed(start, stop);
+    c.elapsed_covers(read, k);
     c.build(Expect::Holds)
 }

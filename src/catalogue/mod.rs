@@ -20,7 +20,9 @@ pub use connections::{
     connections_default, connections_one_adjacent, connections_one_false_dependency,
     connections_one_single_stream,
 };
-pub use events::{event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot};
+pub use events::{
+    event_elapsed_time, event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot,
+};
 pub use null_stream::{
     non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
     seed002_without_null,
@@ -102,6 +104,7 @@ pub fn synchronization(spin: Duration) -> Vec<Claim> {
         priority_jumps_ahead(spin),
         priority_no_preemption(spin),
         priority_equal_waits(spin),
+        event_elapsed_time(spin),
     ]
 }
 

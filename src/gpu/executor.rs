@@ -10,7 +10,7 @@ use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
 use crate::error::Error;
 use crate::program::{OpKind, Program, SyncTarget, Warning};
-use crate::timeline::{BlockStamp, HostCall, Span, Timeline};
+use crate::timeline::{BlockStamp, HostCall, Reading, Span, Timeline};
 use cudarc::driver::result;
 use std::time::Instant;
 
@@ -32,7 +32,7 @@ pub fn execute(
 ) -> Result<Execution, Error> {
     let warnings = program.validate()?;
     let streams = Streams::create(&program.streams)?;
-    let events = Events::create(program.events.len())?;
+    let events = Events::create(program)?;
     let words = program.stamped_blocks() * WORDS_PER_BLOCK;
     let stamps = DeviceWords::alloc(words)?;
     let mut host = vec![0u64; words];
@@ -57,10 +57,12 @@ pub fn execute(
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
     let mut host_calls = Vec::with_capacity(program.ops.len());
+    let mut readings = Vec::new();
     for trial in 0..=trials {
         stamps.zero()?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         host_calls.clear();
+        readings.clear();
         let t0 = Instant::now();
         for (i, op) in program.ops.iter().enumerate() {
             let begin = t0.elapsed().as_nanos() as u64;
@@ -101,6 +103,17 @@ pub fn execute(
                         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
                     }
                 },
+                OpKind::Elapsed { from, to } => {
+                    unsafe { result::event::synchronize(events.get(to.0)) }
+                        .map_err(call("cuEventSynchronize"))?;
+                    let ms =
+                        unsafe { result::event::elapsed(events.get(from.0), events.get(to.0)) }
+                            .map_err(call("cuEventElapsedTime"))?;
+                    readings.push(Reading {
+                        op: op.id,
+                        value_ns: (f64::from(ms) * 1e6).round() as i64,
+                    });
+                }
             }
             let end = t0.elapsed().as_nanos() as u64;
             host_calls.push(HostCall {
@@ -116,7 +129,10 @@ pub fn execute(
         }
         gpu_time_ns += elapsed;
         stamps.read(&mut host)?;
-        timelines.push(timeline(program, &first_record, &host, host_calls.clone())?);
+        timelines.push(
+            timeline(program, &first_record, &host, host_calls.clone())?
+                .with_readings(readings.clone()),
+        );
     }
     Ok(Execution {
         timelines,

@@ -73,19 +73,23 @@ fn create(kind: StreamKind, priority: Option<Priority>) -> Result<sys::CUstream,
     }
 }
 
-/// Events without timing: the executor only orders with them.
+/// The program's events: without timing, unless an elapsed-time op reads them.
 pub struct Events {
     handles: Vec<sys::CUevent>,
 }
 
 impl Events {
-    pub fn create(n: usize) -> Result<Events, Error> {
+    pub fn create(program: &crate::program::Program) -> Result<Events, Error> {
         let mut events = Events {
-            handles: Vec::with_capacity(n),
+            handles: Vec::with_capacity(program.events.len()),
         };
-        for _ in 0..n {
-            let e = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
-                .map_err(call("cuEventCreate"))?;
+        for i in 0..program.events.len() {
+            let flags = if program.is_timed_event(crate::program::EventId(i)) {
+                sys::CUevent_flags::CU_EVENT_DEFAULT
+            } else {
+                sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+            };
+            let e = result::event::create(flags).map_err(call("cuEventCreate"))?;
             events.handles.push(e);
         }
         Ok(events)

@@ -128,7 +128,13 @@ fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
     let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
     for (i, op) in program.ops.iter().enumerate() {
         match op.kind {
-            OpKind::HostSync { target } => {
+            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => {
+                let target = match op.kind {
+                    OpKind::HostSync { target } => target,
+                    // Reading an elapsed time first waits for its end event.
+                    OpKind::Elapsed { to, .. } => SyncTarget::Event(to),
+                    _ => unreachable!(),
+                };
                 match target {
                     SyncTarget::Stream(s) => {
                         if let Some(p) = last_on[s.0] {

@@ -132,6 +132,16 @@ impl ProgramBuilder {
         self.push("host sync", OpKind::HostSync { target })
     }
 
+    /// The host waits for `to`, then reads the elapsed time from `from` to `to`.
+    pub fn elapsed(&mut self, from: EventId, to: EventId) -> OpId {
+        let label = format!(
+            "elapsed {}→{}",
+            self.event_label(from),
+            self.event_label(to)
+        );
+        self.push(label, OpKind::Elapsed { from, to })
+    }
+
     /// Any op, with your label.
     pub fn push(&mut self, label: impl Into<String>, kind: OpKind) -> OpId {
         let id = OpId(self.program.ops.len());

@@ -136,6 +136,9 @@ pub enum OpKind {
     Wait { stream: StreamId, event: EventId },
     /// The host blocks until the target completes.
     HostSync { target: SyncTarget },
+    /// The host waits for `to` (`cuEventSynchronize`) and reads `cuEventElapsedTime(from, to)`;
+    /// the value lands in the timeline's readings. Both events are created with timing.
+    Elapsed { from: EventId, to: EventId },
 }
 
 impl OpKind {
@@ -145,7 +148,7 @@ impl OpKind {
             OpKind::Spin { stream, .. }
             | OpKind::Record { stream, .. }
             | OpKind::Wait { stream, .. } => Some(stream),
-            OpKind::HostSync { .. } => None,
+            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => None,
         }
     }
 
@@ -204,6 +207,13 @@ impl Program {
         !self.ops[..op.0]
             .iter()
             .any(|o| matches!(o.kind, OpKind::Record { event: e, .. } if e == *event))
+    }
+
+    /// Whether event `e` is used by an [`OpKind::Elapsed`] op, and so needs timing.
+    pub fn is_timed_event(&self, e: EventId) -> bool {
+        self.ops
+            .iter()
+            .any(|op| matches!(op.kind, OpKind::Elapsed { from, to } if from == e || to == e))
     }
 
     /// Number of blocks of every spin op together: the size of the stamp buffer in records.
@@ -269,6 +279,9 @@ impl fmt::Display for Program {
                     SyncTarget::Event(e) => writeln!(f, "host sync {}", event(e))?,
                     SyncTarget::Device => writeln!(f, "host sync device")?,
                 },
+                OpKind::Elapsed { from, to } => {
+                    writeln!(f, "host reads elapsed time {} → {}", event(from), event(to))?
+                }
             }
         }
         Ok(())

@@ -176,6 +176,19 @@ impl Program {
                     }
                     SyncTarget::Device => {}
                 },
+                OpKind::Elapsed { from, to } => {
+                    event_ok(from, &mut problems, op);
+                    event_ok(to, &mut problems, op);
+                    for e in [from, to] {
+                        if e.0 < self.events.len() && !recorded.contains(&e) {
+                            problems.push(format!(
+                                "op {} '{}' reads the elapsed time of event e{} before any record \
+                                 of it; record both events first",
+                                op.id.0, op.label, e.0
+                            ));
+                        }
+                    }
+                }
             }
         }
         if problems.is_empty() {

@@ -104,7 +104,7 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
                     }));
                 }
             }
-            OpKind::HostSync { .. } => {}
+            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => {}
         }
     }
     for c in &t.host_calls {
