@@ -41,8 +41,6 @@ pub struct Job {
 /// What the child answers: one result per job, in request order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChildReply {
-    /// The child's setup time (context, NVRTC, calibration).
-    pub setup_ns: u64,
     pub runs: Vec<Result<Trials, Error>>,
 }
 
@@ -68,10 +66,7 @@ pub fn serve() -> i32 {
                 .iter()
                 .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
                 .collect();
-            Ok(ChildReply {
-                setup_ns: gpu.setup_time().as_nanos() as u64,
-                runs,
-            })
+            Ok(ChildReply { runs })
         });
     let json = serde_json::to_string(&reply).expect("replies always serialize");
     let mut out = std::io::stdout().lock();

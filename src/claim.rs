@@ -45,6 +45,13 @@ pub struct EnvVar {
     pub value: Option<String>,
 }
 
+impl EnvVar {
+    /// Whether this process already runs under every one of `env` (so no child is needed).
+    pub fn all_current(env: &[EnvVar]) -> bool {
+        env.iter().all(|v| std::env::var(&v.name).ok() == v.value)
+    }
+}
+
 impl std::fmt::Display for EnvVar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.value {
@@ -112,9 +119,7 @@ impl Claim {
 
     /// Whether the claim needs an environment the current process does not have.
     pub fn needs_child(&self) -> bool {
-        self.env
-            .iter()
-            .any(|v| std::env::var(&v.name).ok() != v.value)
+        !EnvVar::all_current(&self.env)
     }
 }
 

@@ -129,8 +129,7 @@ impl Lab {
         programs: &[Program],
         env: &[EnvVar],
     ) -> Result<Vec<Result<Trials, Error>>, Error> {
-        let here = env.iter().all(|v| std::env::var(&v.name).ok() == v.value);
-        if here {
+        if EnvVar::all_current(env) {
             return Ok(programs.iter().map(|p| self.run(p)).collect());
         }
         let jobs: Vec<Job> = programs

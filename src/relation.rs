@@ -94,29 +94,41 @@ impl Check {
 
     /// Judges the check on one timeline.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
-        if let Check::ElapsedCovers { elapsed, span } = *self {
-            return elapsed_covers(*self, timeline.reading(elapsed), timeline.span(span), tol);
-        }
-        let (x, y) = self.ops();
-        let (Some(sx), Some(sy)) = (timeline.span(x), timeline.span(y)) else {
-            let missing = if timeline.span(x).is_none() { x } else { y };
-            return Measurement {
-                check: *self,
+        let check = *self;
+        // The two spans a relation compares, or the Unknown measurement naming the missing one.
+        let spans = |x: OpId, y: OpId| match (timeline.span(x), timeline.span(y)) {
+            (Some(sx), Some(sy)) => Ok((sx, sy)),
+            (sx, _) => Err(Measurement {
+                check,
                 value_ns: 0,
                 truth: Truth::Unknown,
-                reason: format!("op {} has no stamps on this timeline", missing.0),
-            };
+                reason: format!(
+                    "op {} has no stamps on this timeline",
+                    if sx.is_none() { x.0 } else { y.0 }
+                ),
+            }),
         };
-        match *self {
-            Check::Precedes { .. } => precedes(*self, timeline, sx, sy, tol),
-            Check::Overlaps { .. } => overlaps(*self, timeline, sx, sy, tol),
-            Check::Interleaves { .. } | Check::Behind { .. } => {
-                dispatch_order(*self, timeline, sx, sy, tol)
+        let measured = match check {
+            Check::Precedes { before, after } => {
+                spans(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
             }
-            Check::Uninterrupted { .. } => uninterrupted(*self, sx, sy),
-            // Reads a value, not two spans: judged at the top of this function.
-            Check::ElapsedCovers { .. } => unreachable!("elapsed checks return early"),
-        }
+            Check::Overlaps { a, b } => {
+                spans(a, b).map(|(sa, sb)| overlaps(check, timeline, sa, sb, tol))
+            }
+            Check::Interleaves { low, high } | Check::Behind { low, high } => {
+                spans(low, high).map(|(l, h)| dispatch_order(check, timeline, l, h, tol))
+            }
+            Check::Uninterrupted { op, by } => {
+                spans(op, by).map(|(o, b)| uninterrupted(check, o, b))
+            }
+            Check::ElapsedCovers { elapsed, span } => Ok(elapsed_covers(
+                check,
+                timeline.reading(elapsed),
+                timeline.span(span),
+                tol,
+            )),
+        };
+        measured.unwrap_or_else(|unknown| unknown)
     }
 }
 

@@ -87,9 +87,10 @@ pub struct QueueRow {
     pub undecided: usize,
 }
 
-pub fn queues_row(k: usize, trials: &Trials, refinement: Refinement) -> QueueRow {
-    let program = queues_program(k, Duration::from_micros(1));
-    let model = HappensBefore::with(&program, refinement);
+/// The row of `program` (a [`queues_program`]) from its trials.
+pub fn queues_row(program: &Program, trials: &Trials, refinement: Refinement) -> QueueRow {
+    let k = program.streams.len();
+    let model = HappensBefore::with(program, refinement);
     let a = |i: usize| OpId(2 * i);
     let predicted = (1..k)
         .filter(|&j| (0..j).any(|i| model.must_precede(a(i), a(j))))

@@ -75,12 +75,6 @@ pub struct Counts {
     pub undecided: usize,
 }
 
-impl Counts {
-    pub fn trials(&self) -> usize {
-        self.positive + self.negative + self.undecided
-    }
-}
-
 impl fmt::Display for Counts {
     /// "Always 5/5", "Sometimes 3/5", "Never 0/5": positive trials over decided trials, then
     /// "+1?" for undecided trials.

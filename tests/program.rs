@@ -273,3 +273,20 @@ fn an_elapsed_time_needs_both_events_recorded_first() {
         "{q}"
     );
 }
+
+/// docs/claims.md has a row for every claim of the catalogue, so the docs cannot fall behind the
+/// code without a test failing.
+#[test]
+fn docs_claims_names_every_catalogue_claim() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/claims.md"),
+    )
+    .unwrap();
+    for c in catalogue::all(catalogue::DEFAULT_SPIN) {
+        assert!(
+            docs.contains(&format!("`{}`", c.id)),
+            "docs/claims.md has no row for {}",
+            c.id
+        );
+    }
+}

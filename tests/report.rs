@@ -104,11 +104,7 @@ fn check_section(section: &roxmltree::Node, rec: &ClaimRecord) {
         .collect();
     let program = &rec.claim.program;
     for (i, s) in program.streams.iter().enumerate() {
-        if program
-            .ops
-            .iter()
-            .any(|op| op.kind.stream().map(|x| x.0) == Some(i))
-        {
+        if program.uses_stream(stream_litmus::StreamId(i)) {
             assert!(
                 texts
                     .iter()
@@ -221,13 +217,8 @@ fn the_trace_has_a_named_track_per_stream() {
                 .streams
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| {
-                    program
-                        .ops
-                        .iter()
-                        .any(|op| op.kind.stream().map(|x| x.0) == Some(*i))
-                })
-                .map(|(_, s)| format!("{} ({})", s.label, s.kind))
+                .filter(|(i, _)| program.uses_stream(stream_litmus::StreamId(*i)))
+                .map(|(_, s)| s.display_label())
                 .collect();
             want.insert("host".into());
             for _ in &rec.trials().unwrap().timelines {

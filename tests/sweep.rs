@@ -3,6 +3,10 @@
 
 use stream_litmus::model::Refinement;
 use stream_litmus::sweep::{offsets_row, queues_program, queues_row, summary};
+
+fn queues(k: usize) -> stream_litmus::Program {
+    queues_program(k, std::time::Duration::from_micros(1))
+}
 use stream_litmus::{Calibration, Device, HostCall, OpId, Span, Timeline, Trials};
 
 fn trials(timelines: Vec<Timeline>) -> Trials {
@@ -63,23 +67,27 @@ fn queue_timeline(held: &[usize]) -> Timeline {
 #[test]
 fn a_first_kernel_that_waits_for_a1_to_end_is_held_back() {
     let t = trials(vec![queue_timeline(&[]), queue_timeline(&[3])]);
-    let row = queues_row(3, &t, Refinement::Queues(2));
+    let row = queues_row(&queues(3), &t, Refinement::Queues(2));
     assert_eq!(row.held_back, vec![3]);
     assert_eq!(row.undecided, 0);
     // With 2 queues, stream 3 shares stream 1's queue: its A sits behind B1, which waits for A1.
     assert_eq!(row.predicted, vec![3]);
-    let free = queues_row(3, &trials(vec![queue_timeline(&[])]), Refinement::Queues(8));
+    let free = queues_row(
+        &queues(3),
+        &trials(vec![queue_timeline(&[])]),
+        Refinement::Queues(8),
+    );
     assert!(free.held_back.is_empty() && free.predicted.is_empty());
 }
 
 #[test]
 fn the_model_predicts_the_ninth_stream_under_eight_queues() {
     let t = trials(vec![]);
-    let predicted = |k| queues_row(k, &t, Refinement::Queues(8)).predicted;
+    let predicted = |k| queues_row(&queues(k), &t, Refinement::Queues(8)).predicted;
     assert!(predicted(8).is_empty());
     assert_eq!(predicted(9), vec![9]);
     assert_eq!(predicted(16), (9..=16).collect::<Vec<_>>());
-    assert!(queues_row(16, &t, Refinement::Queues(32))
+    assert!(queues_row(&queues(16), &t, Refinement::Queues(32))
         .predicted
         .is_empty());
     assert_eq!(

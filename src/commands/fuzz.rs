@@ -3,7 +3,6 @@
 use crate::FuzzArgs;
 use std::process::ExitCode;
 use std::time::Duration;
-use stream_litmus::report::terminal;
 use stream_litmus::Lab;
 
 pub fn fuzz(args: FuzzArgs) -> ExitCode {
@@ -11,14 +10,10 @@ pub fn fuzz(args: FuzzArgs) -> ExitCode {
     use stream_litmus::fuzz::{FuzzConfig, Shape};
     use stream_litmus::model::Refinement;
     let lab = Lab::new().with_trials(1);
-    let gpu = match lab.gpu() {
+    let gpu = match super::open_gpu(&lab, 1) {
         Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    print!("{}", terminal::header(gpu.calibration(), 1));
     let config = FuzzConfig {
         cases: args.cases,
         seed: args.seed,

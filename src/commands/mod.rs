@@ -13,8 +13,25 @@ pub use run::run;
 pub use show::show;
 pub use sweep::sweep;
 
+use std::process::ExitCode;
 use std::time::Instant;
-use stream_litmus::RunRecord;
+use stream_litmus::report::terminal;
+use stream_litmus::{Gpu, Lab, RunRecord};
+
+/// The lab's GPU with the report header printed, or the exit code after saying why there is none
+/// (every command that runs on the GPU exits 2 with the same message).
+pub fn open_gpu(lab: &Lab, trials: usize) -> Result<&Gpu, ExitCode> {
+    match lab.gpu() {
+        Ok(gpu) => {
+            print!("{}", terminal::header(gpu.calibration(), trials));
+            Ok(gpu)
+        }
+        Err(e) => {
+            eprintln!("stream-litmus: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
 
 /// Writes report.html and trace.json into `dir` and says how big they are and how long they took.
 pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), String> {

@@ -30,14 +30,10 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(n) = args.trials {
         lab = lab.with_trials(n);
     }
-    let gpu = match lab.gpu() {
+    let gpu = match super::open_gpu(&lab, lab.trials()) {
         Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    print!("{}", terminal::header(gpu.calibration(), lab.trials()));
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     let mut progress = Progress::new(claims.len());
     record.claims = lab.check_all(&claims, |rec| {

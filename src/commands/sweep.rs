@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 use std::time::Duration;
-use stream_litmus::report::terminal;
 use stream_litmus::{catalogue, Lab};
 
 pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
@@ -11,14 +10,9 @@ pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
     use stream_litmus::sweep::{offsets_program, offsets_row, queues_program, queues_row};
     use stream_litmus::EnvVar;
     let lab = Lab::new().with_trials(trials);
-    let gpu = match lab.gpu() {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    print!("{}", terminal::header(gpu.calibration(), trials));
+    if let Err(code) = super::open_gpu(&lab, trials) {
+        return code;
+    }
     let fail = |e: stream_litmus::Error| {
         eprintln!("stream-litmus: {e}");
         ExitCode::from(2)
@@ -55,9 +49,9 @@ pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
             Err(e) => return fail(e),
         };
         let mut rows = Vec::new();
-        for (k, run) in (1..=max_streams).zip(runs) {
+        for (program, run) in programs.iter().zip(runs) {
             match run {
-                Ok(t) => rows.push(queues_row(k, &t, refinement)),
+                Ok(t) => rows.push(queues_row(program, &t, refinement)),
                 Err(e) => return fail(e),
             }
         }

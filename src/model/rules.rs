@@ -123,48 +123,40 @@ fn event_waits(program: &Program, e: &mut Vec<(usize, usize)>) {
 /// - A stream sync covers the stream's ops issued before it.
 /// - An event sync covers the most recent record; without a record it returns at once.
 /// - A device sync covers every op issued before it.
+///
+/// Reading an elapsed time waits for its end event first, so it counts as an event sync.
 fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
     let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
     let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
     for (i, op) in program.ops.iter().enumerate() {
-        match op.kind {
-            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => {
-                let target = match op.kind {
-                    OpKind::HostSync { target } => target,
-                    // Reading an elapsed time first waits for its end event.
-                    OpKind::Elapsed { to, .. } => SyncTarget::Event(to),
-                    _ => unreachable!(),
-                };
-                match target {
-                    SyncTarget::Stream(s) => {
-                        if let Some(p) = last_on[s.0] {
-                            e.push((end(p), start(i)));
-                        }
-                    }
-                    SyncTarget::Event(ev) => {
-                        if let Some(r) = last_record[ev.0] {
-                            e.push((end(r), start(i)));
-                        }
-                    }
-                    SyncTarget::Device => {
-                        for p in 0..i {
-                            e.push((end(p), start(i)));
-                        }
-                    }
-                }
-                for later in i + 1..program.ops.len() {
-                    e.push((end(i), start(later)));
+        if let OpKind::Record { event, .. } = op.kind {
+            last_record[event.0] = Some(i);
+        }
+        if let Some(s) = op.kind.stream() {
+            last_on[s.0] = Some(i);
+        }
+        let Some(target) = op.kind.host_waits_for() else {
+            continue;
+        };
+        match target {
+            SyncTarget::Stream(s) => {
+                if let Some(p) = last_on[s.0] {
+                    e.push((end(p), start(i)));
                 }
             }
-            OpKind::Record { stream, event } => {
-                last_record[event.0] = Some(i);
-                last_on[stream.0] = Some(i);
-            }
-            _ => {
-                if let Some(s) = op.kind.stream() {
-                    last_on[s.0] = Some(i);
+            SyncTarget::Event(ev) => {
+                if let Some(r) = last_record[ev.0] {
+                    e.push((end(r), start(i)));
                 }
             }
+            SyncTarget::Device => {
+                for p in 0..i {
+                    e.push((end(p), start(i)));
+                }
+            }
+        }
+        for later in i + 1..program.ops.len() {
+            e.push((end(i), start(later)));
         }
     }
 }

@@ -101,6 +101,17 @@ pub struct Stream {
     pub priority: Option<Priority>,
 }
 
+impl Stream {
+    /// "s1 (non-blocking)", or just "null" where the label already is the kind.
+    pub fn display_label(&self) -> String {
+        if self.label == self.kind.name() {
+            self.label.clone()
+        } else {
+            format!("{} ({})", self.label, self.kind)
+        }
+    }
+}
+
 /// An event the program records and waits on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -152,6 +163,16 @@ impl OpKind {
         }
     }
 
+    /// What the host blocks on before the op returns: a host sync's target, or the end event of
+    /// an elapsed-time read. `None` for ops the host only enqueues.
+    pub fn host_waits_for(&self) -> Option<SyncTarget> {
+        match *self {
+            OpKind::HostSync { target } => Some(target),
+            OpKind::Elapsed { to, .. } => Some(SyncTarget::Event(to)),
+            _ => None,
+        }
+    }
+
     /// Whether the op runs on the device and leaves stamps (a span on the timeline).
     pub fn is_stamped(&self) -> bool {
         matches!(self, OpKind::Spin { .. })
@@ -188,6 +209,11 @@ impl Program {
 
     pub fn stream(&self, id: StreamId) -> Option<&Stream> {
         self.streams.get(id.0)
+    }
+
+    /// Whether any op is enqueued on stream `id` (reports draw a lane only for those).
+    pub fn uses_stream(&self, id: StreamId) -> bool {
+        self.ops.iter().any(|op| op.kind.stream() == Some(id))
     }
 
     /// The op's label, or `#i` for an id the program does not have.

@@ -59,17 +59,9 @@ fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
     let mut of_stream = vec![None; program.streams.len()];
     let mut labels = Vec::new();
     for (i, s) in program.streams.iter().enumerate() {
-        if program
-            .ops
-            .iter()
-            .any(|op| op.kind.stream().map(|x| x.0) == Some(i))
-        {
+        if program.uses_stream(crate::program::StreamId(i)) {
             of_stream[i] = Some(labels.len());
-            let mut label = if s.label == s.kind.name() {
-                s.label.clone()
-            } else {
-                format!("{} · {}", s.label, s.kind)
-            };
+            let mut label = s.display_label();
             if let Some(p) = s.priority {
                 label.push_str(match p {
                     crate::program::Priority::Lowest => " · low prio",

@@ -142,13 +142,7 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
         };
         let lane = program
             .stream(stream)
-            .map(|st| {
-                if st.label == st.kind.name() {
-                    st.label.clone()
-                } else {
-                    format!("{} ({})", st.label, st.kind)
-                }
-            })
+            .map(|st| st.display_label())
             .unwrap_or_default();
         let (a, b) = (
             col(span.start()),

@@ -53,13 +53,9 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         .unwrap_or(0);
     let us = |ns: i64| (ns - lo) as f64 / 1e3;
     for (i, s) in program.streams.iter().enumerate() {
-        if program
-            .ops
-            .iter()
-            .any(|op| op.kind.stream().map(|x| x.0) == Some(i))
-        {
+        if program.uses_stream(crate::program::StreamId(i)) {
             let tid = i as u64 + 1;
-            let label = format!("{} ({})", s.label, s.kind);
+            let label = s.display_label();
             out.push(meta(
                 pid,
                 Some(tid),
