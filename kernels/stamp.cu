@@ -71,3 +71,28 @@ extern "C" __global__ void timer_step(unsigned long long* out, int samples) {
     out[1] = changes;
     out[2] = prev - first;
 }
+
+// Aligns the host clock to %globaltimer by ping-pong through mapped, page-locked host memory.
+// mailbox[0]: the round the host asks for; mailbox[1]: the last round answered;
+// mailbox[2 + i]: %globaltimer when round i + 1 was seen. The host stamps its clock before
+// asking and after seeing the answer, so each round brackets one GPU reading. The kernel gives
+// up after `timeout_ns` without a request, so a host that fails cannot leave it spinning.
+extern "C" __global__ void clock_ping(volatile unsigned long long* mailbox, int rounds,
+                                      unsigned long long timeout_ns) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) {
+        return;
+    }
+    for (int i = 1; i <= rounds; ++i) {
+        unsigned long long deadline = global_timer() + timeout_ns;
+        unsigned long long seen;
+        while ((seen = mailbox[0]) < (unsigned long long)i) {
+            if (global_timer() > deadline) {
+                return;
+            }
+        }
+        mailbox[1 + i] = global_timer();
+        __threadfence_system();
+        mailbox[1] = (unsigned long long)i;
+        __threadfence_system();
+    }
+}

@@ -76,6 +76,10 @@ pub struct Claim {
     pub rationale: Option<String>,
     pub program: Program,
     pub checks: Vec<Check>,
+    /// Measured on every trial and reported with the evidence, but not part of the verdict:
+    /// what an experiment reports beside its claim (how long a call blocked the host, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observations: Vec<Check>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
 }
@@ -113,6 +117,7 @@ impl Claim {
             source,
             rationale: None,
             checks: Vec::new(),
+            observations: Vec::new(),
             env: Vec::new(),
         }
     }
@@ -132,10 +137,23 @@ pub struct ClaimBuilder {
     rationale: Option<String>,
     program: ProgramBuilder,
     checks: Vec<Check>,
+    observations: Vec<Check>,
     env: Vec<EnvVar>,
 }
 
 impl ClaimBuilder {
+    /// Expect `check` on every trial (for checks without a shorthand below).
+    pub fn check(&mut self, check: Check) -> &mut Self {
+        self.checks.push(check);
+        self
+    }
+
+    /// Measure `check` on every trial and report it, without letting it decide the verdict.
+    pub fn observe(&mut self, check: Check) -> &mut Self {
+        self.observations.push(check);
+        self
+    }
+
     /// Expect `after` to start no earlier than `before` ends, on every trial.
     pub fn precedes(&mut self, before: OpId, after: OpId) -> &mut Self {
         self.checks.push(Check::Precedes { before, after });
@@ -206,6 +224,7 @@ impl ClaimBuilder {
             rationale: self.rationale,
             program: self.program.build(),
             checks: self.checks,
+            observations: self.observations,
             env,
         }
     }

@@ -41,6 +41,14 @@ pub enum Error {
         label: String,
         block: usize,
     },
+    /// The host clock could not be aligned to `%globaltimer`.
+    #[error("aligning the host clock to the GPU's failed: {detail}")]
+    Clock { detail: String },
+    /// A host function did not run, or did not finish, before the trial's final synchronize.
+    #[error(
+        "host function op {op} '{label}' did not run to its end before the context synchronized"
+    )]
+    MissingHostSpan { op: usize, label: String },
     /// Running a program in a child process failed.
     #[error("the child process for environment [{env}] failed: {detail}")]
     Child { env: String, detail: String },

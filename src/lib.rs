@@ -70,10 +70,13 @@ pub use error::{Error, Result};
 pub use gpu::{Gpu, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
 pub use program::{
-    Event, EventId, Op, OpId, OpKind, Priority, Program, ProgramBuilder, ProgramError, Stream,
-    StreamId, StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS,
+    ApiCall, Event, EventId, HostFnApi, Op, OpId, OpKind, Priority, Program, ProgramBuilder,
+    ProgramError, Stream, StreamId, StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_BYTES,
+    MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
 pub use relation::{Check, Measurement, Truth};
-pub use timeline::{BlockStamp, HostCall, Reading, Span, Timeline};
-pub use verdict::{judge, CheckRange, Counts, Expect, Judgement, TrialOutcome, Verdict};
+pub use timeline::{BlockStamp, ClockSync, HostCall, HostSpan, Interval, Reading, Span, Timeline};
+pub use verdict::{
+    judge, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome, Verdict,
+};

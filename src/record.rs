@@ -10,7 +10,7 @@ use crate::claim::Claim;
 use crate::error::Error;
 use crate::program::Warning;
 use crate::timeline::Timeline;
-use crate::verdict::{judge, Judgement, Verdict};
+use crate::verdict::{judge, observe, Judgement, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -57,12 +57,9 @@ pub struct ClaimRecord {
 impl ClaimRecord {
     /// Judges `trials` against the claim's checks with the trials' own tolerances.
     pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
-        let judgement = judge(
-            &claim.checks,
-            &trials.timelines,
-            &trials.calibration.tolerances(),
-            trials.wanted,
-        );
+        let tol = trials.calibration.tolerances();
+        let mut judgement = judge(&claim.checks, &trials.timelines, &tol, trials.wanted);
+        judgement.observed = observe(&claim.observations, &trials.timelines, &tol);
         ClaimRecord {
             claim,
             outcome: Outcome::Ran { trials, judgement },

@@ -5,6 +5,12 @@
 //! latest block end. Host-side API calls keep their host-clock interval in [`HostCall`], so
 //! later analysis can say how long a call blocked the host. Nothing here touches the driver:
 //! timelines are recorded on the GPU, written as JSON, and judged anywhere.
+//!
+//! Host functions run on a driver thread and leave a [`HostSpan`] in host-clock time. A trial
+//! that has host-side work also carries a [`ClockSync`]: the offset from the host clock to
+//! `%globaltimer`, measured just before the trial, with its error bound. With it a host span or
+//! a host call's return can be placed among the stamps; [`Timeline::interval`] does so, and
+//! carries the error bound along so every comparison can widen its tolerance by it.
 
 use crate::program::OpId;
 use serde::{Deserialize, Serialize};
@@ -77,6 +83,34 @@ pub struct Reading {
     pub value_ns: i64,
 }
 
+/// A host function's run, in host-clock nanoseconds since the trial's first issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSpan {
+    pub op: OpId,
+    pub begin_ns: u64,
+    pub end_ns: u64,
+}
+
+/// How the trial's host clock maps to `%globaltimer`: `gpu = host + offset_ns`, within
+/// `±error_ns`. Measured by ping-pong through mapped host memory just before the trial: the
+/// error bound is half the shortest round trip (see `gpu/clock.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockSync {
+    pub offset_ns: i64,
+    pub error_ns: u64,
+}
+
+/// Where an op ran, in `%globaltimer` ns, from stamps (`slack_ns` 0) or from a host span placed
+/// with the clock sync (`slack_ns` its error bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub op: OpId,
+    pub start: i64,
+    pub end: i64,
+    /// How far the true start and end may lie from these, beyond the timer step.
+    pub slack_ns: u64,
+}
+
 /// One trial: a span per stamped op and a host interval per op.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timeline {
@@ -87,6 +121,12 @@ pub struct Timeline {
     /// Values read by host-side ops ([`crate::OpKind::Elapsed`]), by op id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readings: Vec<Reading>,
+    /// Sorted by op id: the runs of host functions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_spans: Vec<HostSpan>,
+    /// The host clock's offset to `%globaltimer`, for trials with host-side work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockSync>,
 }
 
 impl Timeline {
@@ -96,8 +136,49 @@ impl Timeline {
         Timeline {
             spans,
             host_calls,
-            readings: Vec::new(),
+            ..Timeline::default()
         }
+    }
+
+    /// The same timeline with host functions' spans and the clock sync they are placed with.
+    pub fn with_host(mut self, mut host_spans: Vec<HostSpan>, clock: Option<ClockSync>) -> Self {
+        host_spans.sort_by_key(|s| s.op);
+        self.host_spans = host_spans;
+        self.clock = clock;
+        self
+    }
+
+    /// A host-clock instant (ns since the trial's first issue) in `%globaltimer` ns.
+    pub fn host_to_gpu(&self, host_ns: u64) -> Option<i64> {
+        Some(host_ns as i64 + self.clock?.offset_ns)
+    }
+
+    /// The host call that issued `op`.
+    pub fn host_call(&self, op: OpId) -> Option<&HostCall> {
+        self.host_calls
+            .binary_search_by_key(&op, |c| c.op)
+            .ok()
+            .map(|i| &self.host_calls[i])
+    }
+
+    /// Where `op` ran on the `%globaltimer` axis: its stamps, or its host span placed with the
+    /// clock sync.
+    pub fn interval(&self, op: OpId) -> Option<Interval> {
+        if let Some(s) = self.span(op) {
+            return Some(Interval {
+                op,
+                start: s.start() as i64,
+                end: s.end() as i64,
+                slack_ns: 0,
+            });
+        }
+        let h = self.host_spans.iter().find(|h| h.op == op)?;
+        Some(Interval {
+            op,
+            start: self.host_to_gpu(h.begin_ns)?,
+            end: self.host_to_gpu(h.end_ns)?,
+            slack_ns: self.clock?.error_ns,
+        })
     }
 
     /// The same timeline with the values host ops read.
@@ -124,10 +205,7 @@ impl Timeline {
     /// When the host call that issued `op` returned, in host-clock ns since the trial's start:
     /// by then the op was in its stream.
     pub fn issued_ns(&self, op: OpId) -> Option<u64> {
-        self.host_calls
-            .binary_search_by_key(&op, |c| c.op)
-            .ok()
-            .map(|i| self.host_calls[i].end_ns)
+        self.host_call(op).map(|c| c.end_ns)
     }
 
     /// The trial's host-to-GPU offset: the smallest `start - issued` of any stamped op, in ns.

@@ -16,7 +16,7 @@
 
 use crate::calibration::Tolerances;
 use crate::program::Program;
-use crate::relation::{micros, Check, Measurement, Truth};
+use crate::relation::{Check, Measurement, Truth};
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -112,6 +112,58 @@ pub struct CheckRange {
     pub max_ns: i64,
 }
 
+/// An observation over all trials: how often it held, and the range of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observed {
+    pub check: Check,
+    pub counts: Counts,
+    pub min_ns: i64,
+    pub max_ns: i64,
+}
+
+/// Measures `checks` on every timeline as observations.
+pub fn observe(checks: &[Check], timelines: &[Timeline], tol: &Tolerances) -> Vec<Observed> {
+    checks
+        .iter()
+        .filter_map(|&check| {
+            let ms: Vec<Measurement> = timelines.iter().map(|t| check.measure(t, tol)).collect();
+            let mut counts = Counts::default();
+            for m in &ms {
+                match m.truth {
+                    Truth::Yes => counts.positive += 1,
+                    Truth::No => counts.negative += 1,
+                    Truth::Unknown => counts.undecided += 1,
+                }
+            }
+            Some(Observed {
+                check,
+                counts,
+                min_ns: ms.iter().map(|m| m.value_ns).min()?,
+                max_ns: ms.iter().map(|m| m.value_ns).max()?,
+            })
+        })
+        .collect()
+}
+
+/// "A→B gap +1.20 µs" or "A→B gap +1.20..+1.41 µs".
+fn range(check: &Check, min: i64, max: i64, program: &Program) -> String {
+    let what = check.quantity();
+    if min == max {
+        format!(
+            "{} {what} {}",
+            check.describe(program),
+            check.format_value(min)
+        )
+    } else {
+        format!(
+            "{} {what} {}..{}",
+            check.describe(program),
+            check.format_value(min),
+            check.format_value(max)
+        )
+    }
+}
+
 /// The verdict with everything needed to believe it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Judgement {
@@ -121,6 +173,9 @@ pub struct Judgement {
     pub trials: Vec<TrialOutcome>,
     /// Per check, the range of the measured gap or overlap over the trials.
     pub ranges: Vec<CheckRange>,
+    /// The claim's observations: measured on every trial, not part of the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed: Vec<Observed>,
     /// The trial that best shows the verdict: the first negative trial of a violated claim, the
     /// first undecided one of an inconclusive claim, else the median-makespan trial.
     pub witness: Option<usize>,
@@ -143,20 +198,27 @@ impl Judgement {
         let mut parts: Vec<String> = self
             .ranges
             .iter()
-            .map(|r| {
-                let what = r.check.quantity();
-                if r.min_ns == r.max_ns {
-                    format!("{} {what} {}", r.check.describe(program), micros(r.min_ns))
-                } else {
-                    format!(
-                        "{} {what} {}..{}",
-                        r.check.describe(program),
-                        micros(r.min_ns),
-                        micros(r.max_ns)
-                    )
-                }
-            })
+            .map(|r| range(&r.check, r.min_ns, r.max_ns, program))
             .collect();
+        parts.extend(self.observed.iter().map(|o| {
+            format!(
+                "observed {} (yes {})",
+                range(&o.check, o.min_ns, o.max_ns, program),
+                o.counts
+            )
+        }));
+        if let (None, Some(w)) = (self.deciding(), self.witness) {
+            for m in &self.trials[w].measurements {
+                if m.check.reason_is_evidence() {
+                    parts.push(format!(
+                        "trial {}: {} {}",
+                        w + 1,
+                        m.check.describe(program),
+                        m.reason
+                    ));
+                }
+            }
+        }
         if let (Some(m), Some(w)) = (self.deciding(), self.witness) {
             parts.push(format!(
                 "trial {}: {} {}",
@@ -228,6 +290,7 @@ pub fn judge(
         tolerances: *tol,
         trials,
         ranges,
+        observed: Vec::new(),
         witness,
     }
 }

@@ -1,5 +1,6 @@
-//! The synchronization claims of the notes (issue 3) that the lab's ops express, each run on the
-//! GPU. Sources are cited in `src/catalogue/`; docs/claims.md has their measured verdicts.
+//! The synchronization claims of the notes (issue 3), each run on the GPU: streams and events,
+//! priorities, host functions and host asynchrony, implicit synchronization, the stream-ordered
+//! allocator and graphs. Sources are cited in `src/catalogue/`; docs/claims.md has their measured verdicts.
 
 mod common;
 
@@ -7,8 +8,9 @@ use common::assert_claim;
 use rstest::rstest;
 use serial_test::serial;
 use std::time::Duration;
+use stream_litmus::catalogue::Between;
 use stream_litmus::catalogue::{self, DEFAULT_SPIN};
-use stream_litmus::Claim;
+use stream_litmus::{ApiCall, Claim, HostFnApi};
 
 #[rstest]
 #[case::per_thread_independent_of_blocking(catalogue::per_thread_vs_blocking)]
@@ -25,6 +27,24 @@ use stream_litmus::Claim;
 #[case::priority_no_preemption(catalogue::priority_no_preemption)]
 #[case::priority_equal_waits_behind(catalogue::priority_equal_waits)]
 #[case::event_elapsed_time(catalogue::event_elapsed_time)]
+#[case::host_launch_host_func(|s| catalogue::host_fn_in_stream_order(HostFnApi::LaunchHostFunc, s))]
+#[case::host_stream_add_callback(|s| catalogue::host_fn_in_stream_order(HostFnApi::StreamAddCallback, s))]
+#[case::host_launch_returns_early(catalogue::launch_returns_early)]
+#[case::host_queries_until_done(catalogue::queries_until_done)]
+#[case::host_syncs_return_after_work(catalogue::syncs_return_after_work)]
+#[case::implicit_mem_alloc(|s| catalogue::implicit_sync(Between::Api(ApiCall::MemAlloc), s))]
+#[case::implicit_mem_free(|s| catalogue::implicit_sync(Between::Api(ApiCall::MemFree), s))]
+#[case::implicit_host_alloc(|s| catalogue::implicit_sync(Between::Api(ApiCall::HostAlloc), s))]
+#[case::implicit_host_free(|s| catalogue::implicit_sync(Between::Api(ApiCall::HostFree), s))]
+#[case::implicit_memset(|s| catalogue::implicit_sync(Between::Api(ApiCall::Memset), s))]
+#[case::implicit_copy_d2d(|s| catalogue::implicit_sync(Between::Api(ApiCall::CopyD2D), s))]
+#[case::implicit_context_sync(|s| catalogue::implicit_sync(Between::ContextSync, s))]
+#[case::implicit_unrelated_stream_sync(|s| catalogue::implicit_sync(Between::UnrelatedStreamSync, s))]
+#[case::alloc_async_same_stream(catalogue::alloc_async_same_stream)]
+#[case::alloc_async_other_stream(catalogue::alloc_async_other_stream)]
+#[case::graph_keeps_captured_order(catalogue::graph_keeps_order)]
+#[case::graph_launch_cost_100(|s| catalogue::graph_launch_cost(100, s))]
+#[case::graph_launch_cost_1000(|s| catalogue::graph_launch_cost(1000, s))]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn synchronization_claim(#[case] claim: fn(Duration) -> Claim) {

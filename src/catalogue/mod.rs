@@ -8,14 +8,19 @@
 //! it, so the whole catalogue can be shortened or lengthened at once (`--spin-us`) to find how
 //! short reliable verdicts can go.
 
+mod allocator;
 mod connections;
 mod events;
+mod graphs;
+mod host;
+mod implicit;
 mod null_stream;
 mod ordering;
 mod per_thread;
 mod priorities;
 mod training;
 
+pub use allocator::{alloc_async_other_stream, alloc_async_same_stream, ALLOC_BYTES};
 pub use connections::{
     connections_default, connections_one_adjacent, connections_one_false_dependency,
     connections_one_single_stream,
@@ -23,6 +28,11 @@ pub use connections::{
 pub use events::{
     event_elapsed_time, event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot,
 };
+pub use graphs::{graph_keeps_order, graph_launch_cost, COST_SPIN_DIVISOR};
+pub use host::{
+    host_fn_in_stream_order, launch_returns_early, queries_until_done, syncs_return_after_work,
+};
+pub use implicit::{implicit_sync, Between, IMPLICIT_BYTES};
 pub use null_stream::{
     non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
     seed002_without_null,
@@ -33,7 +43,7 @@ pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_pre
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
 use crate::claim::{Claim, ClaimBuilder};
-use crate::program::{OpId, StreamId, StreamKind, SyncTarget};
+use crate::program::{HostFnApi, OpId, StreamId, StreamKind, SyncTarget};
 use std::time::Duration;
 
 /// Both issue orders of one kernel on each of two streams, separated by a device sync:
@@ -88,7 +98,7 @@ pub fn core(spin: Duration) -> Vec<Claim> {
     claims
 }
 
-/// The synchronization claims of the notes that the lab's ops can express (issue 3, in part).
+/// The synchronization claims of the notes about streams, events, priorities and connections.
 pub fn synchronization(spin: Duration) -> Vec<Claim> {
     vec![
         per_thread_vs_blocking(spin),
@@ -108,9 +118,31 @@ pub fn synchronization(spin: Duration) -> Vec<Claim> {
     ]
 }
 
+/// The host side of streams, implicit synchronization, the stream-ordered allocator and graphs:
+/// the claims that need host-clock alignment, driver calls beyond streams and events, or graphs.
+pub fn host_and_memory(spin: Duration) -> Vec<Claim> {
+    let mut claims = vec![
+        host_fn_in_stream_order(HostFnApi::LaunchHostFunc, spin),
+        host_fn_in_stream_order(HostFnApi::StreamAddCallback, spin),
+        launch_returns_early(spin),
+        queries_until_done(spin),
+        syncs_return_after_work(spin),
+    ];
+    claims.extend(Between::ALL.iter().map(|&b| implicit_sync(b, spin)));
+    claims.extend([
+        alloc_async_same_stream(spin),
+        alloc_async_other_stream(spin),
+        graph_keeps_order(spin),
+        graph_launch_cost(100, spin),
+        graph_launch_cost(1000, spin),
+    ]);
+    claims
+}
+
 /// Every claim in the catalogue.
 pub fn all(spin: Duration) -> Vec<Claim> {
     let mut claims = core(spin);
     claims.extend(synchronization(spin));
+    claims.extend(host_and_memory(spin));
     claims
 }

@@ -1,18 +1,23 @@
 //! The executor: runs a program's trials and reads their stamps back.
 //!
 //! Everything the program needs (streams, events, the stamp buffer, the host copy of it, the
-//! cycle counts) is created before the first op is issued; the timed region holds nothing but
-//! the program's own driver calls. One warm-up trial runs first and is discarded, so first-use
-//! costs (lazy module loading, a stream's first launch) do not land in trial 1.
+//! cycle counts, host-function slots, the buffers API calls use) is created before the first op
+//! is issued; the timed region holds nothing but the program's own driver calls. One warm-up
+//! trial runs first and is discarded, so first-use costs (lazy module loading, a stream's first
+//! launch) do not land in trial 1. A trial with host-side work first aligns the host clock to
+//! `%globaltimer` (see `clock.rs`), outside the timed region.
 
+use super::clock::{now_ns, Mailbox};
+use super::graphs::Graphs;
+use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::memory::Memory;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
 use crate::error::Error;
 use crate::program::{OpKind, Program, SyncTarget, Warning};
-use crate::timeline::{BlockStamp, HostCall, Reading, Span, Timeline};
-use cudarc::driver::result;
-use std::time::Instant;
+use crate::timeline::{BlockStamp, ClockSync, HostCall, Reading, Span, Timeline};
+use cudarc::driver::{result, sys};
 
 /// What an execution returns before the lab attaches its calibration.
 pub struct Execution {
@@ -23,6 +28,22 @@ pub struct Execution {
     pub warnings: Vec<Warning>,
 }
 
+/// The driver objects of one program, and where each op's stamps go.
+struct Issuer<'a> {
+    kernels: &'a Kernels,
+    program: &'a Program,
+    streams: Streams,
+    events: Events,
+    stamps: DeviceWords,
+    host_fns: HostFns,
+    memory: Memory,
+    graphs: Graphs,
+    /// Per op: its first stamp record.
+    first_record: Vec<usize>,
+    /// Per op: the cycles to spin, computed outside the timed region.
+    cycles: Vec<i64>,
+}
+
 /// Runs `trials` recorded trials (plus one warm-up) of a validated program.
 pub fn execute(
     kernels: &Kernels,
@@ -31,12 +52,6 @@ pub fn execute(
     trials: usize,
 ) -> Result<Execution, Error> {
     let warnings = program.validate()?;
-    let streams = Streams::create(&program.streams)?;
-    let events = Events::create(program)?;
-    let words = program.stamped_blocks() * WORDS_PER_BLOCK;
-    let stamps = DeviceWords::alloc(words)?;
-    let mut host = vec![0u64; words];
-    // Per op: first stamp record and the cycles to spin, computed outside the timed region.
     let mut first_record = Vec::with_capacity(program.ops.len());
     let mut next = 0usize;
     for op in &program.ops {
@@ -45,7 +60,7 @@ pub fn execute(
             next += grid as usize;
         }
     }
-    let cycles: Vec<i64> = program
+    let cycles = program
         .ops
         .iter()
         .map(|op| match op.kind {
@@ -53,85 +68,79 @@ pub fn execute(
             _ => 0,
         })
         .collect();
+    let mut issuer = Issuer {
+        kernels,
+        program,
+        streams: Streams::create(&program.streams)?,
+        events: Events::create(program)?,
+        stamps: DeviceWords::alloc(program.stamped_blocks() * WORDS_PER_BLOCK)?,
+        host_fns: HostFns::new(program),
+        memory: Memory::new(program)?,
+        graphs: Graphs::new(program.ops.len()),
+        first_record,
+        cycles,
+    };
+    let mailbox = if program.needs_host_clock() {
+        Some(Mailbox::alloc()?)
+    } else {
+        None
+    };
+    let mut host = vec![0u64; program.stamped_blocks() * WORDS_PER_BLOCK];
 
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
     let mut host_calls = Vec::with_capacity(program.ops.len());
     let mut readings = Vec::new();
     for trial in 0..=trials {
-        stamps.zero()?;
+        issuer.stamps.zero()?;
+        issuer.host_fns.reset();
+        issuer.memory.prepare(program)?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+        let alignment = match &mailbox {
+            Some(m) => Some(m.align(kernels)?),
+            None => None,
+        };
         host_calls.clear();
         readings.clear();
-        let t0 = Instant::now();
+        let t0 = now_ns();
         for (i, op) in program.ops.iter().enumerate() {
-            let begin = t0.elapsed().as_nanos() as u64;
-            match op.kind {
-                OpKind::Spin {
-                    stream,
-                    grid,
-                    block,
-                    ..
-                } => kernels.launch_spin(
-                    streams.get(stream.0),
-                    stamps.addr(first_record[i] * WORDS_PER_BLOCK),
-                    cycles[i],
-                    grid,
-                    block,
-                )?,
-                // SAFETY (all below): handles were created above for this program and are alive.
-                OpKind::Record { stream, event } => {
-                    unsafe { result::event::record(events.get(event.0), streams.get(stream.0)) }
-                        .map_err(call("cuEventRecord"))?
-                }
-                OpKind::Wait { stream, event } => unsafe {
-                    result::stream::wait_event(
-                        streams.get(stream.0),
-                        events.get(event.0),
-                        cudarc::driver::sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                    )
-                }
-                .map_err(call("cuStreamWaitEvent"))?,
-                OpKind::HostSync { target } => match target {
-                    SyncTarget::Stream(s) => {
-                        unsafe { result::stream::synchronize(streams.get(s.0)) }
-                            .map_err(call("cuStreamSynchronize"))?
-                    }
-                    SyncTarget::Event(e) => unsafe { result::event::synchronize(events.get(e.0)) }
-                        .map_err(call("cuEventSynchronize"))?,
-                    SyncTarget::Device => {
-                        result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
-                    }
-                },
-                OpKind::Elapsed { from, to } => {
-                    unsafe { result::event::synchronize(events.get(to.0)) }
-                        .map_err(call("cuEventSynchronize"))?;
-                    let ms =
-                        unsafe { result::event::elapsed(events.get(from.0), events.get(to.0)) }
-                            .map_err(call("cuEventElapsedTime"))?;
-                    readings.push(Reading {
-                        op: op.id,
-                        value_ns: (f64::from(ms) * 1e6).round() as i64,
-                    });
-                }
+            let begin = now_ns() - t0;
+            if let Some(value) = issuer.issue(i)? {
+                readings.push(Reading {
+                    op: op.id,
+                    value_ns: value,
+                });
             }
-            let end = t0.elapsed().as_nanos() as u64;
             host_calls.push(HostCall {
                 op: op.id,
                 begin_ns: begin,
-                end_ns: end,
+                end_ns: now_ns() - t0,
             });
         }
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-        let elapsed = t0.elapsed().as_nanos() as u64;
+        let elapsed = now_ns() - t0;
+        let host_spans = issuer.host_fns.spans(program, t0)?;
+        issuer.graphs.clear();
+        issuer.memory.after_trial()?;
         if trial == 0 {
             continue; // warm-up
         }
         gpu_time_ns += elapsed;
-        stamps.read(&mut host)?;
+        issuer.stamps.read(&mut host)?;
+        let clock = alignment.map(|a| ClockSync {
+            // gpu = absolute host + offset = (host - t0) + (offset + t0)
+            offset_ns: a.offset_ns + t0 as i64,
+            error_ns: a.error_ns,
+        });
         timelines.push(
-            timeline(program, &first_record, &host, host_calls.clone())?
-                .with_readings(readings.clone()),
+            timeline(
+                program,
+                &issuer.first_record,
+                &host,
+                graph_issue(program, &host_calls),
+            )?
+            .with_readings(readings.clone())
+            .with_host(host_spans, clock),
         );
     }
     Ok(Execution {
@@ -139,6 +148,111 @@ pub fn execute(
         gpu_time_ns,
         warnings,
     })
+}
+
+impl Issuer<'_> {
+    /// Issues op `i`; returns the value it read, if it reads one.
+    fn issue(&mut self, i: usize) -> Result<Option<i64>, Error> {
+        let stream = |s: crate::program::StreamId| self.streams.get(s.0);
+        let event = |e: crate::program::EventId| self.events.get(e.0);
+        // SAFETY (all below): handles were created for this program and are alive.
+        match self.program.ops[i].kind {
+            OpKind::Spin {
+                stream: s,
+                grid,
+                block,
+                ..
+            } => self.kernels.launch_spin(
+                stream(s),
+                self.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
+                self.cycles[i],
+                grid,
+                block,
+            )?,
+            OpKind::Record {
+                stream: s,
+                event: e,
+            } => unsafe { result::event::record(event(e), stream(s)) }
+                .map_err(call("cuEventRecord"))?,
+            OpKind::Wait {
+                stream: s,
+                event: e,
+            } => unsafe {
+                result::stream::wait_event(
+                    stream(s),
+                    event(e),
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+            .map_err(call("cuStreamWaitEvent"))?,
+            OpKind::HostSync { target } => match target {
+                SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
+                    .map_err(call("cuStreamSynchronize"))?,
+                SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
+                    .map_err(call("cuEventSynchronize"))?,
+                SyncTarget::Device => {
+                    result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
+                }
+            },
+            OpKind::Elapsed { from, to } => {
+                unsafe { result::event::synchronize(event(to)) }
+                    .map_err(call("cuEventSynchronize"))?;
+                let ms = unsafe { result::event::elapsed(event(from), event(to)) }
+                    .map_err(call("cuEventElapsedTime"))?;
+                return Ok(Some((f64::from(ms) * 1e6).round() as i64));
+            }
+            OpKind::HostFn { stream: s, api, .. } => self.host_fns.enqueue(i, stream(s), api)?,
+            OpKind::Query { target } => {
+                let (answer, name) = match target {
+                    SyncTarget::Stream(s) => {
+                        (unsafe { sys::cuStreamQuery(stream(s)) }, "cuStreamQuery")
+                    }
+                    SyncTarget::Event(e) => {
+                        (unsafe { sys::cuEventQuery(event(e)) }, "cuEventQuery")
+                    }
+                    SyncTarget::Device => {
+                        (sys::CUresult::CUDA_ERROR_INVALID_VALUE, "a device query")
+                    }
+                };
+                return match answer {
+                    sys::CUresult::CUDA_SUCCESS => Ok(Some(1)),
+                    sys::CUresult::CUDA_ERROR_NOT_READY => Ok(Some(0)),
+                    other => Err(call(name)(result::DriverError(other))),
+                };
+            }
+            OpKind::Api { call: c, bytes } => self.memory.api(i, c, bytes)?,
+            OpKind::AllocAsync { stream: s, bytes } => {
+                let addr = self.memory.alloc_async(i, stream(s), bytes)?;
+                return Ok(Some(addr as i64));
+            }
+            OpKind::FreeAsync { stream: s, alloc } => self.memory.free_async(alloc.0, stream(s))?,
+            OpKind::BeginCapture { stream: s } => Graphs::begin(stream(s))?,
+            OpKind::EndCapture { stream: s } => self.graphs.end(i, stream(s))?,
+            OpKind::GraphLaunch { stream: s, graph } => self.graphs.launch(graph.0, stream(s))?,
+        }
+        Ok(None)
+    }
+}
+
+/// The host calls with every captured op's replaced by its graph's launch: a captured op reaches
+/// the GPU when its graph is launched, so that is when it was issued for every readiness
+/// judgement.
+fn graph_issue(program: &Program, calls: &[HostCall]) -> Vec<HostCall> {
+    calls
+        .iter()
+        .map(|c| {
+            match program
+                .captured_by(c.op)
+                .and_then(|end| program.launch_of(end))
+            {
+                Some(launch) => HostCall {
+                    op: c.op,
+                    ..calls[launch.0]
+                },
+                None => *c,
+            }
+        })
+        .collect()
 }
 
 fn timeline(

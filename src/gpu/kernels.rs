@@ -19,6 +19,7 @@ pub struct Kernels {
     _module: Arc<CudaModule>,
     spin: CudaFunction,
     timer_step: CudaFunction,
+    clock_ping: CudaFunction,
 }
 
 impl Kernels {
@@ -56,6 +57,7 @@ impl Kernels {
         Ok(Kernels {
             spin: load("spin_stamp")?,
             timer_step: load("timer_step")?,
+            clock_ping: load("clock_ping")?,
             _module: module,
         })
     }
@@ -97,6 +99,31 @@ impl Kernels {
         // SAFETY: timer_step takes (unsigned long long*, int); `out` holds three words.
         unsafe { launch(&self.timer_step, stream, (1, 1), &mut params) }
             .map_err(call("cuLaunchKernel(timer_step)"))
+    }
+}
+
+impl Kernels {
+    /// Enqueues `clock_ping<<<1, 1, 0, stream>>>(mailbox, rounds, timeout_ns)`; `mailbox` is the
+    /// device address of mapped host memory of `rounds + 2` words.
+    pub fn launch_clock_ping(
+        &self,
+        stream: sys::CUstream,
+        mailbox: sys::CUdeviceptr,
+        rounds: i32,
+        timeout_ns: u64,
+    ) -> Result<(), Error> {
+        let mut mailbox = mailbox;
+        let mut rounds = rounds;
+        let mut timeout_ns = timeout_ns;
+        let mut params = [
+            &mut mailbox as *mut sys::CUdeviceptr as *mut c_void,
+            &mut rounds as *mut i32 as *mut c_void,
+            &mut timeout_ns as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: clock_ping takes (volatile unsigned long long*, int, unsigned long long);
+        // `mailbox` holds rounds + 2 words.
+        unsafe { launch(&self.clock_ping, stream, (1, 1), &mut params) }
+            .map_err(call("cuLaunchKernel(clock_ping)"))
     }
 }
 

@@ -11,8 +11,12 @@
 //! tracking is switched off anyway, before anything is allocated.
 
 mod calibrate;
+mod clock;
 mod executor;
+mod graphs;
+mod host_fn;
 mod kernels;
+mod memory;
 mod probe;
 mod resources;
 

@@ -37,16 +37,34 @@ fn duration(program: &Program, e: &mut Vec<(usize, usize)>) {
 
 /// Same-stream order. CUDA Programming Guide, "Streams": "a stream is a sequence of commands …
 /// that execute in order". Driver API `cuStreamCreate`: work in a stream runs in issue order. Every
-/// stream op (kernel, event record, event wait) starts after the previous op of its stream ends.
+/// stream op (kernel, event record, event wait, host function) starts after the previous op of
+/// its stream ends.
+///
+/// Graphs are modelled as the stream work they were captured from: the captured ops keep the
+/// orderings capture recorded, and the graph launch, issued on the capturing stream after the end
+/// of the capture, orders later work on that stream after all of them. A stream that joined the
+/// capture through an event is not ordered after the graph: its order resumes, after the capture,
+/// from its last op before it.
 fn stream_order(program: &Program, e: &mut Vec<(usize, usize)>) {
     let mut last: Vec<Option<usize>> = vec![None; program.streams.len()];
+    let mut before_capture = last.clone();
     for (i, op) in program.ops.iter().enumerate() {
-        if let Some(s) = op.kind.stream() {
-            if let Some(prev) = last[s.0] {
-                e.push((end(prev), start(i)));
-            }
-            last[s.0] = Some(i);
+        let Some(s) = op.kind.stream() else { continue };
+        if let Some(prev) = last[s.0] {
+            e.push((end(prev), start(i)));
         }
+        match op.kind {
+            OpKind::BeginCapture { .. } => before_capture = last.clone(),
+            OpKind::EndCapture { stream } => {
+                for (t, l) in last.iter_mut().enumerate() {
+                    if t != stream.0 {
+                        *l = before_capture[t];
+                    }
+                }
+            }
+            _ => {}
+        }
+        last[s.0] = Some(i);
     }
 }
 

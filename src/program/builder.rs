@@ -1,7 +1,8 @@
 //! The builder: a few lines per experiment, ids handed back for later ops and checks.
 
 use super::{
-    Event, EventId, Op, OpId, OpKind, Priority, Program, Stream, StreamId, StreamKind, SyncTarget,
+    ApiCall, Event, EventId, HostFnApi, Op, OpId, OpKind, Priority, Program, Stream, StreamId,
+    StreamKind, SyncTarget,
 };
 use std::time::Duration;
 
@@ -140,6 +141,61 @@ impl ProgramBuilder {
             self.event_label(to)
         );
         self.push(label, OpKind::Elapsed { from, to })
+    }
+
+    /// A host function on `stream` that spins on the host for `duration`, enqueued with `api`.
+    pub fn host_fn(
+        &mut self,
+        stream: StreamId,
+        label: impl Into<String>,
+        duration: Duration,
+        api: HostFnApi,
+    ) -> OpId {
+        let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.push(
+            label,
+            OpKind::HostFn {
+                stream,
+                duration_ns,
+                api,
+            },
+        )
+    }
+
+    /// `cuStreamQuery` / `cuEventQuery` of `target`; the answer lands in the readings.
+    pub fn query(&mut self, label: impl Into<String>, target: SyncTarget) -> OpId {
+        self.push(label, OpKind::Query { target })
+    }
+
+    /// A blocking driver call of `bytes` bytes, labelled with the call's name.
+    pub fn api(&mut self, call: ApiCall, bytes: u64) -> OpId {
+        self.push(call.name(), OpKind::Api { call, bytes })
+    }
+
+    /// `cuMemAllocAsync` of `bytes` on `stream`; the address lands in the readings.
+    pub fn alloc_async(&mut self, stream: StreamId, label: impl Into<String>, bytes: u64) -> OpId {
+        self.push(label, OpKind::AllocAsync { stream, bytes })
+    }
+
+    /// `cuMemFreeAsync` on `stream` of what `alloc` allocated.
+    pub fn free_async(&mut self, stream: StreamId, alloc: OpId) -> OpId {
+        let label = format!("free {}", self.program.label(alloc));
+        self.push(label, OpKind::FreeAsync { stream, alloc })
+    }
+
+    /// Starts capturing `stream` into a graph.
+    pub fn begin_capture(&mut self, stream: StreamId) -> OpId {
+        self.push("begin capture", OpKind::BeginCapture { stream })
+    }
+
+    /// Ends the capture and instantiates the graph; launch it with [`Self::graph_launch`].
+    pub fn end_capture(&mut self, stream: StreamId) -> OpId {
+        self.push("end capture", OpKind::EndCapture { stream })
+    }
+
+    /// Launches the graph that `graph` (an end-capture op) made, on `stream`.
+    pub fn graph_launch(&mut self, stream: StreamId, graph: OpId) -> OpId {
+        self.push("graph launch", OpKind::GraphLaunch { stream, graph })
     }
 
     /// Any op, with your label.

@@ -10,10 +10,11 @@
 //! program is valid JSON to write by hand and ids stay stable through serialization.
 
 mod builder;
+mod display;
 mod validate;
 
 pub use builder::ProgramBuilder;
-pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_GRID, MAX_SPIN_NS};
+pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -130,6 +131,50 @@ pub enum SyncTarget {
     Device,
 }
 
+/// Which driver call enqueues a [`OpKind::HostFn`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostFnApi {
+    /// `cuLaunchHostFunc` (CUDA 10 and later).
+    LaunchHostFunc,
+    /// `cuStreamAddCallback`, the older call the notes use (`cudaStreamAddCallback`).
+    StreamAddCallback,
+}
+
+/// A blocking driver call that the CUDA programming guide's "Implicit Synchronization" list
+/// names, issued by the host on its own (no stream). Buffers it frees or uses are allocated
+/// before the trial; what it allocates is freed after the trial, both outside the timed region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiCall {
+    /// `cuMemAlloc`: a device memory allocation.
+    MemAlloc,
+    /// `cuMemFree` of a buffer allocated before the trial.
+    MemFree,
+    /// `cuMemHostAlloc`: a page-locked host memory allocation.
+    HostAlloc,
+    /// `cuMemFreeHost` of a page-locked buffer allocated before the trial.
+    HostFree,
+    /// `cuMemsetD8`: a device memory set (the synchronous form).
+    Memset,
+    /// `cuMemcpyDtoD`: a copy between two addresses of the same device's memory.
+    CopyD2D,
+}
+
+impl ApiCall {
+    /// The driver call's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ApiCall::MemAlloc => "cuMemAlloc",
+            ApiCall::MemFree => "cuMemFree",
+            ApiCall::HostAlloc => "cuMemHostAlloc",
+            ApiCall::HostFree => "cuMemFreeHost",
+            ApiCall::Memset => "cuMemsetD8",
+            ApiCall::CopyD2D => "cuMemcpyDtoD",
+        }
+    }
+}
+
 /// One operation, issued by the host in program order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -150,6 +195,32 @@ pub enum OpKind {
     /// The host waits for `to` (`cuEventSynchronize`) and reads `cuEventElapsedTime(from, to)`;
     /// the value lands in the timeline's readings. Both events are created with timing.
     Elapsed { from: EventId, to: EventId },
+    /// A host function enqueued on `stream` with `api`: when the stream reaches it, a driver
+    /// thread calls it, and it spins on the host for `duration_ns` and stamps its start and end
+    /// with the host clock (a host span on the timeline).
+    HostFn {
+        stream: StreamId,
+        duration_ns: u64,
+        api: HostFnApi,
+    },
+    /// `cuStreamQuery` or `cuEventQuery` (the target may not be the device): the answer, 1 for
+    /// ready and 0 for not ready, lands in the timeline's readings.
+    Query { target: SyncTarget },
+    /// A blocking driver call of `bytes` bytes; see [`ApiCall`].
+    Api { call: ApiCall, bytes: u64 },
+    /// `cuMemAllocAsync(bytes, stream)` from the device's default memory pool; the address lands
+    /// in the readings.
+    AllocAsync { stream: StreamId, bytes: u64 },
+    /// `cuMemFreeAsync` on `stream` of what the [`OpKind::AllocAsync`] op `alloc` allocated.
+    FreeAsync { stream: StreamId, alloc: OpId },
+    /// `cuStreamBeginCapture`: the ops that follow, up to the matching [`OpKind::EndCapture`],
+    /// are captured into a graph instead of running (a spin among them runs, and stamps, when the
+    /// graph is launched).
+    BeginCapture { stream: StreamId },
+    /// `cuStreamEndCapture` and `cuGraphInstantiate`: the graph is ready to launch.
+    EndCapture { stream: StreamId },
+    /// `cuGraphLaunch` on `stream` of the graph the [`OpKind::EndCapture`] op `graph` made.
+    GraphLaunch { stream: StreamId, graph: OpId },
 }
 
 impl OpKind {
@@ -158,8 +229,17 @@ impl OpKind {
         match *self {
             OpKind::Spin { stream, .. }
             | OpKind::Record { stream, .. }
-            | OpKind::Wait { stream, .. } => Some(stream),
-            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => None,
+            | OpKind::Wait { stream, .. }
+            | OpKind::HostFn { stream, .. }
+            | OpKind::AllocAsync { stream, .. }
+            | OpKind::FreeAsync { stream, .. }
+            | OpKind::BeginCapture { stream }
+            | OpKind::EndCapture { stream }
+            | OpKind::GraphLaunch { stream, .. } => Some(stream),
+            OpKind::HostSync { .. }
+            | OpKind::Elapsed { .. }
+            | OpKind::Query { .. }
+            | OpKind::Api { .. } => None,
         }
     }
 
@@ -242,6 +322,49 @@ impl Program {
             .any(|op| matches!(op.kind, OpKind::Elapsed { from, to } if from == e || to == e))
     }
 
+    /// The [`OpKind::EndCapture`] op that closes the capture `op` was issued in, if any: such an
+    /// op is recorded into a graph and runs when the graph is launched.
+    pub fn captured_by(&self, op: OpId) -> Option<OpId> {
+        let (mut open, mut inside) = (false, false);
+        for o in &self.ops {
+            match o.kind {
+                OpKind::BeginCapture { .. } => open = true,
+                OpKind::EndCapture { .. } if inside => return Some(o.id),
+                OpKind::EndCapture { .. } => open = false,
+                _ if o.id == op => {
+                    if !open {
+                        return None;
+                    }
+                    inside = true;
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The [`OpKind::GraphLaunch`] of the graph that `end_capture` made, if any.
+    pub fn launch_of(&self, end_capture: OpId) -> Option<OpId> {
+        self.ops
+            .iter()
+            .find(|o| matches!(o.kind, OpKind::GraphLaunch { graph, .. } if graph == end_capture))
+            .map(|o| o.id)
+    }
+
+    /// Whether the trial needs the host clock aligned to `%globaltimer`: host functions leave
+    /// host-clock spans, and queries, syncs and API calls are judged against the stamps.
+    pub fn needs_host_clock(&self) -> bool {
+        self.ops.iter().any(|o| {
+            matches!(
+                o.kind,
+                OpKind::HostFn { .. }
+                    | OpKind::Query { .. }
+                    | OpKind::Api { .. }
+                    | OpKind::HostSync { .. }
+            )
+        })
+    }
+
     /// Number of blocks of every spin op together: the size of the stamp buffer in records.
     pub fn stamped_blocks(&self) -> usize {
         self.ops
@@ -251,65 +374,5 @@ impl Program {
                 _ => 0,
             })
             .sum()
-    }
-}
-
-impl fmt::Display for Program {
-    /// One line per stream and op, in the style of a litmus test listing.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "program {}", self.name)?;
-        for s in &self.streams {
-            match s.priority {
-                Some(p) => writeln!(f, "  stream {} ({}, priority {p:?})", s.label, s.kind)?,
-                None => writeln!(f, "  stream {} ({})", s.label, s.kind)?,
-            }
-        }
-        for e in &self.events {
-            writeln!(f, "  event {}", e.label)?;
-        }
-        let stream = |s: StreamId| {
-            self.stream(s)
-                .map(|s| s.label.clone())
-                .unwrap_or_else(|| format!("s{}", s.0))
-        };
-        let event = |e: EventId| {
-            self.events
-                .get(e.0)
-                .map(|e| e.label.clone())
-                .unwrap_or_else(|| format!("e{}", e.0))
-        };
-        for op in &self.ops {
-            write!(f, "  {:>3} {:<10} ", op.id.0, op.label)?;
-            match op.kind {
-                OpKind::Spin {
-                    stream: s,
-                    duration_ns,
-                    grid,
-                    block,
-                } => writeln!(
-                    f,
-                    "spin {:.1} µs <<<{grid},{block}>>> on {}",
-                    duration_ns as f64 / 1e3,
-                    stream(s)
-                )?,
-                OpKind::Record {
-                    stream: s,
-                    event: e,
-                } => writeln!(f, "record {} on {}", event(e), stream(s))?,
-                OpKind::Wait {
-                    stream: s,
-                    event: e,
-                } => writeln!(f, "wait {} on {}", event(e), stream(s))?,
-                OpKind::HostSync { target } => match target {
-                    SyncTarget::Stream(s) => writeln!(f, "host sync {}", stream(s))?,
-                    SyncTarget::Event(e) => writeln!(f, "host sync {}", event(e))?,
-                    SyncTarget::Device => writeln!(f, "host sync device")?,
-                },
-                OpKind::Elapsed { from, to } => {
-                    writeln!(f, "host reads elapsed time {} → {}", event(from), event(to))?
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -5,7 +5,7 @@
 //! legal CUDA that is probably not what the author meant, such as waiting on an event that was
 //! never recorded (CUDA treats that wait as already satisfied).
 
-use super::{EventId, OpId, OpKind, Program, StreamId, SyncTarget};
+use super::{EventId, OpId, OpKind, Program, StreamId, StreamKind, SyncTarget};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -16,6 +16,9 @@ pub const MAX_SPIN_NS: u64 = 1_000_000_000;
 pub const MAX_GRID: u32 = 1 << 20;
 /// Most threads in one block, the CUDA limit.
 pub const MAX_BLOCK: u32 = 1024;
+/// The largest buffer an allocation or copy op may ask for: experiments need kilobytes to
+/// megabytes; a gigabyte is taken for a unit mistake.
+pub const MAX_BYTES: u64 = 1 << 30;
 
 /// Everything wrong with a program, found in one pass.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,7 +111,26 @@ impl Program {
             }
         };
         let mut recorded: HashSet<EventId> = HashSet::new();
+        let mut freed: HashSet<OpId> = HashSet::new();
+        let mut launched: HashSet<OpId> = HashSet::new();
+        let mut capturing: Option<StreamId> = None;
+        let bytes_ok = |bytes: u64, problems: &mut Vec<String>, op: &super::Op| {
+            if bytes == 0 || bytes > MAX_BYTES {
+                problems.push(format!(
+                    "op {} '{}' asks for {bytes} bytes; it must be 1..={MAX_BYTES}",
+                    op.id.0, op.label
+                ));
+            }
+        };
         for (i, op) in self.ops.iter().enumerate() {
+            if capturing.is_some() && !capturable(&op.kind, self) {
+                problems.push(format!(
+                    "op {} '{}' is issued during a stream capture, which records only kernels, \
+                     host functions and event records and waits on created streams; move it \
+                     out of the capture",
+                    op.id.0, op.label
+                ));
+            }
             if op.id.0 != i {
                 problems.push(format!(
                     "op at position {i} '{}' has id {}; ids must equal positions",
@@ -176,6 +198,97 @@ impl Program {
                     }
                     SyncTarget::Device => {}
                 },
+                OpKind::HostFn {
+                    stream,
+                    duration_ns,
+                    ..
+                } => {
+                    stream_ok(stream, &mut problems, op);
+                    if duration_ns == 0 || duration_ns > MAX_SPIN_NS {
+                        problems.push(format!(
+                            "host fn {} '{}' lasts {duration_ns} ns; it must be 1..={MAX_SPIN_NS}",
+                            op.id.0, op.label
+                        ));
+                    }
+                }
+                OpKind::Query { target } => match target {
+                    SyncTarget::Stream(s) => stream_ok(s, &mut problems, op),
+                    SyncTarget::Event(e) => event_ok(e, &mut problems, op),
+                    SyncTarget::Device => problems.push(format!(
+                        "op {} '{}' queries the device, which has no query call; query a stream \
+                         or an event",
+                        op.id.0, op.label
+                    )),
+                },
+                OpKind::Api { bytes, .. } => bytes_ok(bytes, &mut problems, op),
+                OpKind::AllocAsync { stream, bytes } => {
+                    stream_ok(stream, &mut problems, op);
+                    bytes_ok(bytes, &mut problems, op);
+                }
+                OpKind::FreeAsync { stream, alloc } => {
+                    stream_ok(stream, &mut problems, op);
+                    let is_alloc = alloc < op.id
+                        && matches!(
+                            self.op(alloc).map(|o| &o.kind),
+                            Some(OpKind::AllocAsync { .. })
+                        );
+                    if !is_alloc {
+                        problems.push(format!(
+                            "op {} '{}' frees op {}, which is no stream-ordered allocation issued \
+                             before it",
+                            op.id.0, op.label, alloc.0
+                        ));
+                    } else if !freed.insert(alloc) {
+                        problems.push(format!(
+                            "op {} '{}' frees op {} a second time",
+                            op.id.0, op.label, alloc.0
+                        ));
+                    }
+                }
+                OpKind::BeginCapture { stream } => {
+                    stream_ok(stream, &mut problems, op);
+                    if self.stream(stream).is_some_and(|s| s.kind.is_builtin()) {
+                        problems.push(format!(
+                            "op {} '{}' captures a built-in stream; capture a created stream",
+                            op.id.0, op.label
+                        ));
+                    }
+                    if capturing.replace(stream).is_some() {
+                        problems.push(format!(
+                            "op {} '{}' begins a capture inside another; end the first one",
+                            op.id.0, op.label
+                        ));
+                    }
+                }
+                OpKind::EndCapture { stream } => {
+                    if capturing.take() != Some(stream) {
+                        problems.push(format!(
+                            "op {} '{}' ends a capture of s{} that was not begun",
+                            op.id.0, op.label, stream.0
+                        ));
+                    }
+                }
+                OpKind::GraphLaunch { stream, graph } => {
+                    stream_ok(stream, &mut problems, op);
+                    let is_graph = graph < op.id
+                        && matches!(
+                            self.op(graph).map(|o| &o.kind),
+                            Some(OpKind::EndCapture { .. })
+                        );
+                    if !is_graph {
+                        problems.push(format!(
+                            "op {} '{}' launches op {}, which is no end of a capture issued before \
+                             it",
+                            op.id.0, op.label, graph.0
+                        ));
+                    } else if !launched.insert(graph) {
+                        problems.push(format!(
+                            "op {} '{}' launches the graph of op {} a second time; its stamps \
+                             would overwrite the first launch's",
+                            op.id.0, op.label, graph.0
+                        ));
+                    }
+                }
                 OpKind::Elapsed { from, to } => {
                     event_ok(from, &mut problems, op);
                     event_ok(to, &mut problems, op);
@@ -191,6 +304,12 @@ impl Program {
                 }
             }
         }
+        if let Some(s) = capturing {
+            problems.push(format!(
+                "the capture of s{} is never ended; end it with an end-capture op",
+                s.0
+            ));
+        }
         if problems.is_empty() {
             Ok(warnings)
         } else {
@@ -199,5 +318,22 @@ impl Program {
                 problems,
             })
         }
+    }
+}
+
+/// Whether `kind` may be issued while a stream is being captured: stream work on created streams.
+fn capturable(kind: &OpKind, program: &Program) -> bool {
+    let created = |s: StreamId| {
+        program
+            .stream(s)
+            .is_some_and(|s| matches!(s.kind, StreamKind::Blocking | StreamKind::NonBlocking))
+    };
+    match *kind {
+        OpKind::Spin { stream, .. }
+        | OpKind::Record { stream, .. }
+        | OpKind::Wait { stream, .. }
+        | OpKind::HostFn { stream, .. }
+        | OpKind::EndCapture { stream } => created(stream),
+        _ => false,
     }
 }

@@ -4,7 +4,8 @@
 //! per stream ("s1 (non-blocking)") and a "host" track for the API calls. Kernels are complete
 //! events ("X") in µs; event records and waits are instant events on their stream's track. Times
 //! are relative to each trial's start, with host calls placed on the GPU clock by the trial's
-//! host-to-GPU offset.
+//! clock sync where it has one, else by its host-to-GPU offset. Host functions are complete
+//! events on their stream's track, placed the same way.
 
 use crate::program::{OpKind, Program};
 use crate::record::RunRecord;
@@ -42,7 +43,11 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         "process_sort_index",
         json!({ "sort_index": pid }),
     ));
-    let offset = t.issue_offset_ns().unwrap_or(0);
+    let offset = t
+        .clock
+        .map(|c| c.offset_ns)
+        .or_else(|| t.issue_offset_ns())
+        .unwrap_or(0);
     let host = |ns: u64| ns as i64 + offset;
     let lo = t
         .host_calls
@@ -92,7 +97,24 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
                     }));
                 }
             }
-            OpKind::Record { stream, .. } | OpKind::Wait { stream, .. } => {
+            OpKind::HostFn { stream, .. } => {
+                if let Some(h) = t.host_spans.iter().find(|h| h.op == op.id) {
+                    out.push(json!({
+                        "name": op.label, "cat": "host fn", "ph": "X", "pid": pid,
+                        "tid": stream.0 as u64 + 1,
+                        "ts": us(host(h.begin_ns)),
+                        "dur": (h.end_ns - h.begin_ns) as f64 / 1e3,
+                        "args": { "op": op.id.0 },
+                    }));
+                }
+            }
+            OpKind::Record { stream, .. }
+            | OpKind::Wait { stream, .. }
+            | OpKind::AllocAsync { stream, .. }
+            | OpKind::FreeAsync { stream, .. }
+            | OpKind::BeginCapture { stream }
+            | OpKind::EndCapture { stream }
+            | OpKind::GraphLaunch { stream, .. } => {
                 if let Some(at) = t.issued_ns(op.id) {
                     out.push(json!({
                         "name": op.label, "cat": "event", "ph": "i", "s": "t", "pid": pid,
@@ -100,7 +122,10 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
                     }));
                 }
             }
-            OpKind::HostSync { .. } | OpKind::Elapsed { .. } => {}
+            OpKind::HostSync { .. }
+            | OpKind::Elapsed { .. }
+            | OpKind::Query { .. }
+            | OpKind::Api { .. } => {}
         }
     }
     for c in &t.host_calls {

@@ -12,10 +12,16 @@
 //! one ended, had nothing held it back; the same condition makes a missing overlap a proof of
 //! waiting. "Early enough" is the op's ready time ([`Timeline::ready_ns`]) plus the measured
 //! launch jitter (see [`crate::Calibration`]).
+//!
+//! Host-side work (host functions, the return of a host call) is placed on the `%globaltimer`
+//! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
+//! checks about the host are in `host.rs`.
+
+mod host;
 
 use crate::calibration::Tolerances;
 use crate::program::{OpId, Program};
-use crate::timeline::{Span, Timeline};
+use crate::timeline::{Interval, Span, Timeline};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -40,23 +46,71 @@ pub enum Check {
     /// The elapsed time an [`crate::OpKind::Elapsed`] op read covers the stamped run of `span`
     /// (events recorded around a kernel measure at least the kernel).
     ElapsedCovers { elapsed: OpId, span: OpId },
+    /// The host call that issued `call` returned before `span` ended (a launch returns early).
+    ReturnsBefore { call: OpId, span: OpId },
+    /// The host call `call` did not return before `span` ended (a sync waits for the work).
+    ReturnsAfter { call: OpId, span: OpId },
+    /// The query `query` answered in line with `span`'s state: not ready while it ran, ready once
+    /// it had ended.
+    Answers { query: OpId, span: OpId },
+    /// `before` and `after` did not run together, with the host call `call` issued between them:
+    /// either `after` waited on the device, or `call` held the host until `before` ended.
+    Separates {
+        call: OpId,
+        before: OpId,
+        after: OpId,
+    },
+    /// The stream-ordered allocation `second` returned the address `first` did.
+    Reuses { first: OpId, second: OpId },
+    /// Launching the graph (op `graph`) took less host time than issuing ops `first..=last` one
+    /// by one.
+    LaunchCheaper {
+        graph: OpId,
+        first: OpId,
+        last: OpId,
+    },
 }
 
 impl Check {
-    /// The two ops the check relates (the same op twice for a check on one op).
-    pub fn ops(&self) -> (OpId, OpId) {
+    /// The ops the check reads.
+    pub fn ops(&self) -> Vec<OpId> {
         match *self {
-            Check::Precedes { before, after } => (before, after),
-            Check::Overlaps { a, b } => (a, b),
-            Check::Interleaves { low, high } | Check::Behind { low, high } => (low, high),
-            Check::Uninterrupted { op, by } => (op, by),
-            Check::ElapsedCovers { elapsed, span } => (elapsed, span),
+            Check::Precedes { before, after } => vec![before, after],
+            Check::Overlaps { a, b } => vec![a, b],
+            Check::Interleaves { low, high } | Check::Behind { low, high } => vec![low, high],
+            Check::Uninterrupted { op, by } => vec![op, by],
+            Check::ElapsedCovers { elapsed, span } => vec![elapsed, span],
+            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
+                vec![call, span]
+            }
+            Check::Answers { query, span } => vec![query, span],
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => vec![call, before, after],
+            Check::Reuses { first, second } => vec![first, second],
+            Check::LaunchCheaper { graph, first, last } => vec![graph, first, last],
         }
     }
 
     /// Whether the check is a happens-before question the [model](crate::model) answers.
     pub fn is_ordering(&self) -> bool {
         matches!(self, Check::Precedes { .. } | Check::Overlaps { .. })
+    }
+
+    /// Whether the check's reason carries a figure its value does not (a ratio), so evidence
+    /// lines show the reason even when the claim holds.
+    pub fn reason_is_evidence(&self) -> bool {
+        matches!(self, Check::LaunchCheaper { .. })
+    }
+
+    /// A measured value in the check's unit: bytes for address offsets, else µs.
+    pub fn format_value(&self, value: i64) -> String {
+        match self {
+            Check::Reuses { .. } => format!("{value:+} B"),
+            _ => micros(value),
+        }
     }
 
     /// What the measured value is, for evidence lines.
@@ -67,6 +121,12 @@ impl Check {
             Check::Interleaves { .. } | Check::Behind { .. } => "lead",
             Check::Uninterrupted { .. } => "excess",
             Check::ElapsedCovers { .. } => "events beyond stamps",
+            Check::ReturnsBefore { .. } => "returned before the end by",
+            Check::ReturnsAfter { .. } => "returned after the end by",
+            Check::Answers { .. } => "asked after the end by",
+            Check::Separates { .. } => "overlap",
+            Check::Reuses { .. } => "address offset",
+            Check::LaunchCheaper { .. } => "host time saved",
         }
     }
 
@@ -89,12 +149,51 @@ impl Check {
             Check::ElapsedCovers { elapsed, span } => {
                 format!("{}⊇{}", program.label(elapsed), program.label(span))
             }
+            Check::ReturnsBefore { call, span } => {
+                format!("{}↩<{}", program.label(call), program.label(span))
+            }
+            Check::ReturnsAfter { call, span } => {
+                format!("{}↩>{}", program.label(call), program.label(span))
+            }
+            Check::Answers { query, span } => {
+                format!("{}?{}", program.label(query), program.label(span))
+            }
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => format!(
+                "{}|{}|{}",
+                program.label(before),
+                program.label(call),
+                program.label(after)
+            ),
+            Check::Reuses { first, second } => {
+                format!("{}={}", program.label(first), program.label(second))
+            }
+            Check::LaunchCheaper { graph, first, last } => format!(
+                "{}<{}..{}",
+                program.label(graph),
+                program.label(first),
+                program.label(last)
+            ),
         }
     }
 
     /// Judges the check on one timeline.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
         let check = *self;
+        // The two intervals a relation compares, or the Unknown measurement naming the missing one.
+        let intervals = |x: OpId, y: OpId| match (timeline.interval(x), timeline.interval(y)) {
+            (Some(ix), Some(iy)) => Ok((ix, iy)),
+            (ix, _) => Err(unknown(
+                check,
+                format!(
+                    "op {} has no stamps on this timeline",
+                    if ix.is_none() { x.0 } else { y.0 }
+                ),
+            )),
+        };
         // The two spans a relation compares, or the Unknown measurement naming the missing one.
         let spans = |x: OpId, y: OpId| match (timeline.span(x), timeline.span(y)) {
             (Some(sx), Some(sy)) => Ok((sx, sy)),
@@ -110,10 +209,10 @@ impl Check {
         };
         let measured = match check {
             Check::Precedes { before, after } => {
-                spans(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
+                intervals(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
             }
             Check::Overlaps { a, b } => {
-                spans(a, b).map(|(sa, sb)| overlaps(check, timeline, sa, sb, tol))
+                intervals(a, b).map(|(ia, ib)| overlaps(check, timeline, ia, ib, tol))
             }
             Check::Interleaves { low, high } | Check::Behind { low, high } => {
                 spans(low, high).map(|(l, h)| dispatch_order(check, timeline, l, h, tol))
@@ -127,8 +226,32 @@ impl Check {
                 timeline.span(span),
                 tol,
             )),
+            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
+                Ok(host::returns(check, timeline, call, span, tol))
+            }
+            Check::Answers { query, span } => Ok(host::answers(check, timeline, query, span, tol)),
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => intervals(before, after)
+                .map(|(b, a)| host::separates(check, timeline, call, b, a, tol)),
+            Check::Reuses { first, second } => Ok(host::reuses(check, timeline, first, second)),
+            Check::LaunchCheaper { graph, first, last } => {
+                Ok(host::launch_cheaper(check, timeline, graph, first, last))
+            }
         };
         measured.unwrap_or_else(|unknown| unknown)
+    }
+}
+
+/// An Unknown measurement with its reason.
+fn unknown(check: Check, reason: String) -> Measurement {
+    Measurement {
+        check,
+        value_ns: 0,
+        truth: Truth::Unknown,
+        reason,
     }
 }
 
@@ -175,7 +298,7 @@ impl Measurement {
             "{} {} {}",
             self.check.describe(program),
             self.check.quantity(),
-            micros(self.value_ns)
+            self.check.format_value(self.value_ns)
         )
     }
 }
@@ -212,34 +335,40 @@ fn latest_free_start(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Option<
 fn precedes(
     check: Check,
     timeline: &Timeline,
-    before: &Span,
-    after: &Span,
+    before: Interval,
+    after: Interval,
     tol: &Tolerances,
 ) -> Measurement {
-    let gap = signed(after.start()) - signed(before.end());
-    let step = signed(tol.timer_step_ns);
-    let end = signed(before.end());
+    let gap = after.start - before.end;
+    let slack = signed(before.slack_ns + after.slack_ns);
+    let step = signed(tol.timer_step_ns) + slack;
+    let end = before.end;
     let (truth, reason) = if gap <= -step {
         (
             Truth::No,
             format!(
-                "started {} before the end: an overlap of at least one timer step ({step} ns) \
+                "started {} before the end: an overlap of at least one timer step{} ({step} ns) \
                  cannot come from rounding",
-                micros(-gap)
+                micros(-gap),
+                if slack > 0 {
+                    " plus the clock alignment error"
+                } else {
+                    ""
+                }
             ),
         )
     } else {
         match latest_free_start(timeline, after.op, tol) {
-            Some(free) if free < end => (
+            Some(free) if free + slack < end => (
                 Truth::Yes,
                 format!(
                     "was ready to start by {} (issued, plus {} launch jitter) yet started at {}, \
                      after the end at {}: it waited",
                     at(free, timeline),
                     micros(signed(tol.launch_jitter_ns)),
-                    at(signed(after.start()), timeline),
+                    at(after.start, timeline),
                     at(end, timeline)
-                ),
+                ) + &aligned(slack),
             ),
             Some(free) => (
                 Truth::Unknown,
@@ -270,37 +399,37 @@ fn precedes(
 fn overlaps(
     check: Check,
     timeline: &Timeline,
-    a: &Span,
-    b: &Span,
+    a: Interval,
+    b: Interval,
     tol: &Tolerances,
 ) -> Measurement {
-    let overlap = signed(a.end().min(b.end())) - signed(a.start().max(b.start()));
-    let step = signed(tol.timer_step_ns);
-    let (first, later) = if a.start() <= b.start() {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    let end = signed(first.end());
+    let overlap = a.end.min(b.end) - a.start.max(b.start);
+    let slack = signed(a.slack_ns + b.slack_ns);
+    let step = signed(tol.timer_step_ns) + slack;
+    let (first, later) = if a.start <= b.start { (a, b) } else { (b, a) };
+    let end = first.end;
     let (truth, reason) = if overlap >= step {
         (
             Truth::Yes,
             format!(
-                "ran together for {}, at least one timer step ({step} ns)",
-                micros(overlap)
+                "ran together for {}, at least one timer step ({} ns){}",
+                micros(overlap),
+                tol.timer_step_ns,
+                aligned(slack)
             ),
         )
     } else {
         match latest_free_start(timeline, later.op, tol) {
-            Some(free) if free < end => (
+            Some(free) if free + slack < end => (
                 Truth::No,
                 format!(
                     "the later one was ready to start by {} (issued, plus {} launch jitter) \
-                     while the other ran until {}, yet started only at {}: it waited",
+                     while the other ran until {}, yet started only at {}: it waited{}",
                     at(free, timeline),
                     micros(signed(tol.launch_jitter_ns)),
                     at(end, timeline),
-                    at(signed(later.start()), timeline)
+                    at(later.start, timeline),
+                    aligned(slack)
                 ),
             ),
             Some(free) => (
@@ -325,6 +454,18 @@ fn overlaps(
         value_ns: overlap,
         truth,
         reason,
+    }
+}
+
+/// ", with the host clock aligned within ±x µs" where a host span took part, else nothing.
+fn aligned(slack: i64) -> String {
+    if slack > 0 {
+        format!(
+            "; host spans placed with the clock sync, within ±{:.2} µs",
+            slack as f64 / 1e3
+        )
+    } else {
+        String::new()
     }
 }
 

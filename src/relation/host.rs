@@ -1,0 +1,275 @@
+//! Checks about the host: when a call returned, what a query answered, whether a blocking call
+//! kept two kernels apart, what a stream-ordered allocation reused, what a graph launch saved.
+//!
+//! A host instant is placed on the `%globaltimer` axis with the trial's clock sync; its error
+//! bound plus one timer step is the tolerance (`slack` below) of every comparison with a stamp.
+//! Without a clock sync these checks cannot be decided.
+
+use super::{at, latest_free_start, micros, signed, unknown, Check, Measurement, Truth};
+use crate::calibration::Tolerances;
+use crate::program::OpId;
+use crate::timeline::{HostCall, Interval, Timeline};
+
+/// The host call of `op` placed on the GPU axis, with the comparison tolerance.
+struct Placed {
+    begin: i64,
+    end: i64,
+    slack: i64,
+}
+
+fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, String> {
+    let clock = timeline
+        .clock
+        .ok_or("no clock sync on this timeline, so host times cannot be set against stamps")?;
+    let HostCall {
+        begin_ns, end_ns, ..
+    } = *timeline
+        .host_call(op)
+        .ok_or_else(|| format!("op {} has no host call on this timeline", op.0))?;
+    Ok(Placed {
+        begin: begin_ns as i64 + clock.offset_ns,
+        end: end_ns as i64 + clock.offset_ns,
+        slack: signed(clock.error_ns + tol.timer_step_ns),
+    })
+}
+
+fn tolerance(slack: i64) -> String {
+    format!(
+        "clock alignment error plus a timer step: ±{:.2} µs",
+        slack as f64 / 1e3
+    )
+}
+
+/// ReturnsBefore / ReturnsAfter. The value is how far the call's return lies before (resp.
+/// after) the span's end. "Before" needs the margin to exceed the tolerance; "after" is refuted
+/// only by a return provably before the end, since a call that waits for the work cannot come
+/// back sooner.
+pub(super) fn returns(
+    check: Check,
+    timeline: &Timeline,
+    call: OpId,
+    span: OpId,
+    tol: &Tolerances,
+) -> Measurement {
+    let (p, end) = match (place(timeline, call, tol), timeline.span(span)) {
+        (Ok(p), Some(s)) => (p, signed(s.end())),
+        (Err(why), _) => return unknown(check, why),
+        (_, None) => return unknown(check, format!("op {} has no stamps", span.0)),
+    };
+    let after = p.end - end;
+    let (value, truth) = match check {
+        Check::ReturnsBefore { .. } => (
+            -after,
+            if -after > p.slack {
+                Truth::Yes
+            } else if after > p.slack {
+                Truth::No
+            } else {
+                Truth::Unknown
+            },
+        ),
+        _ => (
+            after,
+            if after >= -p.slack {
+                Truth::Yes
+            } else {
+                Truth::No
+            },
+        ),
+    };
+    let reason = format!(
+        "the call took {} on the host and returned at {}, {} the work's end at {}; {}",
+        micros(p.end - p.begin),
+        at(p.end, timeline),
+        if after >= 0 {
+            format!("{} after", micros(after))
+        } else {
+            format!("{} before", micros(-after))
+        },
+        at(end, timeline),
+        tolerance(p.slack)
+    );
+    Measurement {
+        check,
+        value_ns: value,
+        truth,
+        reason,
+    }
+}
+
+/// Answers: a "ready" answer is refuted if the query returned before the work's end; a "not
+/// ready" answer is refuted if the query was issued after it. The value is how long after the
+/// end the query was issued (negative: while the work ran).
+pub(super) fn answers(
+    check: Check,
+    timeline: &Timeline,
+    query: OpId,
+    span: OpId,
+    tol: &Tolerances,
+) -> Measurement {
+    let (p, end, ready) = match (
+        place(timeline, query, tol),
+        timeline.span(span),
+        timeline.reading(query),
+    ) {
+        (Ok(p), Some(s), Some(r)) => (p, signed(s.end()), r == 1),
+        (Err(why), _, _) => return unknown(check, why),
+        _ => {
+            return unknown(
+                check,
+                "no stamps for the work or no answer from the query".into(),
+            )
+        }
+    };
+    let asked = p.begin - end;
+    let truth = match ready {
+        true if p.end < end - p.slack => Truth::No,
+        false if p.begin > end + p.slack => Truth::No,
+        _ => Truth::Yes,
+    };
+    let reason = format!(
+        "answered {} when asked at {} ({} the work's end at {}); {}",
+        if ready { "ready" } else { "not ready" },
+        at(p.begin, timeline),
+        if asked >= 0 {
+            format!("{} after", micros(asked))
+        } else {
+            format!("{} before", micros(-asked))
+        },
+        at(end, timeline),
+        tolerance(p.slack)
+    );
+    Measurement {
+        check,
+        value_ns: asked,
+        truth,
+        reason,
+    }
+}
+
+/// Separates: an overlap of a timer step refutes it. Without one, the separation is proven
+/// either on the device (`after` was ready before `before` ended, as in Precedes) or on the host
+/// (the call began before `before` ended and returned only after it, so `after` could not be
+/// issued sooner). Otherwise `after` merely came late, and nothing is proven.
+pub(super) fn separates(
+    check: Check,
+    timeline: &Timeline,
+    call: OpId,
+    before: Interval,
+    after: Interval,
+    tol: &Tolerances,
+) -> Measurement {
+    let overlap = before.end.min(after.end) - before.start.max(after.start);
+    let step = signed(tol.timer_step_ns);
+    let measured = |truth, reason| Measurement {
+        check,
+        value_ns: overlap,
+        truth,
+        reason,
+    };
+    if overlap >= step {
+        return measured(
+            Truth::No,
+            format!("the two kernels ran together for {}", micros(overlap)),
+        );
+    }
+    if let Some(free) = latest_free_start(timeline, after.op, tol) {
+        if free < before.end {
+            return measured(
+                Truth::Yes,
+                format!(
+                    "the later kernel was ready by {} yet started at {}, after the first ended at \
+                     {}: it waited on the device",
+                    at(free, timeline),
+                    at(after.start, timeline),
+                    at(before.end, timeline)
+                ),
+            );
+        }
+    }
+    let p = match place(timeline, call, tol) {
+        Ok(p) => p,
+        Err(why) => return unknown(check, why),
+    };
+    if p.begin < before.end - p.slack && p.end >= before.end - p.slack {
+        measured(
+            Truth::Yes,
+            format!(
+                "the call blocked the host for {} and returned at {}, {} after the first kernel \
+                 ended at {}; the later kernel could only be issued then; {}",
+                micros(p.end - p.begin),
+                at(p.end, timeline),
+                micros(p.end - before.end),
+                at(before.end, timeline),
+                tolerance(p.slack)
+            ),
+        )
+    } else {
+        unknown(
+            check,
+            format!(
+                "no overlap, but the later kernel was issued late for another reason than the \
+                 call (which ran {} to {}, the first kernel ended at {}); lengthen the first \
+                 kernel",
+                at(p.begin, timeline),
+                at(p.end, timeline),
+                at(before.end, timeline)
+            ),
+        )
+    }
+}
+
+/// Reuses: the two allocations returned the same address.
+pub(super) fn reuses(check: Check, timeline: &Timeline, first: OpId, second: OpId) -> Measurement {
+    let (Some(a), Some(b)) = (timeline.reading(first), timeline.reading(second)) else {
+        return unknown(check, "an allocation returned no address".into());
+    };
+    let (truth, verb) = if a == b {
+        (Truth::Yes, "the same address")
+    } else {
+        (Truth::No, "different addresses")
+    };
+    Measurement {
+        check,
+        value_ns: b.wrapping_sub(a),
+        truth,
+        reason: format!("{verb}: {a:#x} and {b:#x}"),
+    }
+}
+
+/// LaunchCheaper: the graph launch's host call against the sum of the direct issues' calls.
+pub(super) fn launch_cheaper(
+    check: Check,
+    timeline: &Timeline,
+    graph: OpId,
+    first: OpId,
+    last: OpId,
+) -> Measurement {
+    let duration = |c: &HostCall| signed(c.end_ns - c.begin_ns);
+    let Some(launch) = timeline.host_call(graph).map(duration) else {
+        return unknown(check, "the graph launch has no host call".into());
+    };
+    let direct: i64 = timeline
+        .host_calls
+        .iter()
+        .filter(|c| c.op >= first && c.op <= last)
+        .map(duration)
+        .sum();
+    let n = last.0 + 1 - first.0;
+    let truth = if launch < direct {
+        Truth::Yes
+    } else {
+        Truth::No
+    };
+    Measurement {
+        check,
+        value_ns: direct - launch,
+        truth,
+        reason: format!(
+            "{n} launches one by one took {} of host time, one graph launch {}: {:.1}× less",
+            micros(direct),
+            micros(launch),
+            direct as f64 / launch.max(1) as f64
+        ),
+    }
+}
