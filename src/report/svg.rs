@@ -86,7 +86,12 @@ fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
 pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String {
     let lanes = lanes(program, timeline);
     let origin = timeline.origin_ns() as i64;
-    let offset = timeline.issue_offset_ns().unwrap_or(origin);
+    // Host times go on the GPU clock with the clock sync where the trial has one.
+    let offset = timeline
+        .clock
+        .map(|c| c.offset_ns)
+        .or_else(|| timeline.issue_offset_ns())
+        .unwrap_or(origin);
     let host_at = |ns: u64| ns as i64 + offset - origin;
     // The time range: every span, and the host calls placed on the GPU clock.
     let mut lo = 0i64;
@@ -94,6 +99,9 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     for c in &timeline.host_calls {
         lo = lo.min(host_at(c.begin_ns));
         hi = hi.max(host_at(c.end_ns));
+    }
+    for h in &timeline.host_spans {
+        hi = hi.max(host_at(h.end_ns));
     }
     let span_ns = (hi - lo).max(1) as f64;
     let plot = WIDTH - LABEL - RIGHT;
@@ -155,6 +163,28 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         r##"<text x="24" y="{}" fill="#555">time (µs)</text>"##,
         AXIS - 9.0
     );
+    // Host-function bars, placed with the clock sync: grey, on their stream's lane.
+    for op in &program.ops {
+        let OpKind::HostFn { stream, .. } = op.kind else {
+            continue;
+        };
+        let (Some(iv), Some(lane)) = (timeline.interval(op.id), lanes.of_stream[stream.0]) else {
+            continue;
+        };
+        let (a, b) = (iv.start - origin, iv.end - origin);
+        let (xa, xb) = (x(a), x(b).max(x(a) + 1.5));
+        let y = lane_y(lane) + (LANE - BAR) / 2.0;
+        let _ = write!(
+            s,
+            r##"<g><title>host function {} on {}: {:.3} → {:.3} µs (±{:.2} µs clock alignment)</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="#b8b8b8" stroke="#00000055" stroke-dasharray="3 2"/></g>"##,
+            esc(&op.label),
+            esc(&program.streams[stream.0].label),
+            a as f64 / 1e3,
+            b as f64 / 1e3,
+            iv.slack_ns as f64 / 1e3,
+            xb - xa,
+        );
+    }
     // Kernel bars.
     for op in &program.ops {
         let OpKind::Spin { stream, .. } = op.kind else {

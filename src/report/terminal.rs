@@ -126,38 +126,38 @@ pub fn details(rec: &ClaimRecord) -> String {
     s
 }
 
-/// One lane per stream, one row per stamped op, `width` columns from the first start to the
-/// last end; times relative to the first start.
+/// One lane per stream, one row per stamped op or host function, `width` columns from the first
+/// start to the last end; times relative to the first start. Host functions are drawn with `▒`,
+/// placed with the trial's clock sync.
 pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
-    let origin = timeline.origin_ns();
+    let origin = timeline.origin_ns() as i64;
     let span_ns = timeline.makespan_ns().max(1) as f64;
-    let col = |t: u64| (((t - origin) as f64 / span_ns) * width as f64).round() as usize;
+    let col = |t: i64| (((t - origin).max(0) as f64 / span_ns) * width as f64).round() as usize;
     let mut s = String::new();
     for op in &program.ops {
-        let OpKind::Spin { stream, .. } = op.kind else {
-            continue;
+        let (stream, fill) = match op.kind {
+            OpKind::Spin { stream, .. } => (stream, '█'),
+            OpKind::HostFn { stream, .. } => (stream, '▒'),
+            _ => continue,
         };
-        let Some(span) = timeline.span(op.id) else {
+        let Some(iv) = timeline.interval(op.id) else {
             continue;
         };
         let lane = program
             .stream(stream)
             .map(|st| st.display_label())
             .unwrap_or_default();
-        let (a, b) = (
-            col(span.start()),
-            col(span.end()).max(col(span.start()) + 1),
-        );
+        let (a, b) = (col(iv.start), col(iv.end).max(col(iv.start) + 1));
         let mut bar = String::with_capacity(width + 2);
         for x in 0..width.max(b) {
-            bar.push(if x >= a && x < b { '█' } else { '·' });
+            bar.push(if x >= a && x < b { fill } else { '·' });
         }
         let _ = writeln!(
             s,
             "  {lane:<22} {:<6} {bar} {:>8.2}..{:.2} µs",
             op.label,
-            (span.start() - origin) as f64 / 1e3,
-            (span.end() - origin) as f64 / 1e3,
+            (iv.start - origin) as f64 / 1e3,
+            (iv.end - origin) as f64 / 1e3,
         );
     }
     s
