@@ -33,6 +33,15 @@ fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, Stri
     })
 }
 
+/// "+2.50 µs after" for a positive difference, "+3.00 µs before" for a negative one.
+fn before_or_after(d: i64) -> String {
+    if d >= 0 {
+        format!("{} after", micros(d))
+    } else {
+        format!("{} before", micros(-d))
+    }
+}
+
 fn tolerance(slack: i64) -> String {
     format!(
         "clock alignment error plus a timer step: ±{:.2} µs",
@@ -81,11 +90,7 @@ pub(super) fn returns(
         "the call took {} on the host and returned at {}, {} the work's end at {}; {}",
         micros(p.end - p.begin),
         at(p.end, timeline),
-        if after >= 0 {
-            format!("{} after", micros(after))
-        } else {
-            format!("{} before", micros(-after))
-        },
+        before_or_after(after),
         at(end, timeline),
         tolerance(p.slack)
     );
@@ -131,11 +136,7 @@ pub(super) fn answers(
         "answered {} when asked at {} ({} the work's end at {}); {}",
         if ready { "ready" } else { "not ready" },
         at(p.begin, timeline),
-        if asked >= 0 {
-            format!("{} after", micros(asked))
-        } else {
-            format!("{} before", micros(-asked))
-        },
+        before_or_after(asked),
         at(end, timeline),
         tolerance(p.slack)
     );
