@@ -100,6 +100,13 @@ pub struct ClockSync {
     pub error_ns: u64,
 }
 
+impl ClockSync {
+    /// A host-clock instant (ns since the trial's first issue) in `%globaltimer` ns.
+    pub fn to_gpu(&self, host_ns: u64) -> i64 {
+        host_ns as i64 + self.offset_ns
+    }
+}
+
 /// Where an op ran, in `%globaltimer` ns, from stamps (`slack_ns` 0) or from a host span placed
 /// with the clock sync (`slack_ns` its error bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,9 +155,18 @@ impl Timeline {
         self
     }
 
+    /// The best offset from host time to `%globaltimer` the trial has, for drawing host calls:
+    /// the clock sync's where it was measured, else the host-to-GPU offset of
+    /// [`Timeline::issue_offset_ns`] (which includes the launch latency).
+    pub fn host_offset_ns(&self) -> Option<i64> {
+        self.clock
+            .map(|c| c.offset_ns)
+            .or_else(|| self.issue_offset_ns())
+    }
+
     /// A host-clock instant (ns since the trial's first issue) in `%globaltimer` ns.
     pub fn host_to_gpu(&self, host_ns: u64) -> Option<i64> {
-        Some(host_ns as i64 + self.clock?.offset_ns)
+        Some(self.clock?.to_gpu(host_ns))
     }
 
     /// The host call that issued `op`.

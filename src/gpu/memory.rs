@@ -168,13 +168,18 @@ impl Memory {
         for b in self.made.drain(..) {
             b.free()?;
         }
+        let mut left = false;
         for p in self.async_addr.iter_mut().filter_map(Option::take) {
             // SAFETY: a stream-ordered allocation the program left allocated; the context is idle.
             unsafe { sys::cuMemFreeAsync(p, std::ptr::null_mut()) }
                 .result()
                 .map_err(call("cuMemFreeAsync"))?;
+            left = true;
         }
-        result::ctx::synchronize().map_err(call("cuCtxSynchronize"))
+        if left {
+            result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+        }
+        Ok(())
     }
 }
 

@@ -27,8 +27,8 @@ fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, Stri
         .host_call(op)
         .ok_or_else(|| format!("op {} has no host call on this timeline", op.0))?;
     Ok(Placed {
-        begin: begin_ns as i64 + clock.offset_ns,
-        end: end_ns as i64 + clock.offset_ns,
+        begin: clock.to_gpu(begin_ns),
+        end: clock.to_gpu(end_ns),
         slack: signed(clock.error_ns + tol.timer_step_ns),
     })
 }

@@ -132,81 +132,36 @@ impl Check {
 
     /// "A→B" or "A∥B", with the program's labels.
     pub fn describe(&self, program: &Program) -> String {
+        let two = |x: OpId, symbol: &str, y: OpId| {
+            format!("{}{symbol}{}", program.label(x), program.label(y))
+        };
         match *self {
-            Check::Precedes { before, after } => {
-                format!("{}→{}", program.label(before), program.label(after))
-            }
-            Check::Overlaps { a, b } => format!("{}∥{}", program.label(a), program.label(b)),
-            Check::Interleaves { low, high } => {
-                format!("{}⤼{}", program.label(high), program.label(low))
-            }
-            Check::Behind { low, high } => {
-                format!("{}…{}", program.label(low), program.label(high))
-            }
-            Check::Uninterrupted { op, by } => {
-                format!("{}▮{}", program.label(op), program.label(by))
-            }
-            Check::ElapsedCovers { elapsed, span } => {
-                format!("{}⊇{}", program.label(elapsed), program.label(span))
-            }
-            Check::ReturnsBefore { call, span } => {
-                format!("{}↩<{}", program.label(call), program.label(span))
-            }
-            Check::ReturnsAfter { call, span } => {
-                format!("{}↩>{}", program.label(call), program.label(span))
-            }
-            Check::Answers { query, span } => {
-                format!("{}?{}", program.label(query), program.label(span))
-            }
+            Check::Precedes { before, after } => two(before, "→", after),
+            Check::Overlaps { a, b } => two(a, "∥", b),
+            Check::Interleaves { low, high } => two(high, "⤼", low),
+            Check::Behind { low, high } => two(low, "…", high),
+            Check::Uninterrupted { op, by } => two(op, "▮", by),
+            Check::ElapsedCovers { elapsed, span } => two(elapsed, "⊇", span),
+            Check::ReturnsBefore { call, span } => two(call, "↩<", span),
+            Check::ReturnsAfter { call, span } => two(call, "↩>", span),
+            Check::Answers { query, span } => two(query, "?", span),
             Check::Separates {
                 call,
                 before,
                 after,
-            } => format!(
-                "{}|{}|{}",
-                program.label(before),
-                program.label(call),
-                program.label(after)
-            ),
-            Check::Reuses { first, second } => {
-                format!("{}={}", program.label(first), program.label(second))
+            } => format!("{}|{}", two(before, "|", call), program.label(after)),
+            Check::Reuses { first, second } => two(first, "=", second),
+            Check::LaunchCheaper { graph, first, last } => {
+                format!("{}..{}", two(graph, "<", first), program.label(last))
             }
-            Check::LaunchCheaper { graph, first, last } => format!(
-                "{}<{}..{}",
-                program.label(graph),
-                program.label(first),
-                program.label(last)
-            ),
         }
     }
 
     /// Judges the check on one timeline.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
         let check = *self;
-        // The two intervals a relation compares, or the Unknown measurement naming the missing one.
-        let intervals = |x: OpId, y: OpId| match (timeline.interval(x), timeline.interval(y)) {
-            (Some(ix), Some(iy)) => Ok((ix, iy)),
-            (ix, _) => Err(unknown(
-                check,
-                format!(
-                    "op {} has no stamps on this timeline",
-                    if ix.is_none() { x.0 } else { y.0 }
-                ),
-            )),
-        };
-        // The two spans a relation compares, or the Unknown measurement naming the missing one.
-        let spans = |x: OpId, y: OpId| match (timeline.span(x), timeline.span(y)) {
-            (Some(sx), Some(sy)) => Ok((sx, sy)),
-            (sx, _) => Err(Measurement {
-                check,
-                value_ns: 0,
-                truth: Truth::Unknown,
-                reason: format!(
-                    "op {} has no stamps on this timeline",
-                    if sx.is_none() { x.0 } else { y.0 }
-                ),
-            }),
-        };
+        let intervals = |x, y| both(check, x, y, |o| timeline.interval(o));
+        let spans = |x, y| both(check, x, y, |o| timeline.span(o));
         let measured = match check {
             Check::Precedes { before, after } => {
                 intervals(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
@@ -242,6 +197,25 @@ impl Check {
             }
         };
         measured.unwrap_or_else(|unknown| unknown)
+    }
+}
+
+/// What `get` finds for both ops, or the Unknown measurement naming the op it has nothing for.
+fn both<T>(
+    check: Check,
+    x: OpId,
+    y: OpId,
+    get: impl Fn(OpId) -> Option<T>,
+) -> Result<(T, T), Measurement> {
+    match (get(x), get(y)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        (a, _) => Err(unknown(
+            check,
+            format!(
+                "op {} has no stamps on this timeline",
+                if a.is_none() { x.0 } else { y.0 }
+            ),
+        )),
     }
 }
 

@@ -2,9 +2,9 @@
 //! one lane per stream (its kind in the label), a host lane with the API calls, bars labelled by
 //! op with exact numbers in their hover titles, and event record → wait edges as arrows.
 //!
-//! Host calls are placed on the GPU clock with the trial's host-to-GPU offset
-//! ([`Timeline::issue_offset_ns`]): the host lane shows when each call ran, to within the launch
-//! latency.
+//! Host calls and host functions are placed on the GPU clock with [`Timeline::host_offset_ns`]:
+//! the measured clock sync where the trial has one (within about a microsecond), else the
+//! host-to-GPU offset (within the launch latency).
 
 use crate::program::{OpId, OpKind, Program, StreamKind};
 use crate::timeline::Timeline;
@@ -86,12 +86,7 @@ fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
 pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String {
     let lanes = lanes(program, timeline);
     let origin = timeline.origin_ns() as i64;
-    // Host times go on the GPU clock with the clock sync where the trial has one.
-    let offset = timeline
-        .clock
-        .map(|c| c.offset_ns)
-        .or_else(|| timeline.issue_offset_ns())
-        .unwrap_or(origin);
+    let offset = timeline.host_offset_ns().unwrap_or(origin);
     let host_at = |ns: u64| ns as i64 + offset - origin;
     // The time range: every span, and the host calls placed on the GPU clock.
     let mut lo = 0i64;

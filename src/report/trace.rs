@@ -43,11 +43,7 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         "process_sort_index",
         json!({ "sort_index": pid }),
     ));
-    let offset = t
-        .clock
-        .map(|c| c.offset_ns)
-        .or_else(|| t.issue_offset_ns())
-        .unwrap_or(0);
+    let offset = t.host_offset_ns().unwrap_or(0);
     let host = |ns: u64| ns as i64 + offset;
     let lo = t
         .host_calls
