@@ -37,6 +37,9 @@ pub struct Device {
     /// `cuCtxGetStreamPriorityRange`: (least, greatest); numerically the greatest is the lower.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_range: Option<(i32, i32)>,
+    /// `CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT`: copy engines that can run beside kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_engines: Option<u32>,
     /// The CUPTI library the loader found (e.g. "libcupti.so"), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cupti: Option<String>,

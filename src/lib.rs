@@ -50,6 +50,7 @@ mod calibration;
 pub mod catalogue;
 mod child;
 mod claim;
+mod contents;
 mod error;
 pub mod fuzz;
 mod gpu;
@@ -59,20 +60,23 @@ mod program;
 mod record;
 mod relation;
 pub mod report;
+pub mod scenario;
 pub mod sweep;
 mod timeline;
 mod verdict;
+mod witness;
 
 pub use calibration::{Calibration, Device, Tolerances};
 pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
+pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
-pub use gpu::{Gpu, STAMP_SOURCE};
+pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
 pub use program::{
-    ApiCall, Event, EventId, HostFnApi, Op, OpId, OpKind, Priority, Program, ProgramBuilder,
-    ProgramError, Stream, StreamId, StreamKind, SyncTarget, Warning, MAX_BLOCK, MAX_BYTES,
-    MAX_GRID, MAX_SPIN_NS,
+    ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
+    Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,
+    Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
 pub use relation::{Check, Measurement, Truth};
@@ -80,3 +84,4 @@ pub use timeline::{BlockStamp, ClockSync, HostCall, HostSpan, Interval, Reading,
 pub use verdict::{
     judge, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome, Verdict,
 };
+pub use witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};

@@ -12,7 +12,9 @@
 //! a host call's return can be placed among the stamps; [`Timeline::interval`] does so, and
 //! carries the error bound along so every comparison can widen its tolerance by it.
 
-use crate::program::OpId;
+use crate::contents::Contents;
+use crate::program::{BufferId, OpId};
+use crate::witness::{WitnessSpan, WitnessSync};
 use serde::{Deserialize, Serialize};
 
 /// One block's stamps. Times are `%globaltimer` nanoseconds.
@@ -107,8 +109,9 @@ impl ClockSync {
     }
 }
 
-/// Where an op ran, in `%globaltimer` ns, from stamps (`slack_ns` 0) or from a host span placed
-/// with the clock sync (`slack_ns` its error bound).
+/// Where an op ran, in `%globaltimer` ns, from stamps (`slack_ns` 0), from a host span placed
+/// with the clock sync, or from a witnessed span placed with the witness sync (`slack_ns` their
+/// error bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interval {
     pub op: OpId,
@@ -134,6 +137,15 @@ pub struct Timeline {
     /// The host clock's offset to `%globaltimer`, for trials with host-side work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockSync>,
+    /// Sorted by op id: spans of copies (and memsets) in the witness's clock.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnessed: Vec<WitnessSpan>,
+    /// How the witness's clock maps to `%globaltimer`, for trials with witnessed spans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<WitnessSync>,
+    /// Sorted by buffer id: what each buffer was and held after the trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contents: Vec<Contents>,
 }
 
 impl Timeline {
@@ -188,6 +200,15 @@ impl Timeline {
                 slack_ns: 0,
             });
         }
+        if let Some(w) = self.witnessed.iter().find(|w| w.op == op) {
+            let sync = self.witness?;
+            return Some(Interval {
+                op,
+                start: w.start_ns + sync.offset_ns,
+                end: w.end_ns + sync.offset_ns,
+                slack_ns: sync.error_ns,
+            });
+        }
         let h = self.host_spans.iter().find(|h| h.op == op)?;
         Some(Interval {
             op,
@@ -195,6 +216,26 @@ impl Timeline {
             end: self.host_to_gpu(h.end_ns)?,
             slack_ns: self.clock?.error_ns,
         })
+    }
+
+    /// The same timeline with witnessed spans and their alignment.
+    pub fn with_witness(mut self, mut spans: Vec<WitnessSpan>, sync: Option<WitnessSync>) -> Self {
+        spans.sort_by_key(|s| s.op);
+        self.witnessed = spans;
+        self.witness = sync;
+        self
+    }
+
+    /// The same timeline with buffer contents.
+    pub fn with_contents(mut self, mut contents: Vec<Contents>) -> Self {
+        contents.sort_by_key(|c| c.buffer);
+        self.contents = contents;
+        self
+    }
+
+    /// What buffer `b` was and held after the trial.
+    pub fn contents_of(&self, b: BufferId) -> Option<&Contents> {
+        self.contents.iter().find(|c| c.buffer == b)
     }
 
     /// The same timeline with the values host ops read.
@@ -224,15 +265,25 @@ impl Timeline {
         self.host_call(op).map(|c| c.end_ns)
     }
 
-    /// The trial's host-to-GPU offset: the smallest `start - issued` of any stamped op, in ns.
+    /// The trial's host-to-GPU offset: the smallest `start - issued` of any stamped or witnessed
+    /// op, in ns.
     ///
     /// The first op a trial issues waits for nothing, so this is (to within the launch jitter)
     /// the offset between the host clock plus launch latency and `%globaltimer`. Adding it to an
     /// op's issue time gives the earliest moment the op could have started on the GPU.
     pub fn issue_offset_ns(&self) -> Option<i64> {
+        // A copy may block the host until it has nearly finished (pageable memory), so it counts
+        // as issued when its call began, not when the call returned.
+        let witnessed = self.witness.map(|w| {
+            self.witnessed.iter().filter_map(move |s| {
+                let begin = self.host_call(s.op)?.begin_ns as i64;
+                Some(s.start_ns + w.offset_ns - begin)
+            })
+        });
         self.spans
             .iter()
             .filter_map(|s| Some(s.start() as i64 - self.issued_ns(s.op)? as i64))
+            .chain(witnessed.into_iter().flatten())
             .min()
     }
 

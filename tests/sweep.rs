@@ -20,6 +20,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
                 sm_count: 132,
                 clock_khz: 1_980_000,
                 priority_range: None,
+                async_engines: None,
                 cupti: None,
             },
             cycles_per_ns: 1.98,

@@ -10,6 +10,7 @@
 
 mod allocator;
 mod connections;
+mod copies;
 mod events;
 mod graphs;
 mod host;
@@ -18,12 +19,17 @@ mod null_stream;
 mod ordering;
 mod per_thread;
 mod priorities;
+pub mod scenarios;
 mod training;
 
 pub use allocator::{alloc_async_other_stream, alloc_async_same_stream, ALLOC_BYTES};
 pub use connections::{
     connections_default, connections_one_adjacent, connections_one_false_dependency,
     connections_one_single_stream,
+};
+pub use copies::{
+    copy_engines_both_ways, copy_engines_same_way, copy_overlaps_kernel, copy_returns,
+    malloc_memory, pinned_bandwidth, racing_writers, BIG_COPY, COPY_BYTES, RACE_ELEMENTS,
 };
 pub use events::{
     event_elapsed_time, event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot,
@@ -43,7 +49,7 @@ pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_pre
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
 use crate::claim::{Claim, ClaimBuilder};
-use crate::program::{HostFnApi, OpId, StreamId, StreamKind, SyncTarget};
+use crate::program::{HostFnApi, OpId, Place, StreamId, StreamKind, SyncTarget};
 use std::time::Duration;
 
 /// Both issue orders of one kernel on each of two streams, separated by a device sync:
@@ -139,10 +145,48 @@ pub fn host_and_memory(spin: Duration) -> Vec<Claim> {
     claims
 }
 
+/// Copies, overlap and data: the claims whose copy spans come from the witness (CUPTI or events).
+pub fn copies(spin: Duration) -> Vec<Claim> {
+    let mut claims = vec![
+        copy_returns(Place::Pinned),
+        copy_returns(Place::Pageable),
+        pinned_bandwidth(),
+    ];
+    for host in [Place::Pinned, Place::Pageable] {
+        for kernel_first in [true, false] {
+            claims.push(copy_overlaps_kernel(host, kernel_first, spin));
+        }
+    }
+    claims.extend([
+        copy_engines_both_ways(),
+        copy_engines_same_way(),
+        malloc_memory(Place::Pinned),
+        malloc_memory(Place::Device),
+        racing_writers(false),
+        racing_writers(true),
+    ]);
+    claims
+}
+
+/// The notes' example systems: seed 000's sleep experiment, seed 004's pipeline, seed 002's
+/// weight prefetch (with each of its five dependencies removed in turn).
+pub fn scenarios(spin: Duration) -> Vec<Claim> {
+    use scenarios::{pipeline, prefetch, sleep, Regime};
+    let mut claims = vec![sleep(4096, spin), sleep(1, spin)];
+    claims.extend([1, 2, 4, 8].map(|n| pipeline(n, spin * 13)));
+    for regime in Regime::ALL {
+        claims.push(prefetch(regime, None));
+        claims.extend((1..=5).map(|k| prefetch(regime, Some(k))));
+    }
+    claims
+}
+
 /// Every claim in the catalogue.
 pub fn all(spin: Duration) -> Vec<Claim> {
     let mut claims = core(spin);
     claims.extend(synchronization(spin));
     claims.extend(host_and_memory(spin));
+    claims.extend(copies(spin));
+    claims.extend(scenarios(spin));
     claims
 }

@@ -33,6 +33,9 @@ fn rejudge(path: &std::path::Path) -> Option<(RunRecord, bool)> {
             );
         }
     }
+    for table in stream_litmus::scenario::tables(&rejudged.claims) {
+        println!("\n{table}");
+    }
     println!("{}", terminal::footer(&rejudged));
     Some((rejudged, same))
 }

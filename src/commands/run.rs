@@ -42,6 +42,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         progress.step(&rec.claim.id);
     });
     progress.clear();
+    for table in stream_litmus::scenario::tables(&record.claims) {
+        println!("\n{table}");
+    }
     for rec in &record.claims {
         if args.details || !rec.as_expected() {
             println!("\n{}", terminal::details(rec));

@@ -7,6 +7,7 @@
 //! launch) do not land in trial 1. A trial with host-side work first aligns the host clock to
 //! `%globaltimer` (see `clock.rs`), outside the timed region.
 
+use super::buffers::Buffers;
 use super::clock::{now_ns, Mailbox};
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
@@ -14,8 +15,9 @@ use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
+use super::witness::Witness;
 use crate::error::Error;
-use crate::program::{OpKind, Program, SyncTarget, Warning};
+use crate::program::{BufferId, CopyDir, OpKind, Program, SyncTarget, Warning};
 use crate::timeline::{BlockStamp, ClockSync, HostCall, Reading, Span, Timeline};
 use cudarc::driver::{result, sys};
 
@@ -37,6 +39,7 @@ struct Issuer<'a> {
     stamps: DeviceWords,
     host_fns: HostFns,
     memory: Memory,
+    buffers: Buffers,
     graphs: Graphs,
     /// Per op: its first stamp record.
     first_record: Vec<usize>,
@@ -51,14 +54,12 @@ pub fn execute(
     program: &Program,
     trials: usize,
 ) -> Result<Execution, Error> {
-    let warnings = program.validate()?;
+    let mut warnings = program.validate()?;
     let mut first_record = Vec::with_capacity(program.ops.len());
     let mut next = 0usize;
     for op in &program.ops {
         first_record.push(next);
-        if let OpKind::Spin { grid, .. } = op.kind {
-            next += grid as usize;
-        }
+        next += op.kind.stamped_grid() as usize;
     }
     let cycles = program
         .ops
@@ -76,12 +77,22 @@ pub fn execute(
         stamps: DeviceWords::alloc(program.stamped_blocks() * WORDS_PER_BLOCK)?,
         host_fns: HostFns::new(program),
         memory: Memory::new(program)?,
+        buffers: Buffers::alloc(program)?,
         graphs: Graphs::new(program.ops.len()),
         first_record,
         cycles,
     };
     let mailbox = if program.needs_host_clock() {
         Some(Mailbox::alloc()?)
+    } else {
+        None
+    };
+    let witness = if program.has_copies() {
+        let (w, note) = Witness::new(program, cycles_per_ns)?;
+        if let Some(reason) = note {
+            warnings.push(Warning::NoCupti { reason });
+        }
+        Some(w)
     } else {
         None
     };
@@ -95,17 +106,31 @@ pub fn execute(
         issuer.stamps.zero()?;
         issuer.host_fns.reset();
         issuer.memory.prepare(program)?;
+        issuer.buffers.fill()?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let alignment = match &mailbox {
             Some(m) => Some(m.align(kernels)?),
             None => None,
         };
+        if let Some(w) = &witness {
+            w.reset()?;
+            w.marker(kernels, 0)?;
+        }
         host_calls.clear();
         readings.clear();
         let t0 = now_ns();
         for (i, op) in program.ops.iter().enumerate() {
+            let on = op.kind.stream().map(|s| issuer.streams.get(s.0));
+            if let Some(w) = &witness {
+                w.before(i, on)?;
+            }
             let begin = now_ns() - t0;
-            if let Some(value) = issuer.issue(i)? {
+            let value = issuer.issue(i)?;
+            let end = now_ns() - t0;
+            if let Some(w) = &witness {
+                w.after(i, on)?;
+            }
+            if let Some(value) = value {
                 readings.push(Reading {
                     op: op.id,
                     value_ns: value,
@@ -114,11 +139,14 @@ pub fn execute(
             host_calls.push(HostCall {
                 op: op.id,
                 begin_ns: begin,
-                end_ns: now_ns() - t0,
+                end_ns: end,
             });
         }
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let elapsed = now_ns() - t0;
+        if let Some(w) = &witness {
+            w.marker(kernels, 1)?;
+        }
         let host_spans = issuer.host_fns.spans(program, t0)?;
         issuer.graphs.clear();
         issuer.memory.after_trial()?;
@@ -132,16 +160,20 @@ pub fn execute(
             offset_ns: a.offset_ns + t0 as i64,
             error_ns: a.error_ns,
         });
-        timelines.push(
-            timeline(
-                program,
-                &issuer.first_record,
-                &host,
-                graph_issue(program, &host_calls),
-            )?
-            .with_readings(readings.clone())
-            .with_host(host_spans, clock),
-        );
+        let mut t = timeline(
+            program,
+            &issuer.first_record,
+            &host,
+            graph_issue(program, &host_calls),
+        )?
+        .with_readings(readings.clone())
+        .with_host(host_spans, clock)
+        .with_contents(issuer.buffers.contents()?);
+        if let Some(w) = &witness {
+            let (spans, sync) = w.collect(program, &t.spans)?;
+            t = t.with_witness(spans, sync);
+        }
+        timelines.push(t);
     }
     Ok(Execution {
         timelines,
@@ -229,8 +261,66 @@ impl Issuer<'_> {
             OpKind::BeginCapture { stream: s } => Graphs::begin(stream(s))?,
             OpKind::EndCapture { stream: s } => self.graphs.end(i, stream(s))?,
             OpKind::GraphLaunch { stream: s, graph } => self.graphs.launch(graph.0, stream(s))?,
+            OpKind::Copy {
+                stream: s,
+                src,
+                dst,
+                bytes,
+            } => self.copy(stream(s), src, dst, bytes)?,
+            OpKind::Add {
+                stream: s,
+                a,
+                b,
+                out,
+                grid,
+                block,
+            } => {
+                let n = [a, b, out]
+                    .iter()
+                    .filter_map(|&x| self.program.buffer(x))
+                    .map(|x| x.elements())
+                    .min()
+                    .unwrap_or(0);
+                let p = |x| self.buffers.ptr(x);
+                self.kernels.launch_add(
+                    stream(s),
+                    self.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
+                    (p(out), p(a), p(b)),
+                    n,
+                    grid,
+                    block,
+                )?
+            }
         }
         Ok(None)
+    }
+}
+
+impl Issuer<'_> {
+    /// `cuMemcpy{HtoD,DtoH,DtoD}Async` by the buffers' places.
+    fn copy(
+        &self,
+        stream: sys::CUstream,
+        src: BufferId,
+        dst: BufferId,
+        bytes: u64,
+    ) -> Result<(), Error> {
+        let place = |b: BufferId| self.program.buffers[b.0].place;
+        let (s, d, n) = (self.buffers.ptr(src), self.buffers.ptr(dst), bytes as usize);
+        // SAFETY: both buffers hold at least `bytes` bytes (validated) and live for the run.
+        unsafe {
+            match CopyDir::of(place(src), place(dst)) {
+                CopyDir::H2D => sys::cuMemcpyHtoDAsync_v2(d, s as *const _, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyHtoDAsync")),
+                CopyDir::D2H => sys::cuMemcpyDtoHAsync_v2(d as *mut _, s, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyDtoHAsync")),
+                CopyDir::D2D | CopyDir::H2H => sys::cuMemcpyDtoDAsync_v2(d, s, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyDtoDAsync")),
+            }
+        }
     }
 }
 
@@ -263,9 +353,10 @@ fn timeline(
 ) -> Result<Timeline, Error> {
     let mut spans = Vec::new();
     for (i, op) in program.ops.iter().enumerate() {
-        let OpKind::Spin { grid, .. } = op.kind else {
+        let grid = op.kind.stamped_grid();
+        if grid == 0 {
             continue;
-        };
+        }
         let mut blocks = Vec::with_capacity(grid as usize);
         for b in 0..grid as usize {
             let w = &host[(first_record[i] + b) * WORDS_PER_BLOCK..][..WORDS_PER_BLOCK];

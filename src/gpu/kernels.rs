@@ -11,6 +11,12 @@ use std::sync::Arc;
 /// The CUDA C source, embedded so the binary runs from any directory.
 pub const STAMP_SOURCE: &str = include_str!("../../kernels/stamp.cu");
 
+/// The data kernel, compiled after [`STAMP_SOURCE`] in one module (it uses its timer helpers).
+pub const ADD_SOURCE: &str = include_str!("../../kernels/vector_add.cu");
+
+/// The marker kernel's name, by which the witness finds it among CUPTI's records.
+pub const MARKER_KERNEL: &str = "witness_marker";
+
 /// Words of stamp per block: start, end, SM, cycles.
 pub const WORDS_PER_BLOCK: usize = 4;
 
@@ -20,6 +26,8 @@ pub struct Kernels {
     spin: CudaFunction,
     timer_step: CudaFunction,
     clock_ping: CudaFunction,
+    vector_add: CudaFunction,
+    marker: CudaFunction,
 }
 
 impl Kernels {
@@ -30,14 +38,15 @@ impl Kernels {
             .compute_capability()
             .map_err(call("cuDeviceGetAttribute"))?;
         let arch = format!("--gpu-arch=compute_{major}{minor}");
+        let source = format!("{STAMP_SOURCE}\n{ADD_SOURCE}");
         let ptx = compile_ptx_with_opts(
-            STAMP_SOURCE,
+            &source,
             CompileOptions {
                 options: vec![arch],
                 ..Default::default()
             },
         )
-        .or_else(|_| compile_ptx_with_opts(STAMP_SOURCE, CompileOptions::default()))
+        .or_else(|_| compile_ptx_with_opts(&source, CompileOptions::default()))
         .map_err(|e| Error::Kernel {
             detail: compile_error(e),
         })?;
@@ -58,6 +67,8 @@ impl Kernels {
             spin: load("spin_stamp")?,
             timer_step: load("timer_step")?,
             clock_ping: load("clock_ping")?,
+            vector_add: load("vector_add")?,
+            marker: load(MARKER_KERNEL)?,
             _module: module,
         })
     }
@@ -71,6 +82,27 @@ impl Kernels {
         grid: u32,
         block: u32,
     ) -> Result<(), Error> {
+        self.launch_spin_fn(&self.spin, stream, stamps, cycles, (grid, block))
+    }
+
+    /// Enqueues the witness's one-block marker, a spin under its own name.
+    pub fn launch_marker(
+        &self,
+        stream: sys::CUstream,
+        stamps: sys::CUdeviceptr,
+        cycles: i64,
+    ) -> Result<(), Error> {
+        self.launch_spin_fn(&self.marker, stream, stamps, cycles, (1, 32))
+    }
+
+    fn launch_spin_fn(
+        &self,
+        f: &CudaFunction,
+        stream: sys::CUstream,
+        stamps: sys::CUdeviceptr,
+        cycles: i64,
+        (grid, block): (u32, u32),
+    ) -> Result<(), Error> {
         let mut stamps = stamps;
         let mut cycles = cycles;
         let mut params = [
@@ -79,7 +111,7 @@ impl Kernels {
         ];
         // SAFETY: spin_stamp takes (unsigned long long*, long long); `stamps` points at
         // `grid * WORDS_PER_BLOCK` words the executor allocated.
-        unsafe { launch(&self.spin, stream, (grid, block), &mut params) }
+        unsafe { launch(f, stream, (grid, block), &mut params) }
             .map_err(call("cuLaunchKernel(spin_stamp)"))
     }
 
@@ -103,6 +135,32 @@ impl Kernels {
 }
 
 impl Kernels {
+    /// Enqueues `vector_add<<<grid, block, 0, stream>>>(stamps, out, a, b, n)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_add(
+        &self,
+        stream: sys::CUstream,
+        stamps: sys::CUdeviceptr,
+        (out, a, b): (sys::CUdeviceptr, sys::CUdeviceptr, sys::CUdeviceptr),
+        n: u64,
+        grid: u32,
+        block: u32,
+    ) -> Result<(), Error> {
+        let (mut stamps, mut out, mut a, mut b, mut n) = (stamps, out, a, b, n);
+        let mut params = [
+            &mut stamps as *mut sys::CUdeviceptr as *mut c_void,
+            &mut out as *mut sys::CUdeviceptr as *mut c_void,
+            &mut a as *mut sys::CUdeviceptr as *mut c_void,
+            &mut b as *mut sys::CUdeviceptr as *mut c_void,
+            &mut n as *mut u64 as *mut c_void,
+        ];
+        // SAFETY: vector_add takes (unsigned long long*, float*, const float*, const float*,
+        // unsigned long long); the three buffers hold at least `n` floats and `stamps` holds
+        // `grid * WORDS_PER_BLOCK` words.
+        unsafe { launch(&self.vector_add, stream, (grid, block), &mut params) }
+            .map_err(call("cuLaunchKernel(vector_add)"))
+    }
+
     /// Enqueues `clock_ping<<<1, 1, 0, stream>>>(mailbox, rounds, timeout_ns)`; `mailbox` is the
     /// device address of mapped host memory of `rounds + 2` words.
     pub fn launch_clock_ping(

@@ -10,8 +10,10 @@
 //! device pointers and owns raw stream and event handles, so nothing of the kind can happen; the
 //! tracking is switched off anyway, before anything is allocated.
 
+mod buffers;
 mod calibrate;
 mod clock;
+mod cupti;
 mod executor;
 mod graphs;
 mod host_fn;
@@ -19,8 +21,10 @@ mod kernels;
 mod memory;
 mod probe;
 mod resources;
+mod witness;
 
-pub use kernels::STAMP_SOURCE;
+pub use cupti::CUPTI_ENV;
+pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 
 use crate::calibration::{Calibration, Device};
 use crate::error::Error;
@@ -105,7 +109,10 @@ fn device(ctx: &Arc<CudaContext>) -> Result<Device, Error> {
         sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
         clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
         priority_range: cudarc::driver::result::stream::get_priority_range().ok(),
-        cupti: probe::cupti(),
+        async_engines: attr(A::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT)
+            .ok()
+            .map(|n| n as u32),
+        cupti: cupti::start().ok(),
     })
 }
 

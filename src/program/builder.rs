@@ -1,8 +1,8 @@
 //! The builder: a few lines per experiment, ids handed back for later ops and checks.
 
 use super::{
-    ApiCall, Event, EventId, HostFnApi, Op, OpId, OpKind, Priority, Program, Stream, StreamId,
-    StreamKind, SyncTarget,
+    ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
+    Priority, Program, Stream, StreamId, StreamKind, SyncTarget,
 };
 use std::time::Duration;
 
@@ -38,6 +38,7 @@ impl ProgramBuilder {
                 name: name.into(),
                 streams: Vec::new(),
                 events: Vec::new(),
+                buffers: Vec::new(),
                 ops: Vec::new(),
             },
         }
@@ -196,6 +197,98 @@ impl ProgramBuilder {
     /// Launches the graph that `graph` (an end-capture op) made, on `stream`.
     pub fn graph_launch(&mut self, stream: StreamId, graph: OpId) -> OpId {
         self.push("graph launch", OpKind::GraphLaunch { stream, graph })
+    }
+
+    /// A buffer of `bytes` bytes in `place`, every element `fill` when a trial starts.
+    pub fn buffer(
+        &mut self,
+        label: impl Into<String>,
+        place: Place,
+        bytes: u64,
+        fill: i32,
+    ) -> BufferId {
+        self.program.buffers.push(Buffer {
+            label: label.into(),
+            bytes,
+            place,
+            fill,
+            read_back: false,
+        });
+        BufferId(self.program.buffers.len() - 1)
+    }
+
+    /// Marks `buffer` to be read back after every trial, for checks on its contents.
+    pub fn read_back(&mut self, buffer: BufferId) -> BufferId {
+        if let Some(b) = self.program.buffers.get_mut(buffer.0) {
+            b.read_back = true;
+        }
+        buffer
+    }
+
+    /// `cuMemcpyAsync` of all of `src` (at most `dst`'s size) into `dst` on `stream`.
+    pub fn copy(
+        &mut self,
+        stream: StreamId,
+        label: impl Into<String>,
+        src: BufferId,
+        dst: BufferId,
+    ) -> OpId {
+        let size = |b: BufferId| self.program.buffers.get(b.0).map_or(0, |b| b.bytes);
+        let bytes = size(src).min(size(dst));
+        self.push(
+            label,
+            OpKind::Copy {
+                stream,
+                src,
+                dst,
+                bytes,
+            },
+        )
+    }
+
+    /// A copy of `bytes` bytes in direction `dir` between two buffers of its own, the host one in
+    /// `host` memory (pinned or pageable; ignored for D2D).
+    pub fn copy_new(
+        &mut self,
+        stream: StreamId,
+        label: impl Into<String>,
+        dir: CopyDir,
+        bytes: u64,
+        host: Place,
+    ) -> OpId {
+        let label = label.into();
+        let (src, dst) = match dir {
+            CopyDir::H2D => (host, Place::Device),
+            CopyDir::D2H => (Place::Device, host),
+            CopyDir::D2D | CopyDir::H2H => (Place::Device, Place::Device),
+        };
+        let src = self.buffer(format!("{label}.src"), src, bytes, 1);
+        let dst = self.buffer(format!("{label}.dst"), dst, bytes, 0);
+        self.copy(stream, label, src, dst)
+    }
+
+    /// The stamped vector add `out = a + b` with `grid` blocks of `block` threads.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        stream: StreamId,
+        label: impl Into<String>,
+        (a, b): (BufferId, BufferId),
+        out: BufferId,
+        grid: u32,
+        block: u32,
+    ) -> OpId {
+        self.push(
+            label,
+            OpKind::Add {
+                stream,
+                a,
+                b,
+                out,
+                grid,
+                block,
+            },
+        )
     }
 
     /// Any op, with your label.

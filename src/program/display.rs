@@ -1,6 +1,6 @@
 //! The litmus-style listing of a program: one line per stream, event and op.
 
-use super::{ApiCall, EventId, HostFnApi, OpKind, Program, StreamId, SyncTarget};
+use super::{ApiCall, BufferId, EventId, HostFnApi, OpKind, Program, StreamId, SyncTarget};
 use std::fmt;
 
 impl fmt::Display for Program {
@@ -90,14 +90,52 @@ impl fmt::Display for Program {
                 OpKind::GraphLaunch { stream: s, graph } => {
                     writeln!(f, "launch graph of {} on {}", self.label(graph), stream(s))?
                 }
+                OpKind::Copy {
+                    stream: s,
+                    src,
+                    dst,
+                    bytes,
+                } => writeln!(
+                    f,
+                    "copy {} {} {} → {} on {}",
+                    self.copy_dir(op.id).map(|d| d.name()).unwrap_or("?"),
+                    size(bytes),
+                    self.buffer_line(src),
+                    self.buffer_line(dst),
+                    stream(s)
+                )?,
+                OpKind::Add {
+                    stream: s,
+                    a,
+                    b,
+                    out,
+                    grid,
+                    block,
+                } => writeln!(
+                    f,
+                    "add {} = {} + {} <<<{grid},{block}>>> on {}",
+                    self.buffer_line(out),
+                    self.buffer_line(a),
+                    self.buffer_line(b),
+                    stream(s)
+                )?,
             }
         }
         Ok(())
     }
 }
 
+impl Program {
+    /// "w0 (device)".
+    fn buffer_line(&self, id: BufferId) -> String {
+        self.buffer(id)
+            .map(|b| format!("{} ({})", b.label, b.place))
+            .unwrap_or_else(|| format!("b{}", id.0))
+    }
+}
+
 /// "1.0 MiB", "512 B".
-fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
     } else if bytes >= 1 << 10 {

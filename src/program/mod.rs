@@ -9,10 +9,12 @@
 //! Ids are indices: `StreamId(i)` is `program.streams[i]`, `OpId(i)` is `program.ops[i]`, so a
 //! program is valid JSON to write by hand and ids stay stable through serialization.
 
+mod buffer;
 mod builder;
 mod display;
 mod validate;
 
+pub use buffer::{Buffer, BufferId, CopyDir, Place};
 pub use builder::ProgramBuilder;
 pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS};
 
@@ -221,6 +223,26 @@ pub enum OpKind {
     EndCapture { stream: StreamId },
     /// `cuGraphLaunch` on `stream` of the graph the [`OpKind::EndCapture`] op `graph` made.
     GraphLaunch { stream: StreamId, graph: OpId },
+    /// `cuMemcpyAsync` of `bytes` bytes from buffer `src` to buffer `dst` on `stream`; the
+    /// direction follows from the buffers' places (see [`CopyDir`]). No kernel can stamp a copy:
+    /// its span comes from a witness (CUPTI, or events around it; see `docs/design.md`).
+    Copy {
+        stream: StreamId,
+        src: BufferId,
+        dst: BufferId,
+        bytes: u64,
+    },
+    /// The stamped vector add: `out[i] = a[i] + b[i]` over the shortest of the three buffers,
+    /// with `grid` blocks of `block` threads striding over the elements (few threads make it
+    /// slow, as the notes do to balance it against copies). Every block stamps like a spin.
+    Add {
+        stream: StreamId,
+        a: BufferId,
+        b: BufferId,
+        out: BufferId,
+        grid: u32,
+        block: u32,
+    },
 }
 
 impl OpKind {
@@ -235,7 +257,9 @@ impl OpKind {
             | OpKind::FreeAsync { stream, .. }
             | OpKind::BeginCapture { stream }
             | OpKind::EndCapture { stream }
-            | OpKind::GraphLaunch { stream, .. } => Some(stream),
+            | OpKind::GraphLaunch { stream, .. }
+            | OpKind::Copy { stream, .. }
+            | OpKind::Add { stream, .. } => Some(stream),
             OpKind::HostSync { .. }
             | OpKind::Elapsed { .. }
             | OpKind::Query { .. }
@@ -255,7 +279,15 @@ impl OpKind {
 
     /// Whether the op runs on the device and leaves stamps (a span on the timeline).
     pub fn is_stamped(&self) -> bool {
-        matches!(self, OpKind::Spin { .. })
+        matches!(self, OpKind::Spin { .. } | OpKind::Add { .. })
+    }
+
+    /// Blocks of a stamped op: each writes one stamp record.
+    pub fn stamped_grid(&self) -> u32 {
+        match *self {
+            OpKind::Spin { grid, .. } | OpKind::Add { grid, .. } => grid,
+            _ => 0,
+        }
     }
 }
 
@@ -274,6 +306,9 @@ pub struct Program {
     pub name: String,
     pub streams: Vec<Stream>,
     pub events: Vec<Event>,
+    /// Memory for copies and data kernels; see [`Buffer`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buffers: Vec<Buffer>,
     pub ops: Vec<Op>,
 }
 
@@ -289,6 +324,28 @@ impl Program {
 
     pub fn stream(&self, id: StreamId) -> Option<&Stream> {
         self.streams.get(id.0)
+    }
+
+    pub fn buffer(&self, id: BufferId) -> Option<&Buffer> {
+        self.buffers.get(id.0)
+    }
+
+    /// The direction of a copy op; `None` for other ops or unknown buffers.
+    pub fn copy_dir(&self, op: OpId) -> Option<CopyDir> {
+        let OpKind::Copy { src, dst, .. } = self.op(op)?.kind else {
+            return None;
+        };
+        Some(CopyDir::of(
+            self.buffer(src)?.place,
+            self.buffer(dst)?.place,
+        ))
+    }
+
+    /// Whether any op copies memory: such programs need a witness for their copies' spans.
+    pub fn has_copies(&self) -> bool {
+        self.ops
+            .iter()
+            .any(|o| matches!(o.kind, OpKind::Copy { .. }))
     }
 
     /// Whether any op is enqueued on stream `id` (reports draw a lane only for those).
@@ -352,7 +409,8 @@ impl Program {
     }
 
     /// Whether the trial needs the host clock aligned to `%globaltimer`: host functions leave
-    /// host-clock spans, and queries, syncs and API calls are judged against the stamps.
+    /// host-clock spans, and queries, syncs, API calls and copies (which may block the host) are
+    /// judged against the stamps.
     pub fn needs_host_clock(&self) -> bool {
         self.ops.iter().any(|o| {
             matches!(
@@ -361,6 +419,7 @@ impl Program {
                     | OpKind::Query { .. }
                     | OpKind::Api { .. }
                     | OpKind::HostSync { .. }
+                    | OpKind::Copy { .. }
             )
         })
     }
@@ -369,10 +428,7 @@ impl Program {
     pub fn stamped_blocks(&self) -> usize {
         self.ops
             .iter()
-            .map(|op| match op.kind {
-                OpKind::Spin { grid, .. } => grid as usize,
-                _ => 0,
-            })
+            .map(|op| op.kind.stamped_grid() as usize)
             .sum()
     }
 }

@@ -5,7 +5,9 @@
 //! legal CUDA that is probably not what the author meant, such as waiting on an event that was
 //! never recorded (CUDA treats that wait as already satisfied).
 
-use super::{EventId, OpId, OpKind, Program, StreamId, StreamKind, SyncTarget};
+use super::{
+    BufferId, CopyDir, EventId, OpId, OpKind, Place, Program, StreamId, StreamKind, SyncTarget,
+};
 use std::collections::HashSet;
 use std::fmt;
 
@@ -46,6 +48,8 @@ pub enum Warning {
     WaitBeforeRecord { op: OpId, event: EventId },
     /// A host sync on an event with no record issued before it: it returns at once.
     SyncBeforeRecord { op: OpId, event: EventId },
+    /// CUPTI could not be used, so the copies' spans come from events around them.
+    NoCupti { reason: String },
 }
 
 impl fmt::Display for Warning {
@@ -61,6 +65,11 @@ impl fmt::Display for Warning {
                 f,
                 "op {} synchronizes on event e{} before any record of it: it returns at once",
                 op.0, event.0
+            ),
+            Warning::NoCupti { reason } => write!(
+                f,
+                "no CUPTI ({reason}): copy spans come from events around each copy, weaker \
+                 evidence (an outer bound that includes whatever the copy waited for)"
             ),
         }
     }
@@ -122,6 +131,30 @@ impl Program {
                 ));
             }
         };
+        for b in &self.buffers {
+            if b.bytes == 0 || b.bytes > MAX_BYTES || b.bytes % 4 != 0 {
+                problems.push(format!(
+                    "buffer '{}' has {} bytes; it must be a multiple of 4 (elements are f32) in                      4..={MAX_BYTES}",
+                    b.label, b.bytes
+                ));
+            }
+        }
+        let buffer_ok = |b: BufferId, device: bool, problems: &mut Vec<String>, op: &super::Op| {
+            match self.buffer(b) {
+                None => problems.push(format!(
+                    "op {} '{}' uses unknown buffer b{} (the program has {} buffers)",
+                    op.id.0,
+                    op.label,
+                    b.0,
+                    self.buffers.len()
+                )),
+                Some(buf) if device && buf.place != Place::Device => problems.push(format!(
+                    "op {} '{}' computes on buffer '{}' in {} memory; kernels here read device                      buffers only",
+                    op.id.0, op.label, buf.label, buf.place
+                )),
+                Some(_) => {}
+            }
+        };
         for (i, op) in self.ops.iter().enumerate() {
             if capturing.is_some() && !capturable(&op.kind, self) {
                 problems.push(format!(
@@ -169,6 +202,52 @@ impl Program {
                     if block == 0 || block > MAX_BLOCK {
                         problems.push(format!(
                             "spin {} '{}' has block {block}; it must be 1..={MAX_BLOCK}",
+                            op.id.0, op.label
+                        ));
+                    }
+                }
+                OpKind::Copy {
+                    stream,
+                    src,
+                    dst,
+                    bytes,
+                } => {
+                    stream_ok(stream, &mut problems, op);
+                    buffer_ok(src, false, &mut problems, op);
+                    buffer_ok(dst, false, &mut problems, op);
+                    bytes_ok(bytes, &mut problems, op);
+                    let small = [src, dst]
+                        .iter()
+                        .filter_map(|&b| self.buffer(b))
+                        .find(|b| b.bytes < bytes);
+                    if let Some(b) = small {
+                        problems.push(format!(
+                            "copy {} '{}' moves {bytes} bytes but buffer '{}' holds {}",
+                            op.id.0, op.label, b.label, b.bytes
+                        ));
+                    }
+                    if self.copy_dir(op.id) == Some(CopyDir::H2H) {
+                        problems.push(format!(
+                            "copy {} '{}' is host to host, which no copy engine does; copy to or                              from a device buffer",
+                            op.id.0, op.label
+                        ));
+                    }
+                }
+                OpKind::Add {
+                    stream,
+                    a,
+                    b,
+                    out,
+                    grid,
+                    block,
+                } => {
+                    stream_ok(stream, &mut problems, op);
+                    for x in [a, b, out] {
+                        buffer_ok(x, true, &mut problems, op);
+                    }
+                    if grid == 0 || grid > MAX_GRID || block == 0 || block > MAX_BLOCK {
+                        problems.push(format!(
+                            "add {} '{}' has <<<{grid},{block}>>>; the grid must be                              1..={MAX_GRID} and the block 1..={MAX_BLOCK}",
                             op.id.0, op.label
                         ));
                     }

@@ -60,11 +60,13 @@ pub(super) fn returns(
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (p, end) = match (place(timeline, call, tol), timeline.span(span)) {
-        (Ok(p), Some(s)) => (p, signed(s.end())),
+    let (mut p, end) = match (place(timeline, call, tol), timeline.interval(span)) {
+        (Ok(p), Some(s)) => (p, s.end),
         (Err(why), _) => return unknown(check, why),
         (_, None) => return unknown(check, format!("op {} has no stamps", span.0)),
     };
+    // A witnessed span (a copy) brings its own alignment error.
+    p.slack += timeline.interval(span).map_or(0, |s| signed(s.slack_ns));
     let after = p.end - end;
     let (value, truth) = match check {
         Check::ReturnsBefore { .. } => (
@@ -271,6 +273,43 @@ pub(super) fn launch_cheaper(
             micros(direct),
             micros(launch),
             direct as f64 / launch.max(1) as f64
+        ),
+    }
+}
+
+/// Blocks: the share of `span` during which the call held the host. Half is the line between the
+/// two behaviours it tells apart, not a noise margin: an asynchronous call returns at the start
+/// (about 0 %), a staging call when the data has moved (about 100 %). The value is how long the
+/// span went on after the call returned.
+pub(super) fn blocks(
+    check: Check,
+    timeline: &Timeline,
+    call: OpId,
+    span: OpId,
+    tol: &Tolerances,
+) -> Measurement {
+    let (p, s) = match (place(timeline, call, tol), timeline.interval(span)) {
+        (Ok(p), Some(s)) => (p, s),
+        (Err(why), _) => return unknown(check, why),
+        (_, None) => return unknown(check, format!("op {} has no span", span.0)),
+    };
+    let covered = (p.end.min(s.end) - p.begin.max(s.start)).max(0);
+    let share = covered as f64 / (s.end - s.start).max(1) as f64;
+    let tail = s.end - p.end;
+    Measurement {
+        check,
+        value_ns: tail,
+        truth: if share >= 0.5 { Truth::Yes } else { Truth::No },
+        reason: format!(
+            "the call held the host for {:.1} % of the {} span ({}), and returned {}",
+            share * 100.0,
+            micros(s.end - s.start),
+            at(s.start, timeline),
+            if tail > 0 {
+                format!("{} before its end", micros(tail))
+            } else {
+                format!("{} after its end", micros(-tail))
+            }
         ),
     }
 }

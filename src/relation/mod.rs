@@ -17,10 +17,11 @@
 //! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
 //! checks about the host are in `host.rs`.
 
+mod data;
 mod host;
 
 use crate::calibration::Tolerances;
-use crate::program::{OpId, Program};
+use crate::program::{BufferId, OpId, Place, Program};
 use crate::timeline::{Interval, Span, Timeline};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -69,6 +70,22 @@ pub enum Check {
         first: OpId,
         last: OpId,
     },
+    /// `a` and `b` did not run together (copies on one copy engine, kernels that fill the GPU).
+    Serializes { a: OpId, b: OpId },
+    /// The ops `fast.0..=fast.1` took less time from first start to last end than the ops
+    /// `slow.0..=slow.1`: a speed-up, given with its ratio.
+    Faster {
+        slow: (OpId, OpId),
+        fast: (OpId, OpId),
+    },
+    /// The host call that issued `call` held the host for at least half of `span` (a copy staged
+    /// through the driver: the host is blocked while the data moves).
+    Blocks { call: OpId, span: OpId },
+    /// Every element of `buffer`, read back after the trial, equals `value`.
+    Contents { buffer: BufferId, value: i32 },
+    /// The driver reports `buffer`'s memory as what `place` allocates (device memory,
+    /// page-locked host memory, or memory it does not know).
+    MemoryIs { buffer: BufferId, place: Place },
 }
 
 impl Check {
@@ -91,6 +108,10 @@ impl Check {
             } => vec![call, before, after],
             Check::Reuses { first, second } => vec![first, second],
             Check::LaunchCheaper { graph, first, last } => vec![graph, first, last],
+            Check::Serializes { a, b } => vec![a, b],
+            Check::Blocks { call, span } => vec![call, span],
+            Check::Faster { slow, fast } => vec![slow.0, slow.1, fast.0, fast.1],
+            Check::Contents { .. } | Check::MemoryIs { .. } => vec![],
         }
     }
 
@@ -102,13 +123,21 @@ impl Check {
     /// Whether the check's reason carries a figure its value does not (a ratio), so evidence
     /// lines show the reason even when the claim holds.
     pub fn reason_is_evidence(&self) -> bool {
-        matches!(self, Check::LaunchCheaper { .. })
+        matches!(
+            self,
+            Check::LaunchCheaper { .. }
+                | Check::Faster { .. }
+                | Check::Contents { .. }
+                | Check::MemoryIs { .. }
+        )
     }
 
     /// A measured value in the check's unit: bytes for address offsets, else µs.
     pub fn format_value(&self, value: i64) -> String {
         match self {
             Check::Reuses { .. } => format!("{value:+} B"),
+            Check::Contents { .. } => format!("{value}"),
+            Check::MemoryIs { .. } => String::new(),
             _ => micros(value),
         }
     }
@@ -127,6 +156,11 @@ impl Check {
             Check::Separates { .. } => "overlap",
             Check::Reuses { .. } => "address offset",
             Check::LaunchCheaper { .. } => "host time saved",
+            Check::Serializes { .. } => "overlap",
+            Check::Blocks { .. } => "still in flight at the return",
+            Check::Faster { .. } => "time saved",
+            Check::Contents { .. } => "elements differing",
+            Check::MemoryIs { .. } => "memory",
         }
     }
 
@@ -153,6 +187,21 @@ impl Check {
             Check::Reuses { first, second } => two(first, "=", second),
             Check::LaunchCheaper { graph, first, last } => {
                 format!("{}..{}", two(graph, "<", first), program.label(last))
+            }
+            Check::Serializes { a, b } => two(a, "⊥", b),
+            Check::Blocks { call, span } => two(call, "⊒", span),
+            Check::Faster { slow, fast } => format!(
+                "[{}..{}]<[{}..{}]",
+                program.label(fast.0),
+                program.label(fast.1),
+                program.label(slow.0),
+                program.label(slow.1)
+            ),
+            Check::Contents { buffer, value } => {
+                format!("{}≡{value}", buffer_label(program, buffer))
+            }
+            Check::MemoryIs { buffer, place } => {
+                format!("{}∈{place}", buffer_label(program, buffer))
             }
         }
     }
@@ -195,9 +244,23 @@ impl Check {
             Check::LaunchCheaper { graph, first, last } => {
                 Ok(host::launch_cheaper(check, timeline, graph, first, last))
             }
+            Check::Serializes { a, b } => Ok(data::serializes(check, timeline, a, b, tol)),
+            Check::Blocks { call, span } => Ok(host::blocks(check, timeline, call, span, tol)),
+            Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
+            Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),
+            Check::MemoryIs { buffer, place } => {
+                Ok(data::memory_is(check, timeline, buffer, place))
+            }
         };
         measured.unwrap_or_else(|unknown| unknown)
     }
+}
+
+fn buffer_label(program: &Program, b: BufferId) -> String {
+    program
+        .buffer(b)
+        .map(|x| x.label.clone())
+        .unwrap_or_else(|| format!("b{}", b.0))
 }
 
 /// What `get` finds for both ops, or the Unknown measurement naming the op it has nothing for.

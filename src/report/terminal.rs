@@ -34,7 +34,13 @@ pub fn header(cal: &Calibration, trials: usize) -> String {
             "prio   stream priorities {least} (least) to {greatest} (greatest)"
         );
     }
-    let _ = writeln!(s, "cupti  {}", d.cupti.as_deref().unwrap_or("not found"));
+    let _ = writeln!(
+        s,
+        "cupti  {}{}",
+        d.cupti.as_deref().unwrap_or("not found"),
+        d.async_engines
+            .map_or(String::new(), |n| format!("; async engines {n}"))
+    );
     if !cal.environment.is_empty() {
         let _ = writeln!(s, "env    {}", cal.environment.join(" "));
     }

@@ -82,7 +82,7 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
     }
     for op in &program.ops {
         match op.kind {
-            OpKind::Spin { stream, .. } => {
+            OpKind::Spin { stream, .. } | OpKind::Add { stream, .. } => {
                 if let Some(span) = t.span(op.id) {
                     out.push(json!({
                         "name": op.label, "cat": "kernel", "ph": "X", "pid": pid,
@@ -90,6 +90,16 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
                         "ts": us(span.start() as i64),
                         "dur": span.duration_ns() as f64 / 1e3,
                         "args": { "op": op.id.0, "blocks": span.blocks.len(), "sms": span.sms() },
+                    }));
+                }
+            }
+            OpKind::Copy { stream, bytes, .. } => {
+                if let Some(i) = t.interval(op.id) {
+                    out.push(json!({
+                        "name": op.label, "cat": "copy", "ph": "X", "pid": pid,
+                        "tid": stream.0 as u64 + 1,
+                        "ts": us(i.start), "dur": (i.end - i.start) as f64 / 1e3,
+                        "args": { "op": op.id.0, "bytes": bytes, "witness_error_ns": i.slack_ns },
                     }));
                 }
             }

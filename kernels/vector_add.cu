@@ -1,0 +1,29 @@
+// The data kernel of stream-litmus: a real vector add that stamps like spin_stamp.
+// Compiled together with stamp.cu (after it), so global_timer() and sm_id() are in scope.
+//
+// out[i] = a[i] + b[i] for every i < n, with the grid striding over the elements: few threads
+// make it slow, as the notes do to balance kernels against copies. Every block writes the same
+// four-word record as spin_stamp: start, end, SM, and the clock64 cycles it ran.
+extern "C" __global__ void vector_add(unsigned long long* stamps, float* out, const float* a,
+                                      const float* b, unsigned long long n) {
+    __shared__ unsigned long long start;
+    if (threadIdx.x == 0) {
+        start = global_timer();
+    }
+    __syncthreads();
+    long long c0 = clock64();
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        out[i] = a[i] + b[i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long end = global_timer();
+        unsigned long long* rec = stamps + 4ull * blockIdx.x;
+        rec[0] = start;
+        rec[1] = end;
+        rec[2] = sm_id();
+        rec[3] = (unsigned long long)(clock64() - c0);
+    }
+}

@@ -1,0 +1,127 @@
+//! What a buffer held after a trial, and what kind of memory it was.
+//!
+//! Data experiments (the weight-prefetch model, racing writers) are judged by their output, not
+//! only by their timeline: the executor reads marked buffers back after each trial and keeps a
+//! summary, the most common values with their counts, which is small enough to store with every
+//! trial and enough to show a race ("1.0 × 700 000, 2.0 × 348 576"). It also asks the driver what
+//! memory every buffer is (`cuPointerGetAttribute`), to check what the notes say about it.
+
+use crate::program::BufferId;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The most distinct values a summary keeps.
+pub const KEPT_VALUES: usize = 8;
+
+/// The memory type the driver reports for a buffer's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryKind {
+    /// `CU_MEMORYTYPE_DEVICE`.
+    Device,
+    /// `CU_MEMORYTYPE_HOST`: page-locked host memory the driver knows.
+    Host,
+    /// `CU_MEMORYTYPE_UNIFIED`.
+    Unified,
+    /// The driver does not know the address: ordinary pageable host memory.
+    Unregistered,
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryKind::Device => "device memory (CU_MEMORYTYPE_DEVICE)",
+            MemoryKind::Host => "page-locked host memory (CU_MEMORYTYPE_HOST)",
+            MemoryKind::Unified => "unified memory (CU_MEMORYTYPE_UNIFIED)",
+            MemoryKind::Unregistered => "memory the driver does not know (pageable host memory)",
+        })
+    }
+}
+
+/// One value and how many elements held it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueCount {
+    pub value: i64,
+    pub count: u64,
+}
+
+/// A buffer after a trial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contents {
+    pub buffer: BufferId,
+    pub memory: MemoryKind,
+    /// Elements read back; 0 for a buffer not marked for reading back.
+    #[serde(default)]
+    pub elements: u64,
+    /// The most common whole values, most common first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ValueCount>,
+    /// Elements not counted in `values`: rarer values and values that are not whole numbers.
+    #[serde(default)]
+    pub other: u64,
+}
+
+impl Contents {
+    /// Summarizes `data`.
+    pub fn summarize(buffer: BufferId, memory: MemoryKind, data: &[f32]) -> Contents {
+        let mut counts: std::collections::HashMap<i64, u64> = std::collections::HashMap::new();
+        let mut other = 0u64;
+        for &x in data {
+            if x.fract() == 0.0 && x.abs() < 1e15 {
+                *counts.entry(x as i64).or_default() += 1;
+            } else {
+                other += 1;
+            }
+        }
+        let mut values: Vec<ValueCount> = counts
+            .into_iter()
+            .map(|(value, count)| ValueCount { value, count })
+            .collect();
+        values.sort_by(|a, b| b.count.cmp(&a.count).then(a.value.cmp(&b.value)));
+        other += values
+            .iter()
+            .skip(KEPT_VALUES)
+            .map(|v| v.count)
+            .sum::<u64>();
+        values.truncate(KEPT_VALUES);
+        Contents {
+            buffer,
+            memory,
+            elements: data.len() as u64,
+            values,
+            other,
+        }
+    }
+
+    /// Whether every element is `value`.
+    pub fn all(&self, value: i64) -> bool {
+        self.elements > 0 && self.values.len() == 1 && self.values[0].value == value
+    }
+
+    /// Elements that are not `value`.
+    pub fn differing(&self, value: i64) -> u64 {
+        let same = self
+            .values
+            .iter()
+            .find(|v| v.value == value)
+            .map_or(0, |v| v.count);
+        self.elements - same
+    }
+
+    /// "3 × 1048576" or "1 × 700000, 2 × 348576 (+12 other)".
+    pub fn describe(&self) -> String {
+        let mut s = self
+            .values
+            .iter()
+            .map(|v| format!("{} × {}", v.value, v.count))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.other > 0 {
+            s += &format!(" (+{} other)", self.other);
+        }
+        if s.is_empty() {
+            s = "nothing read back".into();
+        }
+        s
+    }
+}

@@ -1,0 +1,260 @@
+//! CUPTI activity tracing: the device's own start and end of every kernel, copy and memset.
+//!
+//! CUPTI is optional. It is looked for the way cudarc looks for every library (by name, through
+//! the loader), never loaded when `STREAM_LITMUS_CUPTI=off`, and any failure to start it only
+//! means the executor falls back to events (see `crate::witness`). Nothing here panics: cudarc's
+//! loader would panic on a missing library, so the library is probed first.
+//!
+//! The activity API is process-wide. Records arrive in buffers CUPTI asks for and hands back; the
+//! callbacks copy the few fields used into a global list. Records carry CUPTI's correlation id,
+//! which numbers driver calls in issue order, so sorting by it gives the issue order back; the
+//! witness matches records to ops by that order between two marker kernels (found by name). CUPTI
+//! could also map its ids to ours (external correlation), but only with driver-API records
+//! switched on, which would slow every call the experiments time. Tracing is enabled only while a
+//! program with copies runs, so no other claim pays its overhead.
+
+use cudarc::cupti::result::activity;
+use cudarc::cupti::sys;
+use std::alloc::{alloc, dealloc, Layout};
+use std::mem::offset_of;
+use std::sync::{Mutex, OnceLock};
+
+/// The environment variable that hides CUPTI (`off`), for runs that show the fallback.
+pub const CUPTI_ENV: &str = "STREAM_LITMUS_CUPTI";
+
+const BUFFER_BYTES: usize = 4 << 20;
+const BUFFER_ALIGN: usize = 8;
+const KINDS: [sys::CUpti_ActivityKind; 3] = [
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMSET,
+];
+
+/// What one activity record was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    Kernel,
+    Memcpy,
+    Memset,
+}
+
+/// One device activity, in CUPTI's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Record {
+    pub activity: Activity,
+    /// A kernel record of the witness's marker kernel.
+    pub marker: bool,
+    pub correlation: u32,
+    pub start: u64,
+    pub end: u64,
+}
+
+static COLLECTED: Mutex<Vec<Record>> = Mutex::new(Vec::new());
+static RAW_KINDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn debug() -> bool {
+    std::env::var_os("STREAM_LITMUS_CUPTI_DEBUG").is_some()
+}
+
+static STARTED: OnceLock<Result<String, String>> = OnceLock::new();
+
+/// Finds CUPTI and registers the buffer callbacks, once per process: the library's name, or why
+/// CUPTI cannot be used.
+pub fn start() -> Result<String, String> {
+    STARTED.get_or_init(try_start).clone()
+}
+
+fn try_start() -> Result<String, String> {
+    if std::env::var(CUPTI_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
+        return Err(format!("hidden by {CUPTI_ENV}=off"));
+    }
+    let Some(name) = super::probe::cupti() else {
+        return Err(
+            "libcupti not found by the loader (it ships with the CUDA toolkit, under \
+                    extras/CUPTI/lib64 or targets/*/lib; add its directory to LD_LIBRARY_PATH)"
+                .into(),
+        );
+    };
+    // SAFETY: only dlopens CUPTI by the names cudarc tries; a miss returns false.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(format!(
+            "{name} loads, but not under the names cudarc tries"
+        ));
+    }
+    activity::register_callbacks(Some(requested), Some(completed))
+        .map_err(|e| format!("cuptiActivityRegisterCallbacks failed: {e:?}"))?;
+    Ok(name)
+}
+
+/// Tracing switched on for one execution; switched off when dropped.
+pub struct Tracing(());
+
+impl Tracing {
+    pub fn begin() -> Result<Tracing, String> {
+        start()?;
+        for kind in KINDS {
+            if let Err(e) = activity::enable(kind) {
+                for k in KINDS {
+                    let _ = activity::disable(k);
+                }
+                return Err(format!("cuptiActivityEnable({kind:?}) failed: {e:?}"));
+            }
+        }
+        drain();
+        if debug() {
+            eprintln!("cupti: tracing on");
+        }
+        Ok(Tracing(()))
+    }
+
+    /// Flushes CUPTI's buffers and takes every record so far, in issue order.
+    pub fn collect(&self) -> Result<Vec<Record>, String> {
+        // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: hand back buffers even if not full.
+        activity::flush_all(1).map_err(|e| format!("cuptiActivityFlushAll failed: {e:?}"))?;
+        let mut records = drain();
+        records.sort_by_key(|r| r.correlation);
+        if debug() {
+            eprintln!(
+                "cupti: {} records, {} markers, raw kinds {:?}",
+                records.len(),
+                records.iter().filter(|r| r.marker).count(),
+                std::mem::take(&mut *RAW_KINDS.lock().unwrap_or_else(|p| p.into_inner()))
+            );
+        }
+        Ok(records)
+    }
+}
+
+impl Drop for Tracing {
+    fn drop(&mut self) {
+        for k in KINDS {
+            let _ = activity::disable(k);
+        }
+        let _ = activity::flush_all(1);
+        drain();
+    }
+}
+
+fn drain() -> Vec<Record> {
+    let mut c = COLLECTED.lock().unwrap_or_else(|p| p.into_inner());
+    std::mem::take(&mut *c)
+}
+
+fn layout() -> Layout {
+    // Both numbers are non-zero and the alignment a power of two.
+    Layout::from_size_align(BUFFER_BYTES, BUFFER_ALIGN).expect("valid layout")
+}
+
+unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
+    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `completed`.
+    unsafe {
+        let p = alloc(layout());
+        *buffer = p;
+        *size = if p.is_null() { 0 } else { BUFFER_BYTES };
+        *max_records = 0;
+    }
+}
+
+unsafe extern "C" fn completed(
+    _context: cudarc::driver::sys::CUcontext,
+    _stream: u32,
+    buffer: *mut u8,
+    _size: usize,
+    valid: usize,
+) {
+    if buffer.is_null() {
+        return;
+    }
+    let mut found = Vec::new();
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    // SAFETY: CUPTI filled `valid` bytes of the buffer with records; each is read at the
+    // offsets of its kind's structure, which the CUPTI versions since 12 share for these fields.
+    unsafe {
+        while activity::get_next_record(buffer, valid, &mut record).is_ok() {
+            found.extend(parse(record as *const u8));
+        }
+        dealloc(buffer, layout());
+    }
+    COLLECTED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(found);
+}
+
+/// # Safety
+/// `p` points at a complete CUPTI activity record.
+unsafe fn parse(p: *const u8) -> Option<Record> {
+    use sys::CUpti_ActivityKind as K;
+    // SAFETY: the caller's promise; every offset below lies inside the record of its kind.
+    let read32 = |off: usize| unsafe { (p.add(off) as *const u32).read_unaligned() };
+    let read64 = |off: usize| unsafe { (p.add(off) as *const u64).read_unaligned() };
+    let kind = read32(0);
+    if debug() {
+        let mut k = RAW_KINDS.lock().unwrap_or_else(|p| p.into_inner());
+        if k.len() < 64 {
+            k.push(kind);
+        }
+    }
+    let record = |activity, start, end, corr| {
+        Some(Record {
+            activity,
+            marker: false,
+            correlation: read32(corr),
+            start: read64(start),
+            end: read64(end),
+        })
+    };
+    if kind == K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32 {
+        type T = sys::CUpti_ActivityKernel9;
+        let name = read64(offset_of!(T, name)) as *const std::ffi::c_char;
+        // SAFETY: CUPTI's name string lives at least as long as the record.
+        let marker = !name.is_null()
+            && unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes()
+                == super::kernels::MARKER_KERNEL.as_bytes();
+        let mut r = record(
+            Activity::Kernel,
+            offset_of!(T, start),
+            offset_of!(T, end),
+            offset_of!(T, correlationId),
+        )?;
+        r.marker = marker;
+        Some(r)
+    } else if kind == K::CUPTI_ACTIVITY_KIND_MEMCPY as u32 {
+        type T = sys::CUpti_ActivityMemcpy6;
+        record(
+            Activity::Memcpy,
+            offset_of!(T, start),
+            offset_of!(T, end),
+            offset_of!(T, correlationId),
+        )
+    } else if kind == K::CUPTI_ACTIVITY_KIND_MEMSET as u32 {
+        type T = sys::CUpti_ActivityMemset4;
+        record(
+            Activity::Memset,
+            offset_of!(T, start),
+            offset_of!(T, end),
+            offset_of!(T, correlationId),
+        )
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sys;
+    use std::mem::offset_of;
+
+    /// The offsets `parse` reads must be those of CUPTI 12.8 and 13 alike (the GPU machines run
+    /// CUPTI 13 while the bindings are 12.8's): start, end and the correlation id.
+    #[test]
+    fn record_offsets_are_the_shared_prefix() {
+        assert_eq!(offset_of!(sys::CUpti_ActivityKernel9, start), 16);
+        assert_eq!(offset_of!(sys::CUpti_ActivityKernel9, end), 24);
+        assert_eq!(offset_of!(sys::CUpti_ActivityKernel9, correlationId), 92);
+        assert_eq!(offset_of!(sys::CUpti_ActivityKernel9, name), 104);
+        assert_eq!(offset_of!(sys::CUpti_ActivityMemcpy6, start), 16);
+        assert_eq!(offset_of!(sys::CUpti_ActivityMemcpy6, correlationId), 44);
+        assert_eq!(offset_of!(sys::CUpti_ActivityMemset4, correlationId), 44);
+    }
+}
