@@ -23,6 +23,19 @@ __device__ __forceinline__ unsigned int sm_id() {
 
 // Spins every thread for `cycles` clock64 cycles and stamps the block. Grid: any number of blocks
 // in x; block: any number of threads in x.
+// After the block's work (and a __syncthreads), thread 0 writes the block's record.
+__device__ __forceinline__ void write_stamp(unsigned long long* stamps, unsigned long long start,
+                                            long long cycles) {
+    if (threadIdx.x == 0) {
+        unsigned long long end = global_timer();
+        unsigned long long* rec = stamps + 4ull * blockIdx.x;
+        rec[0] = start;
+        rec[1] = end;
+        rec[2] = sm_id();
+        rec[3] = (unsigned long long)cycles;
+    }
+}
+
 __device__ __forceinline__ void spin_and_stamp(unsigned long long* stamps, long long cycles) {
     __shared__ unsigned long long start;
     if (threadIdx.x == 0) {
@@ -35,14 +48,7 @@ __device__ __forceinline__ void spin_and_stamp(unsigned long long* stamps, long 
         spun = clock64() - c0;
     } while (spun < cycles);
     __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long end = global_timer();
-        unsigned long long* rec = stamps + 4ull * blockIdx.x;
-        rec[0] = start;
-        rec[1] = end;
-        rec[2] = sm_id();
-        rec[3] = (unsigned long long)spun;
-    }
+    write_stamp(stamps, start, spun);
 }
 
 extern "C" __global__ void spin_stamp(unsigned long long* stamps, long long cycles) {

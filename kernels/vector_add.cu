@@ -1,5 +1,5 @@
 // The data kernel of stream-litmus: a real vector add that stamps like spin_stamp.
-// Compiled together with stamp.cu (after it), so global_timer() and sm_id() are in scope.
+// Compiled together with stamp.cu (after it), so global_timer() and write_stamp() are in scope.
 //
 // out[i] = a[i] + b[i] for every i < n, with the grid striding over the elements: few threads
 // make it slow, as the notes do to balance kernels against copies. Every block writes the same
@@ -18,12 +18,5 @@ extern "C" __global__ void vector_add(unsigned long long* stamps, float* out, co
         out[i] = a[i] + b[i];
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        unsigned long long end = global_timer();
-        unsigned long long* rec = stamps + 4ull * blockIdx.x;
-        rec[0] = start;
-        rec[1] = end;
-        rec[2] = sm_id();
-        rec[3] = (unsigned long long)(clock64() - c0);
-    }
+    write_stamp(stamps, start, clock64() - c0);
 }

@@ -15,24 +15,18 @@ pub const BIG_COPY: u64 = 32 << 20;
 /// Bytes of the copies that test overlap: a few hundred µs from pinned memory.
 pub const COPY_BYTES: u64 = 16 << 20;
 
-fn host_name(host: Place) -> &'static str {
-    host.name()
-}
-
 /// An async H2D copy from `host` memory, and whether the host got control back before it ended.
 pub fn copy_returns(host: Place) -> Claim {
-    let (id, statement, expect) = match host {
+    let (id, statement) = match host {
         Place::Pageable => (
             "copy.pageable_returns_late",
             "cudaMemcpyAsync H2D from pageable memory holds the host while the data moves: it \
              returns only once the data is staged through the driver's page-locked buffers",
-            Expect::Holds,
         ),
         _ => (
             "copy.pinned_returns_early",
             "cudaMemcpyAsync H2D from pinned memory returns to the host at once, before the \
              copy ends",
-            Expect::Holds,
         ),
     };
     let mut c = Claim::builder(
@@ -59,7 +53,7 @@ pub fn copy_returns(host: Place) -> Claim {
             span: copy,
         }),
     };
-    c.build(expect)
+    c.build(Expect::Holds)
 }
 
 /// The same H2D copy from pageable memory, then from pinned memory: the pinned one is faster,
@@ -90,11 +84,11 @@ pub fn copy_overlaps_kernel(host: Place, kernel_first: bool, spin: Duration) -> 
         "copy_first"
     };
     let mut c = Claim::builder(
-        format!("copy.overlaps_kernel.{}.{order}", host_name(host)),
+        format!("copy.overlaps_kernel.{}.{order}", host.name()),
         format!(
             "A kernel on one stream overlaps an H2D copy from {} memory on another ({} issued \
              first)",
-            host_name(host),
+            host.name(),
             if kernel_first { "kernel" } else { "copy" }
         ),
         Source::new(S000, "7.3 数据传输和核函数重叠"),

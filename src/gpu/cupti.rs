@@ -50,8 +50,8 @@ pub struct Record {
 }
 
 static COLLECTED: Mutex<Vec<Record>> = Mutex::new(Vec::new());
-static RAW_KINDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
+/// `STREAM_LITMUS_CUPTI_DEBUG` set: print what each flush delivered, to diagnose a trial left
+/// without a witness.
 fn debug() -> bool {
     std::env::var_os("STREAM_LITMUS_CUPTI_DEBUG").is_some()
 }
@@ -115,10 +115,9 @@ impl Tracing {
         records.sort_by_key(|r| r.correlation);
         if debug() {
             eprintln!(
-                "cupti: {} records, {} markers, raw kinds {:?}",
+                "cupti: {} records, {} markers",
                 records.len(),
-                records.iter().filter(|r| r.marker).count(),
-                std::mem::take(&mut *RAW_KINDS.lock().unwrap_or_else(|p| p.into_inner()))
+                records.iter().filter(|r| r.marker).count()
             );
         }
         Ok(records)
@@ -189,12 +188,6 @@ unsafe fn parse(p: *const u8) -> Option<Record> {
     let read32 = |off: usize| unsafe { (p.add(off) as *const u32).read_unaligned() };
     let read64 = |off: usize| unsafe { (p.add(off) as *const u64).read_unaligned() };
     let kind = read32(0);
-    if debug() {
-        let mut k = RAW_KINDS.lock().unwrap_or_else(|p| p.into_inner());
-        if k.len() < 64 {
-            k.push(kind);
-        }
-    }
     let record = |activity, start, end, corr| {
         Some(Record {
             activity,

@@ -33,6 +33,25 @@ fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, Stri
     })
 }
 
+/// The host call of `call` and the interval of `span`, both on the GPU axis; the placed call's
+/// slack also takes the span's own (a witnessed copy's alignment error). Unknown without either.
+fn call_and_span(
+    check: Check,
+    timeline: &Timeline,
+    call: OpId,
+    span: OpId,
+    tol: &Tolerances,
+) -> Result<(Placed, Interval), Measurement> {
+    match (place(timeline, call, tol), timeline.interval(span)) {
+        (Ok(mut p), Some(s)) => {
+            p.slack += signed(s.slack_ns);
+            Ok((p, s))
+        }
+        (Err(why), _) => Err(unknown(check, why)),
+        (_, None) => Err(unknown(check, format!("op {} has no span", span.0))),
+    }
+}
+
 /// "+2.50 µs after" for a positive difference, "+3.00 µs before" for a negative one.
 fn before_or_after(d: i64) -> String {
     if d >= 0 {
@@ -60,13 +79,10 @@ pub(super) fn returns(
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (mut p, end) = match (place(timeline, call, tol), timeline.interval(span)) {
-        (Ok(p), Some(s)) => (p, s.end),
-        (Err(why), _) => return unknown(check, why),
-        (_, None) => return unknown(check, format!("op {} has no stamps", span.0)),
+    let (p, end) = match call_and_span(check, timeline, call, span, tol) {
+        Ok((p, s)) => (p, s.end),
+        Err(unknown) => return unknown,
     };
-    // A witnessed span (a copy) brings its own alignment error.
-    p.slack += timeline.interval(span).map_or(0, |s| signed(s.slack_ns));
     let after = p.end - end;
     let (value, truth) = match check {
         Check::ReturnsBefore { .. } => (
@@ -288,10 +304,9 @@ pub(super) fn blocks(
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (p, s) = match (place(timeline, call, tol), timeline.interval(span)) {
-        (Ok(p), Some(s)) => (p, s),
-        (Err(why), _) => return unknown(check, why),
-        (_, None) => return unknown(check, format!("op {} has no span", span.0)),
+    let (p, s) = match call_and_span(check, timeline, call, span, tol) {
+        Ok(both) => both,
+        Err(unknown) => return unknown,
     };
     let covered = (p.end.min(s.end) - p.begin.max(s.start)).max(0);
     let share = covered as f64 / (s.end - s.start).max(1) as f64;
