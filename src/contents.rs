@@ -27,6 +27,39 @@ pub enum MemoryKind {
     Unregistered,
 }
 
+impl MemoryKind {
+    /// Every kind, in the order of [`MemoryKind::code`].
+    const ALL: [MemoryKind; 4] = [
+        MemoryKind::Unregistered,
+        MemoryKind::Host,
+        MemoryKind::Device,
+        MemoryKind::Unified,
+    ];
+
+    /// A small number standing for the kind (1..=4), so a check can carry it as its measured
+    /// value; 0, the value of an undecided measurement, stands for none.
+    pub fn code(self) -> i64 {
+        1 + Self::ALL.iter().position(|&k| k == self).unwrap_or(0) as i64
+    }
+
+    /// The kind a [`MemoryKind::code`] stands for.
+    pub fn from_code(code: i64) -> Option<MemoryKind> {
+        usize::try_from(code - 1)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+    }
+
+    /// "device", for evidence lines.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            MemoryKind::Device => "device",
+            MemoryKind::Host => "page-locked host",
+            MemoryKind::Unified => "unified",
+            MemoryKind::Unregistered => "pageable host",
+        }
+    }
+}
+
 impl fmt::Display for MemoryKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

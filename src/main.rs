@@ -73,7 +73,13 @@ enum Command {
         json: bool,
     },
     /// Re-judge a results file on any machine and print its report.
-    Judge { results: PathBuf },
+    Judge {
+        results: PathBuf,
+        /// Write the re-judged results (same stamps, judgements by the current rules) to this
+        /// file: how recorded fixtures follow an intended change of the analysis.
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
     /// Re-judge a results file and write its HTML report and Chrome trace, without a GPU.
     Render {
         results: PathBuf,
@@ -115,7 +121,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Show { id, json }) => show(&id, json),
-        Some(Command::Judge { results }) => judge(&results),
+        Some(Command::Judge { results, write }) => judge(&results, write.as_deref()),
         Some(Command::Render { results, out }) => render(&results, &out),
         Some(Command::Compare { a, b }) => compare(&a, &b),
         Some(Command::Fuzz(args)) => fuzz(args),

@@ -5,8 +5,7 @@ mod common;
 
 use rstest::rstest;
 use stream_litmus::{
-    judge, Check, ClaimRecord, Counts, HostCall, OpId, RunRecord, Span, Timeline, Tolerances,
-    Truth, Verdict,
+    judge, Check, ClaimRecord, Counts, HostCall, OpId, Span, Timeline, Tolerances, Truth, Verdict,
 };
 
 const TOL: Tolerances = Tolerances {
@@ -209,39 +208,20 @@ fn evidence_gives_the_range_of_each_check_and_the_deciding_reason() {
     );
 }
 
-/// Recorded runs (`--json` results files): `core-*.json` are runs of the lab's core claims and
-/// `catalogue-*.json` of the whole catalogue, with the default spin, where every claim met its
-/// expectation on the GPU; `short-spin-*.json` are runs with spins too short to decide
-/// everything, kept for their real undecided and refuted trials.
-fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, RunRecord)> {
-    let dir = common::fixture("");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/fixtures exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && p.file_name().unwrap().to_string_lossy().starts_with(prefix)
-        })
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no {prefix}*.json under {}",
-        dir.display()
-    );
-    files
-        .into_iter()
-        .map(|f| (f.clone(), RunRecord::load(&f).unwrap()))
-        .collect()
-}
+// Recorded runs (`--json` results files): `core-*` are runs of the lab's core claims,
+// `catalogue-*` of the whole catalogue (copies and scenarios included, gzip-compressed) and
+// `nocupti-*` of the copy claims with CUPTI hidden, all with the default spin, where every claim
+// met its expectation on the GPU; `short-spin-*` are runs with spins too short to decide
+// everything, kept for their real undecided and refuted trials.
 
 /// Every recorded GPU run re-judges, without a GPU, to exactly the record it wrote.
 #[test]
 fn recorded_gpu_runs_rejudge_to_the_same_records() {
     let all = [
-        recorded("core-"),
-        recorded("catalogue-"),
-        recorded("short-spin-"),
+        common::recorded("core-"),
+        common::recorded("catalogue-"),
+        common::recorded("short-spin-"),
+        common::recorded("nocupti-"),
     ];
     for (file, run) in all.into_iter().flatten() {
         assert!(
@@ -265,7 +245,11 @@ fn recorded_gpu_runs_rejudge_to_the_same_records() {
 /// The recorded catalogue runs met every expectation on the GPU.
 #[test]
 fn recorded_catalogue_runs_meet_every_expectation() {
-    for (file, run) in recorded("core-").into_iter().chain(recorded("catalogue-")) {
+    for (file, run) in common::recorded("core-")
+        .into_iter()
+        .chain(common::recorded("catalogue-"))
+        .chain(common::recorded("nocupti-"))
+    {
         let device = &run.calibration.as_ref().unwrap().device.name;
         assert!(run.claims.len() >= 12, "{}", file.display());
         for rec in &run.claims {
@@ -283,7 +267,7 @@ fn recorded_catalogue_runs_meet_every_expectation() {
 /// inconclusive verdict always comes from undecided trials, never from a refuted one.
 #[test]
 fn recorded_short_spins_are_undecided_with_a_reason_not_passed() {
-    for (file, run) in recorded("short-spin-") {
+    for (file, run) in common::recorded("short-spin-") {
         let mut undecided = 0;
         for rec in &run.claims {
             let j = rec.judgement().unwrap();
@@ -322,7 +306,7 @@ fn recorded_short_spins_are_undecided_with_a_reason_not_passed() {
 /// measured one, no precedes-only claim that held stops holding.
 #[test]
 fn recorded_orders_do_not_hinge_on_the_timer_step() {
-    for (_, run) in recorded("core-") {
+    for (_, run) in common::recorded("core-") {
         for rec in &run.claims {
             let (Some(trials), Some(j)) = (rec.trials(), rec.judgement()) else {
                 continue;

@@ -98,3 +98,28 @@ fn judge_rejects_a_file_that_is_not_results() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a stream-litmus results file"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `judge --write` re-judges a recorded run and writes it (gzip for a `.gz` name): with the rules
+/// unchanged, the written run is the recorded one, stamps and judgements alike.
+#[test]
+fn judge_writes_the_rejudged_results() {
+    let recorded = common::fixture("nocupti-h100.json.gz");
+    let out = std::env::temp_dir().join(format!("stream-litmus-{}.json.gz", std::process::id()));
+    let status = cli()
+        .arg("judge")
+        .arg(&recorded)
+        .arg("--write")
+        .arg(&out)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{text}");
+    assert!(text.contains("re-judged results written to"), "{text}");
+    let (a, b) = (
+        stream_litmus::RunRecord::load(&recorded).unwrap(),
+        stream_litmus::RunRecord::load(&out).unwrap(),
+    );
+    std::fs::remove_file(&out).unwrap();
+    assert_eq!(a, b);
+}

@@ -214,20 +214,15 @@ proptest! {
     }
 }
 
-/// The catalogue's stream and host programs are exactly those recorded on the GPU in
-/// tests/fixtures/catalogue-h100.json: a refactor of the catalogue cannot silently change what
-/// the recorded verdicts are about (re-record the fixture when a claim changes on purpose). The
-/// copy and scenario families (issue 4) are not in that recording yet: their stamps of
-/// 4096-block kernels need a smaller fixture format first.
+/// The catalogue's programs are exactly those recorded on the GPU in
+/// tests/fixtures/catalogue-h100.json.gz: a refactor of the catalogue cannot silently change what
+/// the recorded verdicts are about (re-record the fixture when a claim changes on purpose).
 #[test]
 fn the_catalogue_is_the_one_recorded_on_the_gpu() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/catalogue-h100.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/catalogue-h100.json.gz");
     let run = stream_litmus::RunRecord::load(&path).unwrap();
-    let spin = catalogue::DEFAULT_SPIN;
-    let mut now = catalogue::core(spin);
-    now.extend(catalogue::synchronization(spin));
-    now.extend(catalogue::host_and_memory(spin));
+    let now = catalogue::all(catalogue::DEFAULT_SPIN);
     assert_eq!(
         run.claims.len(),
         now.len(),

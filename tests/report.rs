@@ -12,20 +12,7 @@ use stream_litmus::report::{compare::compare, html::html_report, trace::chrome_t
 use stream_litmus::{ClaimRecord, OpKind, RunRecord, Span};
 
 fn fixtures() -> Vec<(PathBuf, RunRecord)> {
-    let mut out: Vec<_> = std::fs::read_dir(common::fixture(""))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("core-")
-        })
-        .map(|p| (p.clone(), RunRecord::load(&p).unwrap()))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert!(!out.is_empty());
-    out
+    common::recorded("core-")
 }
 
 fn temp_dir(name: &str) -> PathBuf {

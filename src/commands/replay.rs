@@ -40,8 +40,16 @@ fn rejudge(path: &std::path::Path) -> Option<(RunRecord, bool)> {
     Some((rejudged, same))
 }
 
-pub fn judge(path: &std::path::Path) -> ExitCode {
-    match rejudge(path) {
+pub fn judge(path: &std::path::Path, write: Option<&std::path::Path>) -> ExitCode {
+    let judged = rejudge(path);
+    if let (Some((run, _)), Some(out)) = (&judged, write) {
+        if let Err(e) = run.save(out) {
+            eprintln!("stream-litmus: {e}");
+            return ExitCode::from(2);
+        }
+        println!("re-judged results written to {}", out.display());
+    }
+    match judged {
         None => ExitCode::from(2),
         Some((run, true)) if run.all_as_expected() => ExitCode::SUCCESS,
         Some(_) => ExitCode::FAILURE,

@@ -141,7 +141,7 @@ pub(super) fn memory_is(
     };
     Measurement {
         check,
-        value_ns: 0,
+        value_ns: c.memory.code(),
         truth: if c.memory == expected {
             Truth::Yes
         } else {

@@ -2,7 +2,8 @@
 //! kept two kernels apart, what a stream-ordered allocation reused, what a graph launch saved.
 //!
 //! A host instant is placed on the `%globaltimer` axis with the trial's clock sync; its error
-//! bound plus one timer step is the tolerance (`slack` below) of every comparison with a stamp.
+//! bound plus one timer step (plus the witness's alignment error when the span is a witnessed
+//! copy) is the tolerance (`slack` below) of every comparison with a span.
 //! Without a clock sync these checks cannot be decided.
 
 use super::{at, latest_free_start, micros, signed, unknown, Check, Measurement, Truth};
@@ -63,7 +64,7 @@ fn before_or_after(d: i64) -> String {
 
 fn tolerance(slack: i64) -> String {
     format!(
-        "clock alignment error plus a timer step: ±{:.2} µs",
+        "alignment error (host clock, and witness for copies) plus a timer step: ±{:.2} µs",
         slack as f64 / 1e3
     )
 }
@@ -294,9 +295,11 @@ pub(super) fn launch_cheaper(
 }
 
 /// Blocks: the share of `span` during which the call held the host. Half is the line between the
-/// two behaviours it tells apart, not a noise margin: an asynchronous call returns at the start
-/// (about 0 %), a staging call when the data has moved (about 100 %). The value is how long the
-/// span went on after the call returned.
+/// two behaviours it tells apart: an asynchronous call returns at the start (about 0 %), a
+/// staging call when the data has moved (about 100 %). The held time is measured between two host
+/// instants and two span ends, each placed within the slack, so it is known within twice the
+/// slack: a share that the slack could carry across the line is undecided. The value is how long
+/// the span went on after the call returned.
 pub(super) fn blocks(
     check: Check,
     timeline: &Timeline,
@@ -308,15 +311,25 @@ pub(super) fn blocks(
         Ok(both) => both,
         Err(unknown) => return unknown,
     };
+    let len = (s.end - s.start).max(1);
     let covered = (p.end.min(s.end) - p.begin.max(s.start)).max(0);
-    let share = covered as f64 / (s.end - s.start).max(1) as f64;
+    let share = covered as f64 / len as f64;
+    let error = 2 * p.slack;
     let tail = s.end - p.end;
+    let truth = if 2 * (covered - error) >= len {
+        Truth::Yes
+    } else if 2 * (covered + error) < len {
+        Truth::No
+    } else {
+        Truth::Unknown
+    };
     Measurement {
         check,
         value_ns: tail,
-        truth: if share >= 0.5 { Truth::Yes } else { Truth::No },
+        truth,
         reason: format!(
-            "the call held the host for {:.1} % of the {} span ({}), and returned {}",
+            "the call held the host for {:.1} % of the {} span ({}), and returned {}; the \
+             held time is known within ±{:.2} µs (twice the {})",
             share * 100.0,
             micros(s.end - s.start),
             at(s.start, timeline),
@@ -324,7 +337,9 @@ pub(super) fn blocks(
                 format!("{} before its end", micros(tail))
             } else {
                 format!("{} after its end", micros(-tail))
-            }
+            },
+            error as f64 / 1e3,
+            tolerance(p.slack)
         ),
     }
 }

@@ -132,12 +132,15 @@ impl Check {
         )
     }
 
-    /// A measured value in the check's unit: bytes for address offsets, else µs.
+    /// A measured value in the check's unit: bytes for address offsets, a count for contents,
+    /// a memory kind for memory types, else µs.
     pub fn format_value(&self, value: i64) -> String {
         match self {
             Check::Reuses { .. } => format!("{value:+} B"),
             Check::Contents { .. } => format!("{value}"),
-            Check::MemoryIs { .. } => String::new(),
+            Check::MemoryIs { .. } => crate::contents::MemoryKind::from_code(value)
+                .map_or("unknown", |k| k.short_name())
+                .to_string(),
             _ => micros(value),
         }
     }
@@ -160,7 +163,7 @@ impl Check {
             Check::Blocks { .. } => "still in flight at the return",
             Check::Faster { .. } => "time saved",
             Check::Contents { .. } => "elements differing",
-            Check::MemoryIs { .. } => "memory",
+            Check::MemoryIs { .. } => "memory found",
         }
     }
 
@@ -494,11 +497,13 @@ fn overlaps(
     }
 }
 
-/// ", with the host clock aligned within ±x µs" where a host span took part, else nothing.
+/// "; spans placed …, within ±x µs" where a host span or a witnessed copy took part, else
+/// nothing.
 fn aligned(slack: i64) -> String {
     if slack > 0 {
         format!(
-            "; host spans placed with the clock sync, within ±{:.2} µs",
+            "; host spans and copies placed on the stamps' axis (clock sync or witness), \
+             within ±{:.2} µs",
             slack as f64 / 1e3
         )
     } else {

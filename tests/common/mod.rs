@@ -37,3 +37,31 @@ pub fn fixture(name: &str) -> std::path::PathBuf {
         .join("tests/fixtures")
         .join(name)
 }
+
+/// The results files under tests/fixtures whose names start with `prefix` (`.json`, or
+/// `.json.gz` for the large ones), loaded, in name order. Written by `stream-litmus --json` on
+/// real GPUs.
+pub fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, stream_litmus::RunRecord)> {
+    let dir = fixture("");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && (name.ends_with(".json") || name.ends_with(".json.gz"))
+        })
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no {prefix}*.json under {}",
+        dir.display()
+    );
+    files
+        .into_iter()
+        .map(|f| {
+            let run = stream_litmus::RunRecord::load(&f).unwrap();
+            (f, run)
+        })
+        .collect()
+}
