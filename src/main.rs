@@ -107,6 +107,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` or `less` should end the program quietly when the reader leaves,
+    // as for any Unix filter, not panic in `println!`: restore the default SIGPIPE action, which
+    // the Rust runtime sets to "ignore".
+    // SAFETY: called before any other thread exists; SIG_DFL is a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.command {
         None => run(cli.run),

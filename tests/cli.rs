@@ -123,3 +123,26 @@ fn judge_writes_the_rejudged_results() {
     std::fs::remove_file(&out).unwrap();
     assert_eq!(a, b);
 }
+
+/// A reader that leaves early (`stream-litmus show … | head -1`) ends the program quietly, as
+/// with any Unix filter: no panic about a broken pipe. (The claim's JSON, a program of a
+/// thousand launches, is larger than a pipe's buffer, so the writer does meet the closed pipe.)
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    let mut child = cli()
+        .args(["show", "graph.launch_cost.1000", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with('{'), "{first}");
+    // the reader is gone: the rest of the listing meets a closed pipe
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -1,6 +1,6 @@
-//! The copy claims and scenarios, on the CPU, from runs recorded on a real GPU:
-//! `catalogue-h100.json.gz` (the whole catalogue, copy spans from CUPTI) and
-//! `nocupti-h100.json.gz` (the copy, memory and race claims with CUPTI hidden through
+//! The copy claims and scenarios, on the CPU, from runs recorded on real GPUs:
+//! `catalogue-h100.json.gz` and `catalogue-h200.json.gz` (the whole catalogue, copy spans from
+//! CUPTI) and `nocupti-h100.json.gz` (the copy, memory and race claims with CUPTI hidden through
 //! `STREAM_LITMUS_CUPTI=off`, copy spans from events). Re-judging them is covered with the other
 //! recordings in tests/analysis.rs; here: the witness evidence, and the scenario tables.
 
@@ -15,7 +15,7 @@ use stream_litmus::{ClaimRecord, RunRecord, Warning, WitnessKind};
 fn one(name: &str) -> &'static RunRecord {
     static RUNS: OnceLock<Vec<(String, RunRecord)>> = OnceLock::new();
     let runs = RUNS.get_or_init(|| {
-        ["catalogue-h100", "nocupti-h100"]
+        ["catalogue-h100", "catalogue-h200", "nocupti-h100"]
             .into_iter()
             .map(|n| (n.to_string(), common::recorded(n).pop().unwrap().1))
             .collect()
@@ -38,12 +38,10 @@ fn with_copies(run: &RunRecord) -> Vec<&ClaimRecord> {
 /// every copy claim's evidence names its witness with the alignment error.
 #[test]
 fn recorded_copies_are_witnessed_and_aligned() {
+    let cupti = "copy spans from CUPTI activity records, aligned within ±";
     for (file, kind, evidence) in [
-        (
-            "catalogue-h100",
-            WitnessKind::Cupti,
-            "copy spans from CUPTI activity records, aligned within ±",
-        ),
+        ("catalogue-h100", WitnessKind::Cupti, cupti),
+        ("catalogue-h200", WitnessKind::Cupti, cupti),
         (
             "nocupti-h100",
             WitnessKind::Events,
@@ -121,9 +119,11 @@ fn both_witnesses_agree_on_the_copy_verdicts() {
 
 /// The scenario tables rebuild from the recorded run: every variant, stream count, regime and
 /// removed dependency has its row, with figures that follow from the recorded stamps.
-#[test]
-fn the_scenario_tables_rebuild_from_a_recorded_run() {
-    let run = one("catalogue-h100");
+#[rstest::rstest]
+fn the_scenario_tables_rebuild_from_a_recorded_run(
+    #[values("catalogue-h100", "catalogue-h200")] file: &str,
+) {
+    let run = one(file);
     let tables = scenario::tables(&run.claims);
     assert_eq!(tables.len(), 3, "{tables:#?}");
     let [sleep, pipeline, prefetch] = [&tables[0], &tables[1], &tables[2]];
