@@ -3,16 +3,12 @@
 
 mod common;
 
+use common::TOL;
 use rstest::rstest;
 use stream_litmus::{
     judge, Check, ClaimRecord, Counts, HostCall, OpId, Span, Timeline, Tolerances, Truth, Verdict,
 };
 
-const TOL: Tolerances = Tolerances {
-    timer_step_ns: 32,
-    launch_jitter_ns: 2_000,
-    dependent_gap_ns: 1_000,
-};
 const A: OpId = OpId(0);
 const B: OpId = OpId(1);
 

@@ -3,22 +3,15 @@
 //! (Serializes, Faster, Blocks) or the buffers read back after a trial (Contents, MemoryIs).
 //! Hand-made timelines cover each boundary, one nanosecond either side.
 
+mod common;
+
+use common::{call, kernel_and_call, CALL, CLOCK, K, TOL};
 use rstest::rstest;
 use stream_litmus::{
-    Anchor, BufferId, Check, ClockSync, Contents, HostCall, Interval, MemoryKind, OpId, Place,
-    Span, Timeline, Tolerances, Truth, WitnessKind, WitnessSpan, WitnessSync,
+    Anchor, BufferId, Check, Contents, Interval, MemoryKind, OpId, Place, Span, Timeline, Truth,
+    WitnessKind, WitnessSpan, WitnessSync,
 };
 
-const TOL: Tolerances = Tolerances {
-    timer_step_ns: 32,
-    launch_jitter_ns: 2_000,
-    dependent_gap_ns: 1_000,
-};
-/// Host time h is GPU time h + 1 000 000, known within ±968 ns (slack with the step: 1 000 ns).
-const CLOCK: ClockSync = ClockSync {
-    offset_ns: 1_000_000,
-    error_ns: 968,
-};
 /// Witness time w is GPU time w + 900 000, within ±200 ns (CUPTI: no resolution added).
 const WITNESS_OFFSET: i64 = 900_000;
 const WITNESS_ERROR: u64 = 200;
@@ -31,14 +24,6 @@ const fn sync(error_ns: u64) -> WitnessSync {
         error_ns,
         anchors: 4,
         disagreement_ns: error_ns,
-    }
-}
-
-fn call(op: OpId, begin_ns: u64, end_ns: u64) -> HostCall {
-    HostCall {
-        op,
-        begin_ns,
-        end_ns,
     }
 }
 
@@ -597,19 +582,6 @@ fn memory_without_a_record_is_unknown() {
 // ---------------------------------------------------------------------------------------------
 // Blocks
 
-const K: OpId = OpId(0);
-const CALL: OpId = OpId(1);
-
-/// K stamped from GPU 1 002 000 to 1 102 000 (host 2 000..102 000, 100 µs), op 1 a host call
-/// from `begin` to `end` (host ns).
-fn kernel_and_call(begin: u64, end: u64) -> Timeline {
-    Timeline::new(
-        vec![Span::single(K, 1_002_000, 1_102_000)],
-        vec![call(K, 0, 0), call(CALL, begin, end)],
-    )
-    .with_host(vec![], Some(CLOCK))
-}
-
 /// Blocks: the call held the host for at least half of the span, beyond the error of the held
 /// time. The held time comes from two host instants and two span ends, each placed within the
 /// slack (clock error plus a timer step: 1 000 ns here), so it is known within ±2 000 ns: Yes
@@ -638,7 +610,7 @@ fn blocks_boundaries(
         call: CALL,
         span: K,
     }
-    .measure(&kernel_and_call(begin, end), &TOL);
+    .measure(&kernel_and_call(100_000, begin, end), &TOL);
     assert_eq!((m.value_ns, m.truth), (tail, truth), "{}", m.reason);
     if !share.is_empty() {
         assert!(

@@ -2,42 +2,13 @@
 //! a clock sync, judged against stamps with the alignment error as tolerance; addresses and host
 //! costs read from the timeline. Hand-made timelines cover each boundary.
 
+mod common;
+
+use common::{call, kernel_and_call, CALL, CLOCK, K, TOL};
 use rstest::rstest;
-use stream_litmus::{
-    observe, Check, ClockSync, HostCall, HostSpan, OpId, Reading, Span, Timeline, Tolerances, Truth,
-};
+use stream_litmus::{observe, Check, HostSpan, OpId, Reading, Span, Timeline, Truth};
 
-const TOL: Tolerances = Tolerances {
-    timer_step_ns: 32,
-    launch_jitter_ns: 2_000,
-    dependent_gap_ns: 1_000,
-};
-/// Host time h is GPU time h + 1 000 000, known within ±968 ns (slack with the step: 1 000 ns).
-const CLOCK: ClockSync = ClockSync {
-    offset_ns: 1_000_000,
-    error_ns: 968,
-};
-const K: OpId = OpId(0);
-const CALL: OpId = OpId(1);
 const K2: OpId = OpId(2);
-
-fn call(op: OpId, begin_ns: u64, end_ns: u64) -> HostCall {
-    HostCall {
-        op,
-        begin_ns,
-        end_ns,
-    }
-}
-
-/// K issued at host 0 and stamped on the GPU from 1 002 000 to 1 052 000 (host 2 000..52 000);
-/// op 1 a host call from `begin` to `end` (host ns).
-fn kernel_and_call(begin: u64, end: u64) -> Timeline {
-    Timeline::new(
-        vec![Span::single(K, 1_002_000, 1_052_000)],
-        vec![call(K, 0, 0), call(CALL, begin, end)],
-    )
-    .with_host(vec![], Some(CLOCK))
-}
 
 #[rstest]
 #[case::long_before(10_000, Truth::Yes, 42_000)]
@@ -48,7 +19,7 @@ fn a_call_returns_before_the_end(#[case] end: u64, #[case] truth: Truth, #[case]
         call: CALL,
         span: K,
     }
-    .measure(&kernel_and_call(0, end), &TOL);
+    .measure(&kernel_and_call(50_000, 0, end), &TOL);
     assert_eq!((m.truth, m.value_ns), (truth, value), "{}", m.reason);
     assert!(m.reason.contains("±1.00 µs"), "{}", m.reason);
 }
@@ -62,7 +33,7 @@ fn a_sync_returns_after_the_end(#[case] end: u64, #[case] truth: Truth, #[case] 
         call: CALL,
         span: K,
     }
-    .measure(&kernel_and_call(0, end), &TOL);
+    .measure(&kernel_and_call(50_000, 0, end), &TOL);
     assert_eq!((m.truth, m.value_ns), (truth, value), "{}", m.reason);
 }
 
@@ -88,7 +59,7 @@ fn host_times_without_a_clock_sync_decide_nothing() {
 #[case::not_ready_long_after(60_000, 0, Truth::No)]
 #[case::not_ready_at_the_end(52_500, 0, Truth::Yes)]
 fn a_query_answers_with_the_work(#[case] asked: u64, #[case] answer: i64, #[case] truth: Truth) {
-    let t = kernel_and_call(asked, asked + 300).with_readings(vec![Reading {
+    let t = kernel_and_call(50_000, asked, asked + 300).with_readings(vec![Reading {
         op: CALL,
         value_ns: answer,
     }]);
@@ -223,9 +194,9 @@ fn a_graph_launch_is_cheaper_than_its_kernels_one_by_one() {
 #[test]
 fn observations_count_every_trial() {
     let trials = vec![
-        kernel_and_call(0, 54_000),
-        kernel_and_call(0, 10_000),
-        kernel_and_call(0, 55_000),
+        kernel_and_call(50_000, 0, 54_000),
+        kernel_and_call(50_000, 0, 10_000),
+        kernel_and_call(50_000, 0, 55_000),
     ];
     let o = observe(
         &[Check::ReturnsAfter {

@@ -4,7 +4,9 @@
 
 use std::sync::OnceLock;
 use stream_litmus::report::terminal;
-use stream_litmus::{Claim, ClaimRecord, Lab};
+use stream_litmus::{
+    Claim, ClaimRecord, ClockSync, HostCall, Lab, OpId, Span, Timeline, Tolerances,
+};
 
 /// The lab of this test binary, with its GPU open. GPU tests are compiled in only when a GPU was
 /// requested or detected, so a missing GPU here is a loud failure naming the cause.
@@ -64,4 +66,43 @@ pub fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, stream_litmus::RunReco
             (f, run)
         })
         .collect()
+}
+
+// Hand-made timelines for the CPU tests of the checks.
+
+/// Tolerances of the hand-made timelines: the 32 ns timer step of the H100 and H200, a launch
+/// jitter and a dependent gap of round sizes.
+pub const TOL: Tolerances = Tolerances {
+    timer_step_ns: 32,
+    launch_jitter_ns: 2_000,
+    dependent_gap_ns: 1_000,
+};
+
+/// Host time h is GPU time h + 1 000 000, known within ±968 ns (slack with the step: 1 000 ns).
+pub const CLOCK: ClockSync = ClockSync {
+    offset_ns: 1_000_000,
+    error_ns: 968,
+};
+
+/// The stamped kernel of [`kernel_and_call`].
+pub const K: OpId = OpId(0);
+/// The host call of [`kernel_and_call`].
+pub const CALL: OpId = OpId(1);
+
+pub fn call(op: OpId, begin_ns: u64, end_ns: u64) -> HostCall {
+    HostCall {
+        op,
+        begin_ns,
+        end_ns,
+    }
+}
+
+/// K issued at host 0 and stamped on the GPU from 1 002 000 for `kernel_ns` (host 2 000 on, with
+/// [`CLOCK`]); CALL a host call from `begin` to `end` (host ns).
+pub fn kernel_and_call(kernel_ns: u64, begin: u64, end: u64) -> Timeline {
+    Timeline::new(
+        vec![Span::single(K, 1_002_000, 1_002_000 + kernel_ns)],
+        vec![call(K, 0, 0), call(CALL, begin, end)],
+    )
+    .with_host(vec![], Some(CLOCK))
 }
