@@ -1,11 +1,14 @@
 // Stamp kernels for stream-litmus, compiled once per process with NVRTC.
 //
-// Every block of `spin_stamp` writes one record of four 64-bit words at
-// stamps[4 * blockIdx.x ...]:
+// Every block of `spin_stamp` writes one record of six 64-bit words at
+// stamps[6 * blockIdx.x ...]:
 //   [0] %globaltimer when the block started (ns, one clock for the whole GPU)
 //   [1] %globaltimer when the block finished spinning
 //   [2] %smid, the SM the block ran on
 //   [3] clock64 cycles the block actually spun
+//   [4] %globaltimer before the longest gap between two consecutive timer reads of thread 0
+//   [5] that gap, in ns: a running block reads the clock every few tens of ns, so a long gap
+//       means the block was switched out (another context's time slice)
 // %globaltimer is the only clock comparable across SMs; clock64 is a per-SM cycle counter, so it
 // is used to spin and never to compare two blocks.
 
@@ -25,14 +28,17 @@ __device__ __forceinline__ unsigned int sm_id() {
 // in x; block: any number of threads in x.
 // After the block's work (and a __syncthreads), thread 0 writes the block's record.
 __device__ __forceinline__ void write_stamp(unsigned long long* stamps, unsigned long long start,
-                                            long long cycles) {
+                                            long long cycles, unsigned long long gap_at,
+                                            unsigned long long gap) {
     if (threadIdx.x == 0) {
         unsigned long long end = global_timer();
-        unsigned long long* rec = stamps + 4ull * blockIdx.x;
+        unsigned long long* rec = stamps + 6ull * blockIdx.x;
         rec[0] = start;
         rec[1] = end;
         rec[2] = sm_id();
         rec[3] = (unsigned long long)cycles;
+        rec[4] = gap_at;
+        rec[5] = gap;
     }
 }
 
@@ -44,11 +50,20 @@ __device__ __forceinline__ void spin_and_stamp(unsigned long long* stamps, long 
     __syncthreads();
     long long c0 = clock64();
     long long spun = 0;
+    // Every thread keeps its own largest gap (no divergence in the loop); thread 0's is written.
+    unsigned long long last = global_timer();
+    unsigned long long gap = 0, gap_at = last;
     do {
         spun = clock64() - c0;
+        unsigned long long now = global_timer();
+        if (now - last > gap) {
+            gap = now - last;
+            gap_at = last;
+        }
+        last = now;
     } while (spun < cycles);
     __syncthreads();
-    write_stamp(stamps, start, spun);
+    write_stamp(stamps, start, spun, gap_at, gap);
 }
 
 extern "C" __global__ void spin_stamp(unsigned long long* stamps, long long cycles) {

@@ -3,7 +3,8 @@
 //
 // out[i] = a[i] + b[i] for every i < n, with the grid striding over the elements: few threads
 // make it slow, as the notes do to balance kernels against copies. Every block writes the same
-// four-word record as spin_stamp: start, end, SM, and the clock64 cycles it ran.
+// six-word record as spin_stamp: start, end, SM, the clock64 cycles it ran, and no gap (it does
+// not loop on the clock, so it cannot tell a pause).
 extern "C" __global__ void vector_add(unsigned long long* stamps, float* out, const float* a,
                                       const float* b, unsigned long long n) {
     __shared__ unsigned long long start;
@@ -18,5 +19,5 @@ extern "C" __global__ void vector_add(unsigned long long* stamps, float* out, co
         out[i] = a[i] + b[i];
     }
     __syncthreads();
-    write_stamp(stamps, start, clock64() - c0);
+    write_stamp(stamps, start, clock64() - c0, start, 0);
 }

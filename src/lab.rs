@@ -12,7 +12,7 @@ use crate::gpu::Gpu;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
 use crate::relation::Check;
-use crate::verdict::judge;
+use crate::verdict::judge_claim;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -247,8 +247,8 @@ impl Lab {
     }
 }
 
-/// Runs `program` until `wanted` trials are decided by `checks`: undecided trials carry no
-/// evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
+/// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
+/// carry no evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
 /// batches spaced by a growing pause ([`RETRY_PAUSE`]) so that one host disturbance cannot
 /// spoil them all. Stops at
 /// the first negative trial's batch, since one counterexample already decides. Without checks,
@@ -265,7 +265,7 @@ pub(crate) fn collect_trials(
     }
     let tol = trials.calibration.tolerances();
     for batch in 1.. {
-        let counts = judge(checks, &trials.timelines, &tol, wanted).counts;
+        let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
         let missing = wanted.saturating_sub(counts.positive);
         let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
         if counts.negative > 0 || missing == 0 || budget == 0 {

@@ -51,6 +51,7 @@ pub mod catalogue;
 mod child;
 mod claim;
 mod contents;
+pub mod disturbance;
 mod error;
 pub mod fuzz;
 mod gpu;
@@ -61,6 +62,7 @@ mod record;
 mod relation;
 pub mod report;
 pub mod scenario;
+mod sharing;
 pub mod sweep;
 mod timeline;
 mod verdict;
@@ -80,8 +82,12 @@ pub use program::{
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
 pub use relation::{Check, Measurement, Truth};
-pub use timeline::{BlockStamp, ClockSync, HostCall, HostSpan, Interval, Reading, Span, Timeline};
+pub use sharing::{Neighbour, Sharing};
+pub use timeline::{
+    BlockStamp, ClockSync, HostCall, HostSpan, Interval, Pause, Reading, Span, Timeline,
+};
 pub use verdict::{
-    judge, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome, Verdict,
+    judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,
+    Verdict,
 };
 pub use witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};

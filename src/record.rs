@@ -9,8 +9,9 @@ use crate::calibration::Calibration;
 use crate::claim::Claim;
 use crate::error::Error;
 use crate::program::Warning;
+use crate::sharing::Sharing;
 use crate::timeline::Timeline;
-use crate::verdict::{judge, observe, Judgement, Verdict};
+use crate::verdict::{judge_claim, observe, Judgement, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -28,6 +29,9 @@ pub struct Trials {
     pub gpu_time_ns: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// Who else used the GPU around these trials, where NVML could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
 }
 
 /// How one claim's run ended.
@@ -58,7 +62,14 @@ impl ClaimRecord {
     /// Judges `trials` against the claim's checks with the trials' own tolerances.
     pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
         let tol = trials.calibration.tolerances();
-        let mut judgement = judge(&claim.checks, &trials.timelines, &tol, trials.wanted);
+        let mut judgement = judge_claim(
+            &claim.program,
+            &claim.checks,
+            &trials.timelines,
+            trials.sharing.as_ref(),
+            &tol,
+            trials.wanted,
+        );
         judgement.observed = observe(&claim.observations, &trials.timelines, &tol);
         ClaimRecord {
             claim,

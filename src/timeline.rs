@@ -24,6 +24,25 @@ pub struct BlockStamp {
     pub end_ns: u64,
     pub sm: u32,
     pub cycles: u64,
+    /// The longest the block went without reading `%globaltimer` while it spun, where that was
+    /// at least [`Pause::RECORDED_NS`]: a running block stops only when it is switched out (see
+    /// [`crate::disturbance`]). Absent in files recorded before the spin measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<Pause>,
+}
+
+/// A stretch in which a running block did not read the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    /// `%globaltimer` when the block stopped reading it.
+    pub at_ns: u64,
+    pub ns: u64,
+}
+
+impl Pause {
+    /// Shorter pauses are not kept: a spin reads the clock every few tens of ns, and the stall
+    /// threshold ([`crate::disturbance::STALL_FLOOR_NS`]) is far above this.
+    pub const RECORDED_NS: u64 = 1_000;
 }
 
 /// The device-side life of one op.
@@ -43,6 +62,7 @@ impl Span {
                 end_ns,
                 sm: 0,
                 cycles: 0,
+                pause: None,
             }],
         }
     }
@@ -272,16 +292,27 @@ impl Timeline {
     /// the offset between the host clock plus launch latency and `%globaltimer`. Adding it to an
     /// op's issue time gives the earliest moment the op could have started on the GPU.
     pub fn issue_offset_ns(&self) -> Option<i64> {
+        self.issue_offset_without(|_| false)
+    }
+
+    /// [`Timeline::issue_offset_ns`] over the ops `skip` leaves: the ops of a graph start before
+    /// their launch call returns (a launch of 1000 nodes holds the host for over 100 µs), so
+    /// they make every other op look issued early.
+    pub fn issue_offset_without(&self, skip: impl Fn(OpId) -> bool) -> Option<i64> {
         // A copy may block the host until it has nearly finished (pageable memory), so it counts
         // as issued when its call began, not when the call returned.
         let witnessed = self.witness.map(|w| {
-            self.witnessed.iter().filter_map(move |s| {
-                let begin = self.host_call(s.op)?.begin_ns as i64;
-                Some(s.start_ns + w.offset_ns - begin)
-            })
+            self.witnessed
+                .iter()
+                .filter(|s| !skip(s.op))
+                .filter_map(move |s| {
+                    let begin = self.host_call(s.op)?.begin_ns as i64;
+                    Some(s.start_ns + w.offset_ns - begin)
+                })
         });
         self.spans
             .iter()
+            .filter(|s| !skip(s.op))
             .filter_map(|s| Some(s.start() as i64 - self.issued_ns(s.op)? as i64))
             .chain(witnessed.into_iter().flatten())
             .min()

@@ -17,6 +17,7 @@
 use crate::calibration::Tolerances;
 use crate::program::Program;
 use crate::relation::{Check, Measurement, Truth};
+use crate::sharing::Sharing;
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -73,11 +74,19 @@ pub struct Counts {
     pub positive: usize,
     pub negative: usize,
     pub undecided: usize,
+    /// Trials that something outside the program disturbed (see [`crate::disturbance`]):
+    /// counted apart, never as evidence.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub disturbed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl fmt::Display for Counts {
     /// "Always 5/5", "Sometimes 3/5", "Never 0/5": positive trials over decided trials, then
-    /// "+1?" for undecided trials.
+    /// "+1?" for undecided trials and "+2!" for disturbed ones.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let decided = self.positive + self.negative;
         let word = if decided == 0 {
@@ -93,6 +102,9 @@ impl fmt::Display for Counts {
         if self.undecided > 0 {
             text.push_str(&format!(" +{}?", self.undecided));
         }
+        if self.disturbed > 0 {
+            text.push_str(&format!(" +{}!", self.disturbed));
+        }
         f.pad(&text)
     }
 }
@@ -102,6 +114,9 @@ impl fmt::Display for Counts {
 pub struct TrialOutcome {
     pub truth: Truth,
     pub measurements: Vec<Measurement>,
+    /// Why the trial carries no evidence although it was measured: what disturbed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<String>,
 }
 
 /// A check's measured quantity over all trials.
@@ -182,6 +197,9 @@ pub struct Judgement {
     /// For programs with copies: which witness saw them and how well it was aligned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies_seen_by: Option<String>,
+    /// When trials were disturbed: how many, by what, and who else used the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<String>,
 }
 
 impl Judgement {
@@ -193,6 +211,9 @@ impl Judgement {
             Verdict::Holds => return None,
         };
         let trial = self.trials.get(self.witness?)?;
+        if trial.disturbed.is_some() {
+            return None;
+        }
         trial.measurements.iter().find(|m| m.truth == wanted)
     }
 
@@ -225,6 +246,9 @@ impl Judgement {
         if let Some(seen) = &self.copies_seen_by {
             parts.push(seen.clone());
         }
+        if let Some(d) = &self.disturbance {
+            parts.push(d.clone());
+        }
         if let (Some(m), Some(w)) = (self.deciding(), self.witness) {
             parts.push(format!(
                 "trial {}: {} {}",
@@ -238,29 +262,61 @@ impl Judgement {
 }
 
 /// Judges `checks` on every timeline with one set of tolerances; `wanted` is the number of
-/// positive trials a Holds needs.
+/// positive trials a Holds needs. Every trial counts: see [`judge_claim`] for the judgement that
+/// leaves disturbed trials out.
 pub fn judge(
     checks: &[Check],
     timelines: &[Timeline],
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
+    judge_marked(checks, timelines, &[], tol, wanted)
+}
+
+/// Judges a program's trials, leaving out those that something outside the program disturbed:
+/// unexplained stalls in the stamps ([`crate::disturbance`]), or, for checks that the stamps
+/// cannot protect, another process busy on the GPU during the claim (`sharing`).
+pub fn judge_claim(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    sharing: Option<&Sharing>,
+    tol: &Tolerances,
+    wanted: usize,
+) -> Judgement {
+    let marks = crate::disturbance::marks(program, checks, timelines, sharing, tol);
+    let mut judgement = judge_marked(checks, timelines, &marks.trials, tol, wanted);
+    judgement.disturbance = marks.summary(&judgement.counts);
+    judgement
+}
+
+/// [`judge`], with `disturbed[i]` saying why trial `i` carries no evidence (missing: none).
+fn judge_marked(
+    checks: &[Check],
+    timelines: &[Timeline],
+    disturbed: &[Option<String>],
+    tol: &Tolerances,
+    wanted: usize,
+) -> Judgement {
     let trials: Vec<TrialOutcome> = timelines
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(i, t)| {
             let measurements: Vec<Measurement> = checks.iter().map(|c| c.measure(t, tol)).collect();
             TrialOutcome {
                 truth: Truth::all(measurements.iter().map(|m| m.truth)),
                 measurements,
+                disturbed: disturbed.get(i).cloned().flatten(),
             }
         })
         .collect();
     let mut counts = Counts::default();
     for t in &trials {
-        match t.truth {
-            Truth::Yes => counts.positive += 1,
-            Truth::No => counts.negative += 1,
-            Truth::Unknown => counts.undecided += 1,
+        match (t.disturbed.is_some(), t.truth) {
+            (true, _) => counts.disturbed += 1,
+            (false, Truth::Yes) => counts.positive += 1,
+            (false, Truth::No) => counts.negative += 1,
+            (false, Truth::Unknown) => counts.undecided += 1,
         }
     }
     let verdict = if counts.negative > 0 {
@@ -270,17 +326,28 @@ pub fn judge(
     } else {
         Verdict::Inconclusive
     };
-    let first = |truth| trials.iter().position(|t: &TrialOutcome| t.truth == truth);
+    let first = |truth| {
+        trials
+            .iter()
+            .position(|t: &TrialOutcome| t.disturbed.is_none() && t.truth == truth)
+    };
     let witness = match verdict {
         Verdict::Violated => first(Truth::No),
-        Verdict::Inconclusive => first(Truth::Unknown),
+        Verdict::Inconclusive => {
+            first(Truth::Unknown).or_else(|| trials.iter().position(|t| t.disturbed.is_some()))
+        }
         Verdict::Holds => median_makespan(timelines, &trials),
+    };
+    // Ranges over the trials that count, unless none does.
+    let counted: Vec<&TrialOutcome> = match trials.iter().filter(|t| t.disturbed.is_none()) {
+        calm if counts.disturbed < trials.len() => calm.collect(),
+        _ => trials.iter().collect(),
     };
     let ranges = checks
         .iter()
         .enumerate()
         .filter_map(|(i, &check)| {
-            let values = trials.iter().map(|t| t.measurements[i].value_ns);
+            let values = counted.iter().map(|t| t.measurements[i].value_ns);
             let min = values.clone().min()?;
             let max = values.max()?;
             Some(CheckRange {
@@ -299,13 +366,14 @@ pub fn judge(
         observed: Vec::new(),
         witness,
         copies_seen_by: copies_seen_by(timelines),
+        disturbance: None,
     }
 }
 
 /// The positive trial of median makespan.
 fn median_makespan(timelines: &[Timeline], trials: &[TrialOutcome]) -> Option<usize> {
     let mut order: Vec<usize> = (0..timelines.len())
-        .filter(|&i| trials[i].truth == Truth::Yes)
+        .filter(|&i| trials[i].disturbed.is_none() && trials[i].truth == Truth::Yes)
         .collect();
     order.sort_by_key(|&i| timelines[i].makespan_ns());
     order.get(order.len() / 2).copied()

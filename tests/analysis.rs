@@ -96,6 +96,7 @@ fn multi_block_spans_run_from_first_start_to_last_end() {
         end_ns: 150,
         sm: 3,
         cycles: 0,
+        pause: None,
     });
     assert_eq!((s.start(), s.end(), s.sms()), (50, 200, vec![0, 3]));
 }
@@ -146,7 +147,8 @@ fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
         Counts {
             positive: 1,
             negative: 0,
-            undecided: 1
+            undecided: 1,
+            disturbed: 0,
         }
     );
     assert_eq!(unknown.counts.to_string(), "Always 1/1 +1?");
@@ -340,6 +342,7 @@ fn waves(high_start: u64, high_issued: u64) -> Timeline {
         end_ns: start + 50_000,
         sm: 0,
         cycles,
+        pause: None,
     };
     let low = Span {
         op: A,

@@ -33,6 +33,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
         timelines,
         gpu_time_ns: 0,
         warnings: vec![],
+        sharing: None,
     }
 }
 

@@ -18,7 +18,7 @@ use super::resources::{DeviceWords, Events, Streams};
 use super::witness::Witness;
 use crate::error::Error;
 use crate::program::{BufferId, CopyDir, OpKind, Program, SyncTarget, Warning};
-use crate::timeline::{BlockStamp, ClockSync, HostCall, Reading, Span, Timeline};
+use crate::timeline::{BlockStamp, ClockSync, HostCall, Pause, Reading, Span, Timeline};
 use cudarc::driver::{result, sys};
 
 /// What an execution returns before the lab attaches its calibration.
@@ -372,6 +372,10 @@ fn timeline(
                 end_ns: w[1],
                 sm: w[2] as u32,
                 cycles: w[3],
+                pause: (w[5] >= Pause::RECORDED_NS).then_some(Pause {
+                    at_ns: w[4],
+                    ns: w[5],
+                }),
             });
         }
         spans.push(Span { op: op.id, blocks });

@@ -17,8 +17,8 @@ pub const ADD_SOURCE: &str = include_str!("../../kernels/vector_add.cu");
 /// The marker kernel's name, by which the witness finds it among CUPTI's records.
 pub const MARKER_KERNEL: &str = "witness_marker";
 
-/// Words of stamp per block: start, end, SM, cycles.
-pub const WORDS_PER_BLOCK: usize = 4;
+/// Words of stamp per block: start, end, SM, cycles, and the longest clock gap with its start.
+pub const WORDS_PER_BLOCK: usize = 6;
 
 /// The loaded module and its functions.
 pub struct Kernels {

@@ -87,6 +87,7 @@ impl Gpu {
             timelines: exec.timelines,
             gpu_time_ns: exec.gpu_time_ns,
             warnings: exec.warnings,
+            sharing: None,
         })
     }
 }

@@ -1,0 +1,387 @@
+//! Disturbance: trials that something outside the program spoiled, found in the stamps alone.
+//!
+//! Every relation of [`crate::relation`] reads a late start as waiting: an op that was ready
+//! (issued, plus the launch jitter) while another ran, and started only after it ended, "waited"
+//! for it. That holds on a GPU of our own. On a shared GPU another context takes time slices,
+//! during which none of our work runs, and a neighbour's copies hold the copy engines. Such a
+//! stall looks like waiting to every relation, and turned claims that hold into "Violated" (and
+//! misconceptions into "Holds") on a GPU shared with a training job.
+//!
+//! A stall has two signatures that real waiting has not:
+//! - **Idle**: an op was ready, every op issued before it had ended (so nothing it may wait for
+//!   was left), none of our own work was holding what it needs (the SMs for a kernel, a copy
+//!   engine for a copy), and still it did not start for longer than the stall threshold. A real
+//!   wait ends within a dependent gap of its blocker's end (1.7–2.2 µs on an H100 and an H200);
+//!   a neighbour's time slice lasts hundreds of µs, its copies milliseconds.
+//! - **Paused**: a running block of ours stopped reading the clock for longer than the stall
+//!   threshold (the spin records the largest gap between two consecutive `%globaltimer` reads;
+//!   see `kernels/stamp.cu`). Within one context nothing suspends a running block; a context
+//!   switch to a neighbour does.
+//!
+//! "Every op issued before it" is a superset of what the model says an op may wait for (legacy
+//! null-stream rules, events, one hardware queue, stream order all order an op only after ops
+//! issued before it), so no real wait can pass for a stall. Taking the superset costs detection
+//! only where a stall hides behind an earlier op that still runs; then that op's own blocks
+//! pause, which the second signature sees.
+//!
+//! A disturbed trial carries no evidence: the verdict counts it apart and the lab replaces it like
+//! an undecided trial (see [`crate::verdict`]).
+
+use crate::calibration::Tolerances;
+use crate::program::{ApiCall, OpId, OpKind, Program};
+use crate::relation::Check;
+use crate::sharing::Sharing;
+use crate::timeline::{Interval, Timeline};
+use crate::witness::WitnessKind;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
+/// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
+/// launch jitter after it was ready, so the threshold need not hold the jitter again. Sixteen
+/// gaps (30 µs on an H100) are twice the longest idle stretch in the idle runs recorded as
+/// fixtures (14 µs, a kernel behind a copy in its stream, over 1,100 trials; see
+/// `tests/disturbance.rs`), and a tenth of the shortest time slice a neighbour took (270 µs).
+/// The jitter is no part of it because it is the first thing a neighbour inflates: a run
+/// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
+pub const STALL_GAPS: u64 = 16;
+/// The smallest stall threshold: a dependent gap measured under load can be small, and a few µs
+/// of GPU-side scheduling noise is not a neighbour.
+pub const STALL_FLOOR_NS: u64 = 20_000;
+
+/// The shortest stall that counts as a disturbance, from the trial's tolerances.
+pub fn stall_threshold(tol: &Tolerances) -> u64 {
+    STALL_GAPS
+        .saturating_mul(tol.dependent_gap_ns)
+        .max(STALL_FLOOR_NS)
+}
+
+/// Which signature a stall has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallKind {
+    /// The op was free to start and nothing of ours held what it needs, yet it did not start.
+    Idle,
+    /// A running block of the op stopped reading the clock.
+    Paused,
+}
+
+/// One unexplained stall of one op, on the `%globaltimer` axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stall {
+    pub op: OpId,
+    pub kind: StallKind,
+    /// When the stall began, in `%globaltimer` ns.
+    pub at_ns: i64,
+    pub len_ns: u64,
+}
+
+impl Stall {
+    /// "K2 idle for 312.40 µs while ready" with trial-relative time.
+    pub fn describe(&self, program: &Program, timeline: &Timeline) -> String {
+        let at = (self.at_ns - timeline.origin_ns() as i64) as f64 / 1e3;
+        let what = match self.kind {
+            StallKind::Idle => "was free to start and nothing of ours held it, yet waited",
+            StallKind::Paused => "stopped running (a block was switched out) for",
+        };
+        format!(
+            "{} {what} {:.2} µs from {at:.2} µs",
+            program.label(self.op),
+            self.len_ns as f64 / 1e3
+        )
+    }
+}
+
+impl fmt::Display for StallKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StallKind::Idle => "idle",
+            StallKind::Paused => "paused",
+        })
+    }
+}
+
+/// Every stall of the trial longer than the threshold, the longest first.
+pub fn stalls(program: &Program, timeline: &Timeline, tol: &Tolerances) -> Vec<Stall> {
+    stalls_longer_than(program, timeline, tol, stall_threshold(tol))
+}
+
+/// Every stall of the trial longer than `threshold`, the longest first: with a small threshold,
+/// how close an undisturbed trial comes to the real one.
+pub fn stalls_longer_than(
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+    threshold: u64,
+) -> Vec<Stall> {
+    let mut found: Vec<Stall> = paused(timeline, threshold);
+    found.extend(idle(program, timeline, tol, threshold));
+    found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
+    found
+}
+
+/// Which trials of a claim were disturbed, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Per trial: why it carries no evidence, or `None`.
+    pub trials: Vec<Option<String>>,
+    /// The longest stall of each trial that had one, in ns.
+    stalls: Vec<u64>,
+    /// The neighbours, when another process may have used the GPU during the claim.
+    shared: Option<String>,
+}
+
+impl Marks {
+    /// "2 of 7 trials disturbed, not counted: unexplained stalls of 270.12–331.40 µs; the GPU
+    /// was shared with pid 1234 python3 (87 % SM)", or `None` when nothing was disturbed and
+    /// nobody else was busy on the GPU.
+    pub fn summary(&self, counts: &crate::verdict::Counts) -> Option<String> {
+        let total = self.trials.len();
+        let mut parts = Vec::new();
+        if counts.disturbed > 0 {
+            parts.push(format!(
+                "{} of {total} trials disturbed, not counted",
+                counts.disturbed
+            ));
+        }
+        if let (Some(lo), Some(hi)) = (self.stalls.iter().min(), self.stalls.iter().max()) {
+            parts.push(format!(
+                "unexplained stalls of {:.2}–{:.2} µs in {} trials",
+                *lo as f64 / 1e3,
+                *hi as f64 / 1e3,
+                self.stalls.len()
+            ));
+        }
+        if let Some(who) = &self.shared {
+            parts.push(format!("the GPU was shared with {who}"));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// Marks the disturbed trials of a claim. A trial is disturbed when its stamps show a stall
+/// ([`stalls`]). A claim with a speed-up check ([`Check::Faster`]) is disturbed as a whole when
+/// another process was busy on the GPU: a neighbour's copies share the bus and its kernels the
+/// SMs, which stretches makespans without any stall, so no stamp could protect such a ratio.
+pub fn marks(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    sharing: Option<&Sharing>,
+    tol: &Tolerances,
+) -> Marks {
+    let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
+    let makespans = checks.iter().any(|c| matches!(c, Check::Faster { .. }));
+    let mut marks = Marks {
+        shared: busy.clone(),
+        ..Marks::default()
+    };
+    for t in timelines {
+        let found = stalls(program, t, tol);
+        let mark = if let Some(worst) = found.first() {
+            marks.stalls.push(worst.len_ns);
+            Some(format!(
+                "disturbed: {} unexplained stall{} (threshold {:.2} µs), the longest: {}",
+                found.len(),
+                if found.len() == 1 { "" } else { "s" },
+                stall_threshold(tol) as f64 / 1e3,
+                worst.describe(program, t)
+            ))
+        } else if let (true, Some(who)) = (makespans, &busy) {
+            Some(format!(
+                "disturbed: a speed-up measured while {who} used the GPU says nothing about \
+                 this program"
+            ))
+        } else {
+            None
+        };
+        marks.trials.push(mark);
+    }
+    marks
+}
+
+/// Blocks that stopped reading the clock for longer than `threshold`.
+fn paused(timeline: &Timeline, threshold: u64) -> Vec<Stall> {
+    timeline
+        .spans
+        .iter()
+        .filter_map(|s| {
+            let worst = s
+                .blocks
+                .iter()
+                .filter_map(|b| b.pause)
+                .max_by_key(|p| p.ns)?;
+            (worst.ns > threshold).then_some(Stall {
+                op: s.op,
+                kind: StallKind::Paused,
+                at_ns: i64::try_from(worst.at_ns).unwrap_or(i64::MAX),
+                len_ns: worst.ns,
+            })
+        })
+        .collect()
+}
+
+/// What an op needs to run, for deciding whether our own work could have held it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Sms,
+    CopyEngine,
+}
+
+/// What the op needs on the device, if it runs there.
+fn need(kind: &OpKind) -> Option<Need> {
+    match kind {
+        OpKind::Spin { .. } | OpKind::Add { .. } => Some(Need::Sms),
+        OpKind::Copy { .. }
+        | OpKind::Api {
+            call: ApiCall::Memset,
+            ..
+        } => Some(Need::CopyEngine),
+        _ => None,
+    }
+}
+
+/// Whether the op occupies the device (or the host on the device's behalf) for a while, so that
+/// an op issued after it may wait for its end. Host functions do: work behind them waits.
+fn takes_time(kind: &OpKind) -> bool {
+    need(kind).is_some() || matches!(kind, OpKind::HostFn { .. })
+}
+
+/// Where an op stands in the order the device receives work: a captured op reaches the device
+/// with its graph's launch, after the ops captured before it.
+fn position(program: &Program, op: OpId) -> (usize, usize) {
+    let launch = program
+        .captured_by(op)
+        .and_then(|end| program.launch_of(end))
+        .map_or(op.0, |l| l.0);
+    (launch, op.0)
+}
+
+/// Ops that were free to start, with nothing of ours holding them, and yet idle for longer than
+/// `threshold`.
+fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64) -> Vec<Stall> {
+    let events_witness = timeline
+        .witness
+        .is_some_and(|w| w.kind == WitnessKind::Events);
+    let placed: Vec<Option<Interval>> = program
+        .ops
+        .iter()
+        .map(|op| {
+            if takes_time(&op.kind) {
+                timeline.interval(op.id)
+            } else {
+                None
+            }
+        })
+        .collect();
+    // When each op was ready, with the offset taken from ops issued directly: a graph's nodes start
+    // before its launch call returns, which would make every other op look ready too early.
+    let offset = timeline.issue_offset_without(|op| program.captured_by(op).is_some());
+    let mut found = Vec::new();
+    for op in &program.ops {
+        let Some(wants) = need(&op.kind) else {
+            continue;
+        };
+        // Event pairs around a copy bound it from outside: their start is not the copy's.
+        if wants == Need::CopyEngine && events_witness {
+            continue;
+        }
+        let Some(me) = placed[op.id.0] else { continue };
+        let Some(ready) = offset.and_then(|o| Some(timeline.issued_ns(op.id)? as i64 + o)) else {
+            continue;
+        };
+        let mine = position(program, op.id);
+        let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
+        let mut unknown_before = false;
+        for other in &program.ops {
+            if other.id == op.id || position(program, other.id) >= mine || !takes_time(&other.kind)
+            {
+                continue;
+            }
+            match placed[other.id.0] {
+                Some(p) => from = from.max(p.end.saturating_add(p.slack_ns as i64)),
+                None => unknown_before = true,
+            }
+        }
+        // An earlier op we cannot place may be what this one waited for.
+        if unknown_before {
+            continue;
+        }
+        let until = me.start.saturating_sub(me.slack_ns as i64);
+        if until.saturating_sub(from) <= threshold as i64 {
+            continue;
+        }
+        // Our own work that could have held this op back: what needs the same resource.
+        let mut busy: Vec<(i64, i64)> = program
+            .ops
+            .iter()
+            .filter(|o| o.id != op.id && need(&o.kind) == Some(wants))
+            .filter_map(|o| placed[o.id.0])
+            .map(|p| {
+                (
+                    p.start.saturating_sub(p.slack_ns as i64),
+                    p.end.saturating_add(p.slack_ns as i64),
+                )
+            })
+            .collect();
+        if let Some((at, len)) = longest_uncovered(from, until, &mut busy) {
+            if len > threshold {
+                found.push(Stall {
+                    op: op.id,
+                    kind: StallKind::Idle,
+                    at_ns: at,
+                    len_ns: len,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The longest stretch of `[from, until]` that no interval of `busy` covers: (start, length).
+fn longest_uncovered(from: i64, until: i64, busy: &mut [(i64, i64)]) -> Option<(i64, u64)> {
+    busy.sort_unstable();
+    let mut best: Option<(i64, u64)> = None;
+    let mut cursor = from;
+    let consider = |start: i64, end: i64, best: &mut Option<(i64, u64)>| {
+        let len = end.saturating_sub(start);
+        if len > 0 && best.map_or(true, |(_, l)| len as u64 > l) {
+            *best = Some((start, len as u64));
+        }
+    };
+    for &(s, e) in busy.iter() {
+        if e <= cursor {
+            continue;
+        }
+        if s >= until {
+            break;
+        }
+        consider(cursor, s.min(until), &mut best);
+        cursor = cursor.max(e);
+        if cursor >= until {
+            return best;
+        }
+    }
+    consider(cursor, until, &mut best);
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_uncovered;
+
+    #[test]
+    fn uncovered_stretches() {
+        assert_eq!(longest_uncovered(0, 100, &mut []), Some((0, 100)));
+        assert_eq!(longest_uncovered(0, 100, &mut [(-5, 200)]), None);
+        assert_eq!(
+            longest_uncovered(0, 100, &mut [(10, 20), (50, 60)]),
+            Some((60, 40))
+        );
+        assert_eq!(
+            longest_uncovered(0, 100, &mut [(40, 60), (0, 30)]),
+            Some((60, 40))
+        );
+        assert_eq!(longest_uncovered(0, 100, &mut [(0, 95)]), Some((95, 5)));
+    }
+}
