@@ -265,7 +265,7 @@ pub(crate) fn collect_trials(
     }
     let tol = trials.calibration.tolerances();
     for batch in 1.. {
-        let counts = judge(checks, &trials.timelines, &tol, wanted).counts;
+        let counts = judge(program, checks, &trials.timelines, &tol, wanted).counts;
         let missing = wanted.saturating_sub(counts.positive);
         let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
         if counts.negative > 0 || missing == 0 || budget == 0 {

@@ -58,8 +58,9 @@ impl ClaimRecord {
     /// Judges `trials` against the claim's checks with the trials' own tolerances.
     pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
         let tol = trials.calibration.tolerances();
-        let mut judgement = judge(&claim.checks, &trials.timelines, &tol, trials.wanted);
-        judgement.observed = observe(&claim.observations, &trials.timelines, &tol);
+        let p = &claim.program;
+        let mut judgement = judge(p, &claim.checks, &trials.timelines, &tol, trials.wanted);
+        judgement.observed = observe(p, &claim.observations, &trials.timelines, &tol);
         ClaimRecord {
             claim,
             outcome: Outcome::Ran { trials, judgement },

@@ -16,7 +16,7 @@
 
 use crate::calibration::Tolerances;
 use crate::program::Program;
-use crate::relation::{Check, Measurement, Truth};
+use crate::relation::{Check, HostWaits, Measurement, Truth};
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -121,12 +121,21 @@ pub struct Observed {
     pub max_ns: i64,
 }
 
-/// Measures `checks` on every timeline as observations.
-pub fn observe(checks: &[Check], timelines: &[Timeline], tol: &Tolerances) -> Vec<Observed> {
+/// Measures `checks` on every timeline of `program` as observations.
+pub fn observe(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    tol: &Tolerances,
+) -> Vec<Observed> {
+    let waits = HostWaits::of(program);
     checks
         .iter()
         .filter_map(|&check| {
-            let ms: Vec<Measurement> = timelines.iter().map(|t| check.measure(t, tol)).collect();
+            let ms: Vec<Measurement> = timelines
+                .iter()
+                .map(|t| check.measure_with(&waits, t, tol))
+                .collect();
             let mut counts = Counts::default();
             for m in &ms {
                 match m.truth {
@@ -237,18 +246,23 @@ impl Judgement {
     }
 }
 
-/// Judges `checks` on every timeline with one set of tolerances; `wanted` is the number of
-/// positive trials a Holds needs.
+/// Judges `checks` on every timeline of `program` with one set of tolerances; `wanted` is the
+/// number of positive trials a Holds needs.
 pub fn judge(
+    program: &Program,
     checks: &[Check],
     timelines: &[Timeline],
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
+    let waits = HostWaits::of(program);
     let trials: Vec<TrialOutcome> = timelines
         .iter()
         .map(|t| {
-            let measurements: Vec<Measurement> = checks.iter().map(|c| c.measure(t, tol)).collect();
+            let measurements: Vec<Measurement> = checks
+                .iter()
+                .map(|c| c.measure_with(&waits, t, tol))
+                .collect();
             TrialOutcome {
                 truth: Truth::all(measurements.iter().map(|m| m.truth)),
                 measurements,

@@ -19,7 +19,9 @@
 
 mod data;
 mod host;
+mod host_order;
 mod order;
+mod waits;
 
 use crate::calibration::Tolerances;
 use crate::program::{BufferId, OpId, Place, Program};
@@ -27,6 +29,7 @@ use crate::timeline::{Span, Timeline};
 use order::{dispatch_order, overlaps, precedes};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+pub(crate) use waits::HostWaits;
 
 /// An expected relation between two ops, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -211,20 +214,43 @@ impl Check {
         }
     }
 
-    /// Judges the check on one timeline.
+    /// Judges the check on one timeline, knowing nothing of the program: an order the host made
+    /// (the later op issued after a sync that waits for the earlier one) stays undecided, and
+    /// reasons name ops by number. [`Check::measure_in`] knows the program.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
+        self.measure_with(&HostWaits::unknown(), timeline, tol)
+    }
+
+    /// Judges the check on one timeline of `program`: orders made by the host count
+    /// (docs/design.md, decision 13), and reasons name ops by label.
+    pub fn measure_in(
+        &self,
+        program: &Program,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
+        self.measure_with(&HostWaits::of(program), timeline, tol)
+    }
+
+    /// [`Check::measure_in`] with the program's host waits worked out once.
+    pub(crate) fn measure_with(
+        &self,
+        waits: &HostWaits,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
         let check = *self;
         let intervals = |x, y| both(check, x, y, |o| timeline.interval(o));
         let spans = |x, y| both(check, x, y, |o| timeline.span(o));
         let measured = match check {
             Check::Precedes { before, after } => {
-                intervals(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
+                intervals(before, after).map(|(a, b)| precedes(check, waits, timeline, a, b, tol))
             }
             Check::Overlaps { a, b } => {
-                intervals(a, b).map(|(ia, ib)| overlaps(check, timeline, ia, ib, tol))
+                intervals(a, b).map(|(ia, ib)| overlaps(check, waits, timeline, ia, ib, tol))
             }
             Check::Interleaves { low, high } | Check::Behind { low, high } => {
-                spans(low, high).map(|(l, h)| dispatch_order(check, timeline, l, h, tol))
+                spans(low, high).map(|(l, h)| dispatch_order(check, waits, timeline, l, h, tol))
             }
             Check::Uninterrupted { op, by } => {
                 spans(op, by).map(|(o, b)| uninterrupted(check, o, b))
@@ -249,7 +275,7 @@ impl Check {
             Check::LaunchCheaper { graph, first, last } => {
                 Ok(host::launch_cheaper(check, timeline, graph, first, last))
             }
-            Check::Serializes { a, b } => Ok(data::serializes(check, timeline, a, b, tol)),
+            Check::Serializes { a, b } => Ok(data::serializes(check, waits, timeline, a, b, tol)),
             Check::Blocks { call, span } => Ok(host::blocks(check, timeline, call, span, tol)),
             Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
             Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),

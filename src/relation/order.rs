@@ -1,14 +1,37 @@
 //! Orders between two spans: `Precedes`, `Overlaps`, and the dispatch order of blocks
 //! (`Interleaves`, `Behind`). The stamps refute an order by an overlap of a timer step; anything
-//! else also needs to know whether the later op could have started sooner (its ready time plus
-//! the launch jitter, see [`latest_free_start`]).
+//! else also needs to know whether the later op could have started sooner: on the device (its
+//! ready time plus the launch jitter, see [`latest_free_start`]), or, for an order, on the host
+//! (a host call that waits for the earlier op held the host until it ended, see `host_order.rs`).
+//! Where neither decides, the reason names why the later op came late and what would decide it.
 
+use super::host_order::{cause, host_order, HostOrder};
+use super::waits::HostWaits;
 use super::{at, latest_free_start, micros, signed, Check, Measurement, Truth};
 use crate::calibration::Tolerances;
 use crate::timeline::{Interval, Span, Timeline};
 
+/// "ready by 3.00 µs, with +2.00 µs launch jitter, vs A's end at 50.00 µs".
+fn too_late(timeline: &Timeline, free: i64, end: i64, tol: &Tolerances, a: &str) -> String {
+    format!(
+        "ready by {}, with {} launch jitter, vs {a}'s end at {}",
+        at(free, timeline),
+        micros(signed(tol.launch_jitter_ns)),
+        at(end, timeline)
+    )
+}
+
+/// The reason of an order or overlap with no host issue times to judge by.
+fn no_issue_times(waits: &HostWaits, op: crate::program::OpId) -> String {
+    format!(
+        "this timeline has no host issue times, so whether {} could have started sooner is          unknown: only a timeline recorded with them decides it",
+        waits.label(op)
+    )
+}
+
 pub(super) fn precedes(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     before: Interval,
     after: Interval,
@@ -18,6 +41,7 @@ pub(super) fn precedes(
     let slack = signed(before.slack_ns + after.slack_ns);
     let step = signed(tol.timer_step_ns) + slack;
     let end = before.end;
+    let a = waits.label(before.op);
     let (truth, reason) = if gap <= -step {
         (
             Truth::No,
@@ -45,22 +69,24 @@ pub(super) fn precedes(
                     at(end, timeline)
                 ) + &aligned(slack),
             ),
-            Some(free) => (
-                Truth::Unknown,
-                format!(
-                    "came after the end ({} gap), but was issued too late to have started \
-                     sooner (ready by {}, with {} launch jitter, vs the end at {}): the order \
-                     proves nothing; lengthen the spins",
-                    micros(gap),
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(end, timeline)
-                ),
-            ),
-            None => (
-                Truth::Unknown,
-                "no host issue times to judge the order by".into(),
-            ),
+            Some(free) => {
+                let order = host_order(waits, timeline, &before, after.op, tol);
+                let why = cause(&order, waits, &before, after.op, false);
+                if matches!(order, HostOrder::Made(..)) {
+                    (Truth::Yes, why + &aligned(slack))
+                } else {
+                    (
+                        Truth::Unknown,
+                        format!(
+                            "came after the end ({} gap), but was issued too late to have \
+                             started sooner ({}): {why}",
+                            micros(gap),
+                            too_late(timeline, free, end, tol, &a)
+                        ),
+                    )
+                }
+            }
+            None => (Truth::Unknown, no_issue_times(waits, after.op)),
         }
     };
     Measurement {
@@ -73,6 +99,7 @@ pub(super) fn precedes(
 
 pub(super) fn overlaps(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     a: Interval,
     b: Interval,
@@ -107,21 +134,18 @@ pub(super) fn overlaps(
                     aligned(slack)
                 ),
             ),
-            Some(free) => (
-                Truth::Unknown,
-                format!(
-                    "no overlap, but the later one was issued too late to overlap (ready by {}, \
-                     with {} launch jitter, vs the other's end at {}): too short to tell waiting \
-                     from late issue; lengthen the spins",
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(end, timeline)
-                ),
-            ),
-            None => (
-                Truth::Unknown,
-                "no host issue times to judge the overlap by".into(),
-            ),
+            Some(free) => {
+                let order = host_order(waits, timeline, &first, later.op, tol);
+                (
+                    Truth::Unknown,
+                    format!(
+                        "no overlap, but the later one was issued too late to overlap ({}): {}",
+                        too_late(timeline, free, end, tol, &waits.label(first.op)),
+                        cause(&order, waits, &first, later.op, true)
+                    ),
+                )
+            }
+            None => (Truth::Unknown, no_issue_times(waits, later.op)),
         }
     };
     Measurement {
@@ -153,6 +177,7 @@ fn aligned(slack: i64) -> String {
 /// arrived late.
 pub(super) fn dispatch_order(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     low: &Span,
     high: &Span,
@@ -189,9 +214,21 @@ pub(super) fn dispatch_order(
     let reason = if decided {
         counted
     } else {
+        // Until its last block started, the first kernel could still be overtaken.
+        let dispatching = Interval {
+            op: low.op,
+            start: signed(low.start()),
+            end: last_low,
+            slack_ns: 0,
+        };
+        let order = host_order(waits, timeline, &dispatching, high.op, tol);
+        let why = match order {
+            HostOrder::None => "at the host's own pace; lengthen the first kernel".to_string(),
+            _ => cause(&order, waits, &dispatching, high.op, true),
+        };
         format!(
             "{counted}; but the second kernel was issued too late to tell (ready only after the \
-             first kernel's last block started); lengthen the first kernel"
+             first kernel's last block started): {why}"
         )
     };
     Measurement {
