@@ -20,9 +20,10 @@ pub(super) struct Placed {
 }
 
 pub(super) fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, String> {
-    let clock = timeline
-        .clock
-        .ok_or("no clock sync on this timeline, so host times cannot be set against stamps")?;
+    let clock = timeline.clock.ok_or(
+        "no clock sync on this timeline, so host times cannot be set against stamps: \
+             programs with host calls are recorded with one, so record it again",
+    )?;
     let HostCall {
         begin_ns, end_ns, ..
     } = *timeline

@@ -11,7 +11,11 @@
 //! dependency only if the later op was issued early enough to have started before the earlier
 //! one ended, had nothing held it back; the same condition makes a missing overlap a proof of
 //! waiting. "Early enough" is the op's ready time ([`Timeline::ready_ns`]) plus the measured
-//! launch jitter (see [`crate::Calibration`]).
+//! launch jitter (see [`crate::Calibration`]). An op issued after a host sync that waits for the
+//! earlier op could not be issued sooner at all: that order is the host's, and it is judged by
+//! when the sync was called and returned (`host_order.rs`, docs/design.md decision 13), which
+//! needs the program ([`Check::measure_in`]). Every `Unknown` reason says why the timeline could
+//! not decide and what would.
 //!
 //! Host-side work (host functions, the return of a host call) is placed on the `%globaltimer`
 //! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
@@ -20,12 +24,14 @@
 mod data;
 mod host;
 mod host_order;
+mod kernel;
 mod order;
 mod waits;
 
 use crate::calibration::Tolerances;
 use crate::program::{BufferId, OpId, Place, Program};
-use crate::timeline::{Span, Timeline};
+use crate::timeline::Timeline;
+use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -306,7 +312,9 @@ fn both<T>(
         (a, _) => Err(unknown(
             check,
             format!(
-                "op {} has no stamps on this timeline",
+                "op {} has no stamps on this timeline: only a kernel's stamps, a witnessed copy or \
+                 a host function placed with a clock sync put an op on the GPU's time axis, so \
+                 this check cannot be judged on it",
                 if a.is_none() { x.0 } else { y.0 }
             ),
         )),
@@ -398,108 +406,4 @@ fn at(t: i64, timeline: &Timeline) -> String {
 /// When `op` would have started at the latest had it depended on nothing: ready plus jitter.
 fn latest_free_start(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Option<i64> {
     Some(timeline.ready_ns(op)? + signed(tol.launch_jitter_ns))
-}
-
-/// Uninterrupted: each block's elapsed time against the time its cycles take at the kernel's own
-/// median rate. A block preempted by `by` would be off its SM for at least one of `by`'s blocks,
-/// so the threshold is half of `by`'s median block time. That is the cost of the alternative
-/// being tested, not a guess at noise. (Without any possible preemption, blocks of 1024 threads
-/// show 0.3–0.6 µs of excess on an H100: warp start skew and the final `__syncthreads`.)
-fn uninterrupted(check: Check, span: &Span, by: &Span) -> Measurement {
-    let mut rates: Vec<f64> = span
-        .blocks
-        .iter()
-        .filter(|b| b.cycles > 0)
-        .map(|b| (b.end_ns - b.start_ns) as f64 / b.cycles as f64)
-        .collect();
-    let mut by_times: Vec<u64> = by.blocks.iter().map(|b| b.end_ns - b.start_ns).collect();
-    if rates.is_empty() || by_times.is_empty() {
-        return Measurement {
-            check,
-            value_ns: 0,
-            truth: Truth::Unknown,
-            reason: "no block recorded its cycles".into(),
-        };
-    }
-    rates.sort_by(f64::total_cmp);
-    by_times.sort_unstable();
-    let ns_per_cycle = rates[rates.len() / 2];
-    let threshold = signed(by_times[by_times.len() / 2] / 2);
-    let worst = span
-        .blocks
-        .iter()
-        .filter(|b| b.cycles > 0)
-        .map(|b| (b.end_ns - b.start_ns) as i64 - (b.cycles as f64 * ns_per_cycle) as i64)
-        .max()
-        .unwrap_or(0);
-    let (truth, verb) = if worst < threshold {
-        (Truth::Yes, "no block was held off its SM")
-    } else {
-        (Truth::No, "a block was held off its SM")
-    };
-    let reason = format!(
-        "{verb}: the worst of {} blocks ran {} longer than its cycles take; a block preempted by \
-         the other kernel would wait out one of its blocks, so the threshold is half its median \
-         block time, {}",
-        span.blocks.len(),
-        micros(worst),
-        micros(threshold)
-    );
-    Measurement {
-        check,
-        value_ns: worst,
-        truth,
-        reason,
-    }
-}
-
-/// The resolution of `cuEventElapsedTime`, as the CUDA documentation states it ("a resolution of
-/// around 0.5 microseconds").
-pub const EVENT_RESOLUTION_NS: i64 = 500;
-
-/// ElapsedCovers: the events' elapsed time minus the kernel's stamped duration. Events recorded
-/// before and after a kernel in one stream bracket it, so the difference cannot be negative beyond
-/// the event resolution plus a timer step. What it is above zero is what events include that
-/// stamps do not: the kernel's dispatch after the first record, and the second record after it.
-fn elapsed_covers(
-    check: Check,
-    reading: Option<i64>,
-    span: Option<&Span>,
-    tol: &Tolerances,
-) -> Measurement {
-    let (Some(elapsed), Some(span)) = (reading, span) else {
-        return Measurement {
-            check,
-            value_ns: 0,
-            truth: Truth::Unknown,
-            reason: "no elapsed-time reading or no stamps for the kernel on this timeline".into(),
-        };
-    };
-    let duration = signed(span.duration_ns());
-    let extra = elapsed - duration;
-    let slack = EVENT_RESOLUTION_NS + signed(tol.timer_step_ns);
-    let truth = if extra >= -slack {
-        Truth::Yes
-    } else {
-        Truth::No
-    };
-    let reason = format!(
-        "the events measured {} around a kernel stamped at {}: {} {}; event resolution {} plus \
-         a timer step",
-        micros(elapsed),
-        micros(duration),
-        micros(extra),
-        if extra >= 0 {
-            "more, the dispatch gaps around the kernel that events include and stamps do not"
-        } else {
-            "less"
-        },
-        micros(EVENT_RESOLUTION_NS)
-    );
-    Measurement {
-        check,
-        value_ns: extra,
-        truth,
-        reason,
-    }
 }
