@@ -16,7 +16,8 @@ use stream_litmus::catalogue;
 use stream_litmus::fuzz::{fuzz, programs, FuzzConfig, Shape};
 use stream_litmus::model::{HappensBefore, Refinement};
 use stream_litmus::{
-    Expect, HostCall, OpId, OpKind, Program, Span, StreamKind, SyncTarget, Timeline, Tolerances,
+    Check, ClockSync, Expect, HostCall, OpId, OpKind, Program, Span, StreamKind, SyncTarget,
+    Timeline, Tolerances, Truth,
 };
 
 const SPIN: Duration = Duration::from_micros(10);
@@ -205,6 +206,77 @@ fn host_syncs_order_what_they_cover_before_everything_issued_later() {
     );
 }
 
+/// The newcomers' claims of issue 13: a device sync covers work on a non-blocking stream, so
+/// everything issued after it follows that work; a sync of s2 covers s2 only, so work issued
+/// after it may still run beside s1's. An elapsed read waits for its end event like an event
+/// sync.
+#[test]
+fn a_host_sync_orders_after_it_exactly_the_work_it_covers() {
+    let mut p = Program::builder("device sync");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", SPIN);
+    p.host_sync(SyncTarget::Device);
+    let b = p.spin(s2, "B", SPIN);
+    assert!(HappensBefore::of(&p.build()).must_precede(a, b));
+
+    let mut p = Program::builder("sync s2");
+    let (s1, s2, s3) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", SPIN * 10);
+    let b = p.spin(s2, "B", SPIN);
+    p.host_sync(SyncTarget::Stream(s2));
+    let c = p.spin(s3, "C", SPIN);
+    let hb = HappensBefore::of(&p.build());
+    assert!(hb.must_precede(b, c) && hb.may_overlap(a, c));
+
+    let mut p = Program::builder("elapsed");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let (start, stop) = (p.event("start"), p.event("stop"));
+    p.record(s1, start);
+    let a = p.spin(s1, "A", SPIN);
+    p.record(s1, stop);
+    let late = p.spin(s1, "late", SPIN);
+    p.elapsed(start, stop);
+    let b = p.spin(s2, "B", SPIN);
+    let hb = HappensBefore::of(&p.build());
+    assert!(hb.must_precede(a, b));
+    assert!(
+        hb.may_overlap(late, b),
+        "work after the end event is not covered"
+    );
+}
+
+/// The fuzz strategy puts host syncs between kernels: among random programs, many have a kernel
+/// that a sync covers and a kernel issued after it on another stream.
+#[test]
+fn random_programs_have_host_syncs_between_kernels() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = programs(Shape::default());
+    let mut with = 0;
+    for _ in 0..200 {
+        let p = strategy.new_tree(&mut runner).unwrap().current();
+        let hb = HappensBefore::of(&p);
+        let kernel = |i: usize| p.ops[i].kind.is_stamped();
+        let found = p.ops.iter().enumerate().any(|(h, op)| {
+            op.kind.host_waits_for().is_some()
+                && (0..h).any(|a| kernel(a) && hb.must_precede(OpId(a), op.id))
+                && (h + 1..p.ops.len()).any(&kernel)
+        });
+        with += usize::from(found);
+    }
+    assert!(with >= 40, "only {with} of 200 programs");
+}
+
 /// The queue refinement: with one connection, a kernel queued behind a kernel that must wait
 /// inherits the wait (the false dependency), but still does not wait for it to end.
 #[test]
@@ -383,6 +455,30 @@ proptest! {
         prop_assert_eq!(wide.must_pairs(), doc.must_pairs());
     }
 
+    /// Orders made by the host are judged as the model makes them: on a GPU that follows the
+    /// model, a must-precede pair of kernels whose later kernel was issued after a host sync
+    /// that covers the earlier one, called while it still ran, is decided Yes (on the device or
+    /// through the host), and no pair is refuted.
+    #[test]
+    fn host_syncs_between_kernels_decide_the_orders_the_model_makes(p in programs(Shape::default())) {
+        let hb = HappensBefore::of(&p);
+        let (t, tol) = simulate(&p, &hb);
+        let slack = (SIM_CLOCK.error_ns + tol.timer_step_ns) as i64;
+        for (a, b) in hb.must_pairs() {
+            let (Some(sa), true) = (t.span(a), p.ops[b.0].kind.is_stamped()) else { continue };
+            let m = Check::Precedes { before: a, after: b }.measure_in(&p, &t, &tol);
+            prop_assert_ne!(m.truth, Truth::No, "{}\n{}", p, m.reason);
+            let waited = p.ops[a.0 + 1..b.0].iter().any(|h| {
+                h.kind.host_waits_for().is_some()
+                    && hb.must_precede(a, h.id)
+                    && (t.host_call(h.id).unwrap().begin_ns as i64) < sa.end() as i64 - slack
+            });
+            if waited {
+                prop_assert_eq!(m.truth, Truth::Yes, "{}\n{}", p, m.reason);
+            }
+        }
+    }
+
     /// A GPU that follows the model exactly is never found unsound.
     #[test]
     fn a_gpu_that_follows_the_model_is_sound(p in programs(Shape::default())) {
@@ -424,7 +520,7 @@ const TOL: Tolerances = Tolerances {
 
 /// Runs `p` on an idealised GPU that schedules every op as early as `rules` allow: the host issues
 /// an op every µs (a host sync returns when its work is done), an op starts 0.5 µs after issue at
-/// the earliest, and spins last their duration.
+/// the earliest, and spins last their duration. The host clock is aligned with [`SIM_CLOCK`].
 fn simulate(p: &Program, rules: &HappensBefore) -> (Timeline, Tolerances) {
     let mut host = 0u64;
     let mut end = vec![0u64; p.ops.len()];
@@ -446,19 +542,29 @@ fn simulate(p: &Program, rules: &HappensBefore) -> (Timeline, Tolerances) {
         if op.kind.is_stamped() {
             spans.push(Span::single(op.id, start, end[i]));
         }
+        let sync = matches!(op.kind, OpKind::HostSync { .. });
         calls.push(HostCall {
             op: op.id,
             begin_ns: host,
-            end_ns: issued,
+            end_ns: if sync { end[i].max(issued) } else { issued },
         });
-        host = if matches!(op.kind, OpKind::HostSync { .. }) {
-            end[i]
+        host = if sync {
+            end[i].max(issued)
         } else {
             issued + 500
         };
     }
-    (Timeline::new(spans, calls), TOL)
+    (
+        Timeline::new(spans, calls).with_host(vec![], Some(SIM_CLOCK)),
+        TOL,
+    )
 }
+
+/// The simulated host clock is the GPU's, known within ±0.3 µs.
+const SIM_CLOCK: ClockSync = ClockSync {
+    offset_ns: 0,
+    error_ns: 300,
+};
 
 /// The same program with every event wait made a no-op (it waits on a fresh, never-recorded event).
 fn ignoring_waits(p: &Program) -> Program {
