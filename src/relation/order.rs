@@ -73,7 +73,8 @@ pub(super) fn precedes(
                 let order = host_order(waits, timeline, &before, after.op, tol);
                 let why = cause(&order, waits, &before, after.op, false);
                 if matches!(order, HostOrder::Made(..)) {
-                    (Truth::Yes, why + &aligned(slack))
+                    // The call's tolerance already holds the earlier op's slack.
+                    (Truth::Yes, why)
                 } else {
                     (
                         Truth::Unknown,
