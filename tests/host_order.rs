@@ -2,7 +2,8 @@
 //! host call that waits for the earlier op is ordered by that call when the call was made before
 //! the earlier op ended and returned no sooner, both placed with the clock sync (±1.00 µs here:
 //! the error bound plus a timer step). Hand-made timelines sit at each boundary; the two
-//! newcomers' claims of issue 13 decide on realistic ones; every undecided reason names its cause.
+//! newcomers' claims of issue 13 decide on realistic ones (tests/sync_claims.rs runs them on the
+//! GPU); every undecided reason names its cause.
 //!
 //! Host times are host ns; with [`CLOCK`] host h is GPU h + 1 000 000. Every program's first
 //! kernel is issued at host 0..3 000 and starts 5 µs after its issue, which makes the trial's
@@ -466,78 +467,4 @@ fn cuctxsynchronize_waits_for_non_blocking_work() {
     let j = judge(&program, &checks, &trials, &TOL, 5);
     assert_eq!(j.verdict, Verdict::Holds, "{}", j.evidence(&program));
     assert_eq!(j.counts.to_string(), "Always 5/5");
-}
-
-// ---- on the GPU: the newcomers' claims, written with the builder ------------------------------
-
-fn newcomer(id: &str, statement: &str) -> stream_litmus::ClaimBuilder {
-    stream_litmus::Claim::builder(
-        id,
-        statement,
-        stream_litmus::Source::new("issue 13", "claims a newcomer writes"),
-    )
-}
-
-/// A on a non-blocking stream, a device sync, B on another stream: A → B, through the host.
-fn ctx_sync_claim(spin: Duration) -> stream_litmus::Claim {
-    let mut c = newcomer(
-        "newcomer.ctx_sync_waits_for_non_blocking",
-        "cuCtxSynchronize waits for work on non-blocking streams",
-    );
-    let (s1, s2) = (
-        c.stream(StreamKind::NonBlocking),
-        c.stream(StreamKind::NonBlocking),
-    );
-    let a = c.spin(s1, "A", spin);
-    c.host_sync(SyncTarget::Device);
-    let b = c.spin(s2, "B", spin);
-    c.precedes(a, b);
-    c.build(stream_litmus::Expect::Holds)
-}
-
-/// A (long) on s1, B on s2, a sync of s2, C on s3: B → C through the host, and C runs beside A.
-/// With `a_precedes_c`, the claim that the sync waited for A too, which must be refuted.
-fn stream_sync_claim(spin: Duration, a_precedes_c: bool) -> stream_litmus::Claim {
-    let mut c = newcomer(
-        if a_precedes_c {
-            "newcomer.stream_sync_waits_for_other_streams"
-        } else {
-            "newcomer.stream_sync_waits_for_its_stream_only"
-        },
-        "Synchronizing stream s2 does not wait for s1",
-    );
-    let (s1, s2, s3) = (
-        c.stream(StreamKind::NonBlocking),
-        c.stream(StreamKind::NonBlocking),
-        c.stream(StreamKind::NonBlocking),
-    );
-    let a = c.spin(s1, "A", spin * 10);
-    let b = c.spin(s2, "B", spin);
-    c.host_sync(SyncTarget::Stream(s2));
-    let cc = c.spin(s3, "C", spin);
-    if a_precedes_c {
-        c.precedes(a, cc);
-        c.build(stream_litmus::Expect::Violated)
-    } else {
-        c.precedes(b, cc).overlaps(a, cc);
-        c.build(stream_litmus::Expect::Holds)
-    }
-}
-
-#[rstest]
-#[case::ctx_sync(ctx_sync_claim)]
-#[case::stream_sync(|s| stream_sync_claim(s, false))]
-#[case::stream_sync_control(|s| stream_sync_claim(s, true))]
-#[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
-#[serial_test::serial(gpu)]
-fn newcomer_host_order_claim(#[case] claim: fn(Duration) -> stream_litmus::Claim) {
-    let record = common::assert_claim(&claim(stream_litmus::catalogue::DEFAULT_SPIN));
-    let j = record.judgement().unwrap();
-    if j.verdict == Verdict::Holds {
-        let evidence = j.trials[j.witness.unwrap()].measurements[0].reason.clone();
-        assert!(
-            evidence.starts_with("ordered through the host"),
-            "{evidence}"
-        );
-    }
 }
