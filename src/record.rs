@@ -70,7 +70,7 @@ impl ClaimRecord {
             &tol,
             trials.wanted,
         );
-        judgement.observed = observe(&claim.observations, &trials.timelines, &tol);
+        judgement.observed = observe(&claim.program, &claim.observations, &trials.timelines, &tol);
         ClaimRecord {
             claim,
             outcome: Outcome::Ran { trials, judgement },

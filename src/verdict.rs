@@ -16,7 +16,7 @@
 
 use crate::calibration::Tolerances;
 use crate::program::Program;
-use crate::relation::{Check, Measurement, Truth};
+use crate::relation::{Check, HostWaits, Measurement, Truth};
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
@@ -136,12 +136,21 @@ pub struct Observed {
     pub max_ns: i64,
 }
 
-/// Measures `checks` on every timeline as observations.
-pub fn observe(checks: &[Check], timelines: &[Timeline], tol: &Tolerances) -> Vec<Observed> {
+/// Measures `checks` on every timeline of `program` as observations.
+pub fn observe(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    tol: &Tolerances,
+) -> Vec<Observed> {
+    let waits = HostWaits::of(program);
     checks
         .iter()
         .filter_map(|&check| {
-            let ms: Vec<Measurement> = timelines.iter().map(|t| check.measure(t, tol)).collect();
+            let ms: Vec<Measurement> = timelines
+                .iter()
+                .map(|t| check.measure_with(&waits, t, tol))
+                .collect();
             let mut counts = Counts::default();
             for m in &ms {
                 match m.truth {
@@ -265,12 +274,13 @@ impl Judgement {
 /// positive trials a Holds needs. Every trial counts: see [`judge_claim`] for the judgement that
 /// leaves disturbed trials out.
 pub fn judge(
+    program: &Program,
     checks: &[Check],
     timelines: &[Timeline],
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
-    judge_marked(checks, timelines, &[], tol, wanted)
+    judge_marked(program, checks, timelines, &[], tol, wanted)
 }
 
 /// Judges a program's trials, leaving out those that something outside the program disturbed:
@@ -285,24 +295,29 @@ pub fn judge_claim(
     wanted: usize,
 ) -> Judgement {
     let marks = crate::disturbance::marks(program, checks, timelines, sharing, tol);
-    let mut judgement = judge_marked(checks, timelines, &marks.trials, tol, wanted);
+    let mut judgement = judge_marked(program, checks, timelines, &marks.trials, tol, wanted);
     judgement.disturbance = marks.summary(&judgement.counts);
     judgement
 }
 
 /// [`judge`], with `disturbed[i]` saying why trial `i` carries no evidence (missing: none).
 fn judge_marked(
+    program: &Program,
     checks: &[Check],
     timelines: &[Timeline],
     disturbed: &[Option<String>],
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
+    let waits = HostWaits::of(program);
     let trials: Vec<TrialOutcome> = timelines
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let measurements: Vec<Measurement> = checks.iter().map(|c| c.measure(t, tol)).collect();
+            let measurements: Vec<Measurement> = checks
+                .iter()
+                .map(|c| c.measure_with(&waits, t, tol))
+                .collect();
             TrialOutcome {
                 truth: Truth::all(measurements.iter().map(|m| m.truth)),
                 measurements,

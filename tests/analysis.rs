@@ -101,6 +101,18 @@ fn multi_block_spans_run_from_first_start_to_last_end() {
     assert_eq!((s.start(), s.end(), s.sms()), (50, 200, vec![0, 3]));
 }
 
+/// A on one stream, B on another: the program of [`two`]'s timelines.
+fn pair() -> stream_litmus::Program {
+    let mut p = stream_litmus::Program::builder("p");
+    let (s1, s2) = (
+        p.stream(stream_litmus::StreamKind::NonBlocking),
+        p.stream(stream_litmus::StreamKind::NonBlocking),
+    );
+    p.spin(s1, "A", std::time::Duration::from_micros(50));
+    p.spin(s2, "B", std::time::Duration::from_micros(50));
+    p.build()
+}
+
 fn ordered() -> Timeline {
     two((0, 50_000), (51_000, 100_000), 2_000)
 }
@@ -113,11 +125,12 @@ fn too_short() -> Timeline {
 
 #[test]
 fn verdicts_count_trials_like_litmus_tools() {
-    let holds = judge(&[PRECEDES], &vec![ordered(); 5], &TOL, 5);
+    let holds = judge(&pair(), &[PRECEDES], &vec![ordered(); 5], &TOL, 5);
     assert_eq!(holds.verdict, Verdict::Holds);
     assert_eq!(holds.counts.to_string(), "Always 5/5");
 
     let sometimes = judge(
+        &pair(),
         &[PRECEDES],
         &[ordered(), overlapped(), ordered(), ordered(), ordered()],
         &TOL,
@@ -131,7 +144,7 @@ fn verdicts_count_trials_like_litmus_tools() {
         "the first negative trial is the witness"
     );
 
-    let never = judge(&[PRECEDES], &vec![overlapped(); 3], &TOL, 3);
+    let never = judge(&pair(), &[PRECEDES], &vec![overlapped(); 3], &TOL, 3);
     assert_eq!(
         (never.verdict, never.counts.to_string()),
         (Verdict::Violated, "Never 0/3".into())
@@ -140,7 +153,7 @@ fn verdicts_count_trials_like_litmus_tools() {
 
 #[test]
 fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
-    let unknown = judge(&[OVERLAPS], &[overlapped(), too_short()], &TOL, 2);
+    let unknown = judge(&pair(), &[OVERLAPS], &[overlapped(), too_short()], &TOL, 2);
     assert_eq!(unknown.verdict, Verdict::Inconclusive);
     assert_eq!(
         unknown.counts,
@@ -157,14 +170,14 @@ fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
         Some(1),
         "the first undecided trial is the witness"
     );
-    let refuted = judge(&[OVERLAPS], &[too_short(), ordered()], &TOL, 2);
+    let refuted = judge(&pair(), &[OVERLAPS], &[too_short(), ordered()], &TOL, 2);
     assert_eq!(refuted.verdict, Verdict::Violated);
     assert_eq!(
-        judge(&[OVERLAPS], &[], &TOL, 1).verdict,
+        judge(&pair(), &[OVERLAPS], &[], &TOL, 1).verdict,
         Verdict::Inconclusive
     );
     assert_eq!(
-        judge(&[OVERLAPS], &[], &TOL, 1).counts.to_string(),
+        judge(&pair(), &[OVERLAPS], &[], &TOL, 1).counts.to_string(),
         "Undecided 0/0"
     );
 }
@@ -173,6 +186,7 @@ fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
 #[test]
 fn undecided_trials_do_not_block_a_verdict_once_enough_trials_are_decided() {
     let held = judge(
+        &pair(),
         &[OVERLAPS],
         &[too_short(), overlapped(), overlapped()],
         &TOL,
@@ -194,7 +208,7 @@ fn evidence_gives_the_range_of_each_check_and_the_deciding_reason() {
     p.spin(s, "A", std::time::Duration::from_micros(50));
     p.spin(s, "B", std::time::Duration::from_micros(50));
     let program = p.build();
-    let j = judge(&[PRECEDES], &[ordered(), overlapped()], &TOL, 2);
+    let j = judge(&pair(), &[PRECEDES], &[ordered(), overlapped()], &TOL, 2);
     let evidence = j.evidence(&program);
     assert!(
         evidence.starts_with("A→B gap -40.00 µs..+1.00 µs"),
@@ -321,7 +335,13 @@ fn recorded_orders_do_not_hinge_on_the_timer_step() {
                 timer_step_ns: 1,
                 ..j.tolerances
             };
-            let again = judge(&rec.claim.checks, &trials.timelines, &strict, trials.wanted);
+            let again = judge(
+                &rec.claim.program,
+                &rec.claim.checks,
+                &trials.timelines,
+                &strict,
+                trials.wanted,
+            );
             assert_eq!(
                 again.verdict,
                 Verdict::Holds,

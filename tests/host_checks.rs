@@ -198,7 +198,12 @@ fn observations_count_every_trial() {
         kernel_and_call(50_000, 0, 10_000),
         kernel_and_call(50_000, 0, 55_000),
     ];
+    let mut p = stream_litmus::Program::builder("kernel and call");
+    let s = p.stream(stream_litmus::StreamKind::NonBlocking);
+    p.spin(s, "K", std::time::Duration::from_micros(50));
+    p.host_sync(stream_litmus::SyncTarget::Stream(s));
     let o = observe(
+        &p.build(),
         &[Check::ReturnsAfter {
             call: CALL,
             span: K,

@@ -3,21 +3,17 @@
 //! 1. Spec tests: one small program per rule, in the style of a spec test suite. Each names the
 //!    documentation it checks (CUDA Driver API, "Stream synchronization behavior", `cuEventRecord`,
 //!    `cuStreamWaitEvent`).
-//! 2. Properties over random programs (proptest): a strict partial order, total order per stream,
-//!    monotone in waits, and so on.
-//! 3. The catalogue agrees with the model: a claim expected to hold predicts what the model does,
+//! 2. The catalogue agrees with the model: a claim expected to hold predicts what the model does,
 //!    and a claim expected to be violated contradicts it.
-//! 4. The fuzz driver, on a simulated GPU: faithful to the model it finds nothing; made to ignore
-//!    event waits it finds the bug and shrinks it to the minimal program.
+//!
+//! Properties over random programs, and the fuzz driver on a simulated GPU, are in
+//! `tests/model_properties.rs`.
 
-use proptest::prelude::*;
 use std::time::Duration;
 use stream_litmus::catalogue;
-use stream_litmus::fuzz::{fuzz, programs, FuzzConfig, Shape};
+use stream_litmus::fuzz::{programs, Shape};
 use stream_litmus::model::{HappensBefore, Refinement};
-use stream_litmus::{
-    Expect, HostCall, OpId, OpKind, Program, Span, StreamKind, SyncTarget, Timeline, Tolerances,
-};
+use stream_litmus::{Expect, OpId, Program, StreamKind, SyncTarget, Tolerances};
 
 const SPIN: Duration = Duration::from_micros(10);
 
@@ -205,6 +201,77 @@ fn host_syncs_order_what_they_cover_before_everything_issued_later() {
     );
 }
 
+/// The newcomers' claims of issue 13: a device sync covers work on a non-blocking stream, so
+/// everything issued after it follows that work; a sync of s2 covers s2 only, so work issued
+/// after it may still run beside s1's. An elapsed read waits for its end event like an event
+/// sync.
+#[test]
+fn a_host_sync_orders_after_it_exactly_the_work_it_covers() {
+    let mut p = Program::builder("device sync");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", SPIN);
+    p.host_sync(SyncTarget::Device);
+    let b = p.spin(s2, "B", SPIN);
+    assert!(HappensBefore::of(&p.build()).must_precede(a, b));
+
+    let mut p = Program::builder("sync s2");
+    let (s1, s2, s3) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", SPIN * 10);
+    let b = p.spin(s2, "B", SPIN);
+    p.host_sync(SyncTarget::Stream(s2));
+    let c = p.spin(s3, "C", SPIN);
+    let hb = HappensBefore::of(&p.build());
+    assert!(hb.must_precede(b, c) && hb.may_overlap(a, c));
+
+    let mut p = Program::builder("elapsed");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let (start, stop) = (p.event("start"), p.event("stop"));
+    p.record(s1, start);
+    let a = p.spin(s1, "A", SPIN);
+    p.record(s1, stop);
+    let late = p.spin(s1, "late", SPIN);
+    p.elapsed(start, stop);
+    let b = p.spin(s2, "B", SPIN);
+    let hb = HappensBefore::of(&p.build());
+    assert!(hb.must_precede(a, b));
+    assert!(
+        hb.may_overlap(late, b),
+        "work after the end event is not covered"
+    );
+}
+
+/// The fuzz strategy puts host syncs between kernels: among random programs, many have a kernel
+/// that a sync covers and a kernel issued after it on another stream.
+#[test]
+fn random_programs_have_host_syncs_between_kernels() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = programs(Shape::default());
+    let mut with = 0;
+    for _ in 0..200 {
+        let p = strategy.new_tree(&mut runner).unwrap().current();
+        let hb = HappensBefore::of(&p);
+        let kernel = |i: usize| p.ops[i].kind.is_stamped();
+        let found = p.ops.iter().enumerate().any(|(h, op)| {
+            op.kind.host_waits_for().is_some()
+                && (0..h).any(|a| kernel(a) && hb.must_precede(OpId(a), op.id))
+                && (h + 1..p.ops.len()).any(&kernel)
+        });
+        with += usize::from(found);
+    }
+    assert!(with >= 40, "only {with} of 200 programs");
+}
+
 /// The queue refinement: with one connection, a kernel queued behind a kernel that must wait
 /// inherits the wait (the false dependency), but still does not wait for it to end.
 #[test]
@@ -232,309 +299,6 @@ fn one_hardware_queue_adds_false_dependencies_but_not_a_single_stream() {
         Refinement::for_connections(Some("1")),
         Refinement::Queues(1)
     );
-}
-
-// ---- 2. properties ----------------------------------------------------------------------------
-
-fn ops(p: &Program) -> impl Iterator<Item = OpId> + '_ {
-    p.ops.iter().map(|op| op.id)
-}
-
-/// `p` with a wait on `event` by `stream` inserted before position `at`; returns the new program
-/// and the map from old op ids to new ones.
-fn with_wait(p: &Program, at: usize, stream: usize, event: usize) -> (Program, Vec<OpId>) {
-    let at = at.min(p.ops.len());
-    let mut b = Program::builder("with-wait");
-    for s in &p.streams {
-        b.stream_labelled(s.kind, s.label.clone());
-    }
-    for e in &p.events {
-        b.event(e.label.clone());
-    }
-    let mut map = Vec::new();
-    for (i, op) in p.ops.iter().enumerate() {
-        if i == at {
-            b.wait(
-                stream_litmus::StreamId(stream % p.streams.len()),
-                stream_litmus::EventId(event % p.events.len()),
-            );
-        }
-        map.push(b.push(op.label.clone(), op.kind.clone()));
-    }
-    if at == p.ops.len() {
-        b.wait(
-            stream_litmus::StreamId(stream % p.streams.len()),
-            stream_litmus::EventId(event % p.events.len()),
-        );
-    }
-    (b.build(), map)
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
-
-    /// Irreflexive, antisymmetric (so acyclic) and transitive.
-    #[test]
-    fn must_precede_is_a_strict_partial_order(p in programs(Shape::default())) {
-        let hb = HappensBefore::of(&p);
-        for a in ops(&p) {
-            prop_assert!(!hb.must_precede(a, a));
-            for b in ops(&p) {
-                prop_assert!(!(hb.must_precede(a, b) && hb.must_precede(b, a)));
-                if hb.must_precede(a, b) {
-                    for c in ops(&p) {
-                        if hb.must_precede(b, c) {
-                            prop_assert!(hb.must_precede(a, c));
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Ops on one stream are totally ordered, in issue order.
-    #[test]
-    fn each_stream_is_a_total_order(p in programs(Shape::default())) {
-        let hb = HappensBefore::of(&p);
-        for a in &p.ops {
-            for b in &p.ops {
-                if a.id < b.id && a.kind.stream().is_some() && a.kind.stream() == b.kind.stream() {
-                    prop_assert!(hb.must_precede(a.id, b.id), "{} before {}", a.label, b.label);
-                }
-            }
-        }
-    }
-
-    /// Nothing waits for an op issued after it.
-    #[test]
-    fn orders_point_forward_in_issue_order(p in programs(Shape::default())) {
-        let hb = HappensBefore::of(&p);
-        for (a, b) in hb.must_pairs() {
-            prop_assert!(a < b);
-        }
-    }
-
-    /// Adding a wait never removes an ordering.
-    #[test]
-    fn adding_a_wait_never_removes_an_ordering(
-        p in programs(Shape::default()), at in 0usize..20, s in 0usize..6, e in 0usize..3,
-    ) {
-        let (q, map) = with_wait(&p, at, s, e);
-        let (hp, hq) = (HappensBefore::of(&p), HappensBefore::of(&q));
-        for (a, b) in hp.must_pairs() {
-            prop_assert!(hq.must_precede(map[a.0], map[b.0]));
-        }
-    }
-
-    /// With only non-blocking streams, no events and no host syncs, nothing is ordered across
-    /// streams.
-    #[test]
-    fn independent_streams_order_nothing_across_streams(
-        spins in prop::collection::vec(0usize..4, 2..12),
-    ) {
-        let mut b = Program::builder("independent");
-        let streams: Vec<_> = (0..4).map(|_| b.stream(StreamKind::NonBlocking)).collect();
-        for (i, s) in spins.iter().enumerate() {
-            b.spin(streams[*s], format!("K{i}"), SPIN);
-        }
-        let p = b.build();
-        let hb = HappensBefore::of(&p);
-        for (x, y) in hb.must_pairs() {
-            prop_assert_eq!(p.ops[x.0].kind.stream(), p.ops[y.0].kind.stream());
-        }
-    }
-
-    /// The legacy stream's ops are ordered with every op of a blocking stream, one way or the
-    /// other (no-op waits are no ops).
-    #[test]
-    fn the_legacy_stream_is_ordered_with_every_blocking_op(p in programs(Shape::default())) {
-        let hb = HappensBefore::of(&p);
-        let kind = |op: &stream_litmus::Op| op.kind.stream().map(|s| p.streams[s.0].kind);
-        let acts = |op: &&stream_litmus::Op| !p.is_noop_wait(op.id);
-        for a in p.ops.iter().filter(acts).filter(|op| kind(op) == Some(StreamKind::LegacyNull)) {
-            for b in p.ops.iter().filter(acts).filter(|op| matches!(kind(op), Some(StreamKind::Blocking | StreamKind::PerThread))) {
-                prop_assert!(hb.must_precede(a.id, b.id) || hb.must_precede(b.id, a.id));
-            }
-        }
-    }
-
-    /// A device sync separates everything issued before it from everything issued after.
-    #[test]
-    fn a_device_sync_separates_before_from_after(p in programs(Shape::default())) {
-        let hb = HappensBefore::of(&p);
-        for h in p.ops.iter().filter(|op| op.kind == OpKind::HostSync { target: SyncTarget::Device }) {
-            for a in 0..h.id.0 {
-                for b in h.id.0 + 1..p.ops.len() {
-                    prop_assert!(hb.must_precede(OpId(a), OpId(b)));
-                }
-            }
-        }
-    }
-
-    /// The queue refinement only adds orderings to the documented semantics; with at least as
-    /// many queues as streams it adds none.
-    #[test]
-    fn queues_only_add_orderings(p in programs(Shape::default()), n in 1usize..8) {
-        let (doc, q) = (HappensBefore::of(&p), HappensBefore::with(&p, Refinement::Queues(n)));
-        for (a, b) in doc.must_pairs() {
-            prop_assert!(q.must_precede(a, b));
-        }
-        let wide = HappensBefore::with(&p, Refinement::Queues(p.streams.len()));
-        prop_assert_eq!(wide.must_pairs(), doc.must_pairs());
-    }
-
-    /// A GPU that follows the model exactly is never found unsound.
-    #[test]
-    fn a_gpu_that_follows_the_model_is_sound(p in programs(Shape::default())) {
-        let (t, tol) = simulate(&p, &HappensBefore::of(&p));
-        prop_assert!(stream_litmus::fuzz::unsound(&p, &t, &tol).0.is_none());
-    }
-}
-
-// ---- 3. the catalogue agrees with the model -----------------------------------------------------
-
-#[test]
-fn the_model_agrees_with_every_catalogue_claim() {
-    for c in catalogue::all(catalogue::DEFAULT_SPIN) {
-        let connections = c
-            .env
-            .iter()
-            .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
-            .and_then(|v| v.value.as_deref());
-        let hb = HappensBefore::with(&c.program, Refinement::for_connections(connections));
-        let predictions: Vec<bool> = c.checks.iter().filter_map(|k| hb.predicts(k)).collect();
-        if predictions.is_empty() {
-            continue; // no happens-before question among its checks (host times, addresses)
-        }
-        let agrees = predictions.iter().all(|&p| p);
-        match c.expect {
-            Expect::Holds => assert!(agrees, "{}: the model does not predict it", c.id),
-            Expect::Violated => assert!(!agrees, "{}: the model predicts the misconception", c.id),
-        }
-    }
-}
-
-// ---- 4. the fuzz driver on a simulated GPU ------------------------------------------------------
-
-const TOL: Tolerances = Tolerances {
-    timer_step_ns: 32,
-    launch_jitter_ns: 500,
-    dependent_gap_ns: 1_000,
-};
-
-/// Runs `p` on an idealised GPU that schedules every op as early as `rules` allow: the host issues
-/// an op every µs (a host sync returns when its work is done), an op starts 0.5 µs after issue at
-/// the earliest, and spins last their duration.
-fn simulate(p: &Program, rules: &HappensBefore) -> (Timeline, Tolerances) {
-    let mut host = 0u64;
-    let mut end = vec![0u64; p.ops.len()];
-    let mut spans = Vec::new();
-    let mut calls = Vec::new();
-    for (i, op) in p.ops.iter().enumerate() {
-        let issued = host + 500;
-        let mut start = issued + 500;
-        for (j, &end_j) in end.iter().enumerate().take(i) {
-            if rules.must_precede(OpId(j), OpId(i)) {
-                start = start.max(end_j);
-            }
-        }
-        let dur = match op.kind {
-            OpKind::Spin { duration_ns, .. } => duration_ns,
-            _ => 0,
-        };
-        end[i] = start + dur;
-        if op.kind.is_stamped() {
-            spans.push(Span::single(op.id, start, end[i]));
-        }
-        calls.push(HostCall {
-            op: op.id,
-            begin_ns: host,
-            end_ns: issued,
-        });
-        host = if matches!(op.kind, OpKind::HostSync { .. }) {
-            end[i]
-        } else {
-            issued + 500
-        };
-    }
-    (Timeline::new(spans, calls), TOL)
-}
-
-/// The same program with every event wait made a no-op (it waits on a fresh, never-recorded event).
-fn ignoring_waits(p: &Program) -> Program {
-    let mut q = p.clone();
-    q.events.push(stream_litmus::Event {
-        label: "never".into(),
-    });
-    let never = stream_litmus::EventId(q.events.len() - 1);
-    for op in &mut q.ops {
-        if let OpKind::Wait { event, .. } = &mut op.kind {
-            *event = never;
-        }
-    }
-    q
-}
-
-fn config(cases: usize) -> FuzzConfig {
-    FuzzConfig {
-        cases,
-        seed: 7,
-        shape: Shape {
-            spin: SPIN,
-            ..Shape::default()
-        },
-        refinement: Refinement::Documented,
-    }
-}
-
-#[test]
-fn fuzzing_a_faithful_gpu_finds_nothing_and_measures_precision() {
-    let mut exec = |p: &Program| Ok(simulate(p, &HappensBefore::of(p)));
-    let report = fuzz(&config(200), &mut exec, &mut |_, _| {});
-    assert!(report.violations.is_empty());
-    assert_eq!(report.programs_run, 200);
-    assert!(report.must_pairs > 0);
-    let decided: usize = report
-        .precision
-        .values()
-        .map(|t| t.overlapped + t.serialized)
-        .sum();
-    assert!(decided > 0, "{:?}", report.precision);
-    for (kind, t) in &report.precision {
-        assert_eq!(
-            t.serialized, 0,
-            "{kind}: an ASAP scheduler never holds back a ready kernel"
-        );
-    }
-}
-
-#[test]
-fn fuzzing_a_gpu_that_ignores_waits_finds_and_shrinks_the_bug() {
-    let mut exec = |p: &Program| Ok(simulate(p, &HappensBefore::of(&ignoring_waits(p))));
-    let report = fuzz(&config(500), &mut exec, &mut |_, _| {});
-    assert!(!report.violations.is_empty(), "the bug was not found");
-    let v = &report.violations[0];
-    let listing = v.program.to_string();
-    // Minimal: a kernel, its record, the wait, the waiting kernel (the shrinker may keep a
-    // harmless extra stream, never an extra op).
-    assert_eq!(v.program.ops.len(), 4, "not minimal:\n{listing}");
-    assert!(v.original.ops.len() >= v.program.ops.len());
-    let kinds: Vec<_> = v
-        .program
-        .ops
-        .iter()
-        .map(|op| std::mem::discriminant(&op.kind))
-        .collect();
-    assert_eq!(
-        kinds.iter().collect::<std::collections::HashSet<_>>().len(),
-        3,
-        "{listing}"
-    );
-    // The shrunk program is a real counterexample: unsound on the buggy GPU, sound on a faithful one.
-    let (t, tol) = simulate(&v.program, &HappensBefore::of(&v.program));
-    assert!(stream_litmus::fuzz::unsound(&v.program, &t, &tol)
-        .0
-        .is_none());
 }
 
 /// A graph is modelled as the work it was captured from: captured orderings hold, later work on
@@ -569,4 +333,27 @@ fn a_graph_keeps_its_captured_orders_and_orders_only_its_own_stream() {
         !hb.must_precede(k2, after2),
         "s2 only joined the capture: its later work is not ordered after the graph"
     );
+}
+
+// ---- 2. the catalogue agrees with the model -----------------------------------------------------
+
+#[test]
+fn the_model_agrees_with_every_catalogue_claim() {
+    for c in catalogue::all(catalogue::DEFAULT_SPIN) {
+        let connections = c
+            .env
+            .iter()
+            .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
+            .and_then(|v| v.value.as_deref());
+        let hb = HappensBefore::with(&c.program, Refinement::for_connections(connections));
+        let predictions: Vec<bool> = c.checks.iter().filter_map(|k| hb.predicts(k)).collect();
+        if predictions.is_empty() {
+            continue; // no happens-before question among its checks (host times, addresses)
+        }
+        let agrees = predictions.iter().all(|&p| p);
+        match c.expect {
+            Expect::Holds => assert!(agrees, "{}: the model does not predict it", c.id),
+            Expect::Violated => assert!(!agrees, "{}: the model predicts the misconception", c.id),
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! The synchronization claims of the notes (issue 3), each run on the GPU: streams and events,
 //! priorities, host functions and host asynchrony, implicit synchronization, the stream-ordered
 //! allocator and graphs. Sources are cited in `src/catalogue/`; docs/claims.md has their measured verdicts.
+//! Last, the newcomers' claims of issue 13 whose orders the host makes (tests/host_order.rs judges
+//! them on hand-made timelines).
 
 mod common;
 
@@ -10,7 +12,9 @@ use serial_test::serial;
 use std::time::Duration;
 use stream_litmus::catalogue::Between;
 use stream_litmus::catalogue::{self, DEFAULT_SPIN};
-use stream_litmus::{ApiCall, Claim, HostFnApi};
+use stream_litmus::{
+    ApiCall, Claim, ClaimBuilder, Expect, HostFnApi, Source, StreamKind, SyncTarget, Verdict,
+};
 
 #[rstest]
 #[case::per_thread_independent_of_blocking(catalogue::per_thread_vs_blocking)]
@@ -49,4 +53,78 @@ use stream_litmus::{ApiCall, Claim, HostFnApi};
 #[serial(gpu)]
 fn synchronization_claim(#[case] claim: fn(Duration) -> Claim) {
     assert_claim(&claim(DEFAULT_SPIN));
+}
+
+// ---- orders made by the host: the newcomers' claims of issue 13, written with the builder -----
+
+fn newcomer(id: &str, statement: &str) -> ClaimBuilder {
+    Claim::builder(
+        id,
+        statement,
+        Source::new("issue 13", "claims a newcomer writes"),
+    )
+}
+
+/// A on a non-blocking stream, a device sync, B on another stream: A → B, through the host.
+fn ctx_sync_claim(spin: Duration) -> Claim {
+    let mut c = newcomer(
+        "newcomer.ctx_sync_waits_for_non_blocking",
+        "cuCtxSynchronize waits for work on non-blocking streams",
+    );
+    let (s1, s2) = (
+        c.stream(StreamKind::NonBlocking),
+        c.stream(StreamKind::NonBlocking),
+    );
+    let a = c.spin(s1, "A", spin);
+    c.host_sync(SyncTarget::Device);
+    let b = c.spin(s2, "B", spin);
+    c.precedes(a, b);
+    c.build(Expect::Holds)
+}
+
+/// A (long) on s1, B on s2, a sync of s2, C on s3: B → C through the host, and C runs beside A.
+/// With `a_precedes_c`, the claim that the sync waited for A too, which must be refuted.
+fn stream_sync_claim(spin: Duration, a_precedes_c: bool) -> Claim {
+    let mut c = newcomer(
+        if a_precedes_c {
+            "newcomer.stream_sync_waits_for_other_streams"
+        } else {
+            "newcomer.stream_sync_waits_for_its_stream_only"
+        },
+        "Synchronizing stream s2 does not wait for s1",
+    );
+    let (s1, s2, s3) = (
+        c.stream(StreamKind::NonBlocking),
+        c.stream(StreamKind::NonBlocking),
+        c.stream(StreamKind::NonBlocking),
+    );
+    let a = c.spin(s1, "A", spin * 10);
+    let b = c.spin(s2, "B", spin);
+    c.host_sync(SyncTarget::Stream(s2));
+    let cc = c.spin(s3, "C", spin);
+    if a_precedes_c {
+        c.precedes(a, cc);
+        c.build(Expect::Violated)
+    } else {
+        c.precedes(b, cc).overlaps(a, cc);
+        c.build(Expect::Holds)
+    }
+}
+
+#[rstest]
+#[case::ctx_sync(ctx_sync_claim)]
+#[case::stream_sync(|s| stream_sync_claim(s, false))]
+#[case::stream_sync_control(|s| stream_sync_claim(s, true))]
+#[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
+#[serial(gpu)]
+fn newcomer_host_order_claim(#[case] claim: fn(Duration) -> Claim) {
+    let record = assert_claim(&claim(DEFAULT_SPIN));
+    let j = record.judgement().unwrap();
+    if j.verdict == Verdict::Holds {
+        let evidence = j.trials[j.witness.unwrap()].measurements[0].reason.clone();
+        assert!(
+            evidence.starts_with("ordered through the host"),
+            "{evidence}"
+        );
+    }
 }

@@ -117,6 +117,7 @@ pub fn unsound(
     tol: &Tolerances,
 ) -> (Option<Measurement>, usize) {
     let model = HappensBefore::of(program);
+    let waits = crate::relation::HostWaits::of(program);
     let ks = kernels(program);
     let mut checked = 0;
     for &a in &ks {
@@ -127,7 +128,7 @@ pub fn unsound(
                     before: a,
                     after: b,
                 }
-                .measure(timeline, tol);
+                .measure_with(&waits, timeline, tol);
                 if m.truth == Truth::No {
                     return (Some(m), checked);
                 }

@@ -409,8 +409,9 @@ impl Program {
     }
 
     /// Whether the trial needs the host clock aligned to `%globaltimer`: host functions leave
-    /// host-clock spans, and queries, syncs, API calls and copies (which may block the host) are
-    /// judged against the stamps.
+    /// host-clock spans, and queries, syncs, elapsed reads (an event sync), API calls and copies
+    /// (which may block the host) are judged against the stamps, and orders made by the host are
+    /// judged by when its waits returned.
     pub fn needs_host_clock(&self) -> bool {
         self.ops.iter().any(|o| {
             matches!(
@@ -419,6 +420,7 @@ impl Program {
                     | OpKind::Query { .. }
                     | OpKind::Api { .. }
                     | OpKind::HostSync { .. }
+                    | OpKind::Elapsed { .. }
                     | OpKind::Copy { .. }
             )
         })

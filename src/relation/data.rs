@@ -14,6 +14,7 @@ use crate::timeline::Timeline;
 /// alignment error refutes it; no overlap while the later op was ready proves waiting.
 pub(super) fn serializes(
     check: Check,
+    waits: &super::HostWaits,
     timeline: &Timeline,
     a: OpId,
     b: OpId,
@@ -25,7 +26,7 @@ pub(super) fn serializes(
             "an op has no span on this timeline (no stamps, no witness)".into(),
         );
     };
-    let m = overlaps(check, timeline, ia, ib, tol);
+    let m = overlaps(check, waits, timeline, ia, ib, tol);
     Measurement {
         truth: match m.truth {
             Truth::Yes => Truth::No,

@@ -12,16 +12,18 @@ use crate::program::OpId;
 use crate::timeline::{HostCall, Interval, Timeline};
 
 /// The host call of `op` placed on the GPU axis, with the comparison tolerance.
-struct Placed {
-    begin: i64,
-    end: i64,
-    slack: i64,
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Placed {
+    pub begin: i64,
+    pub end: i64,
+    pub slack: i64,
 }
 
-fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, String> {
-    let clock = timeline
-        .clock
-        .ok_or("no clock sync on this timeline, so host times cannot be set against stamps")?;
+pub(super) fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, String> {
+    let clock = timeline.clock.ok_or(
+        "no clock sync on this timeline, so host times cannot be set against stamps: \
+             programs with host calls are recorded with one, so record it again",
+    )?;
     let HostCall {
         begin_ns, end_ns, ..
     } = *timeline
@@ -54,7 +56,7 @@ fn call_and_span(
 }
 
 /// "+2.50 µs after" for a positive difference, "+3.00 µs before" for a negative one.
-fn before_or_after(d: i64) -> String {
+pub(super) fn before_or_after(d: i64) -> String {
     if d >= 0 {
         format!("{} after", micros(d))
     } else {
@@ -62,7 +64,7 @@ fn before_or_after(d: i64) -> String {
     }
 }
 
-fn tolerance(slack: i64) -> String {
+pub(super) fn tolerance(slack: i64) -> String {
     format!(
         "alignment error (host clock, and witness for copies) plus a timer step: ±{:.2} µs",
         slack as f64 / 1e3

@@ -11,7 +11,11 @@
 //! dependency only if the later op was issued early enough to have started before the earlier
 //! one ended, had nothing held it back; the same condition makes a missing overlap a proof of
 //! waiting. "Early enough" is the op's ready time ([`Timeline::ready_ns`]) plus the measured
-//! launch jitter (see [`crate::Calibration`]).
+//! launch jitter (see [`crate::Calibration`]). An op issued after a host sync that waits for the
+//! earlier op could not be issued sooner at all: that order is the host's, and it is judged by
+//! when the sync was called and returned (`host_order.rs`, docs/design.md decision 13), which
+//! needs the program ([`Check::measure_in`]). Every `Unknown` reason says why the timeline could
+//! not decide and what would.
 //!
 //! Host-side work (host functions, the return of a host call) is placed on the `%globaltimer`
 //! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
@@ -19,12 +23,19 @@
 
 mod data;
 mod host;
+mod host_order;
+mod kernel;
+mod order;
+mod waits;
 
 use crate::calibration::Tolerances;
 use crate::program::{BufferId, OpId, Place, Program};
-use crate::timeline::{Interval, Span, Timeline};
+use crate::timeline::Timeline;
+use kernel::{elapsed_covers, uninterrupted};
+use order::{dispatch_order, overlaps, precedes};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+pub(crate) use waits::HostWaits;
 
 /// An expected relation between two ops, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -209,20 +220,43 @@ impl Check {
         }
     }
 
-    /// Judges the check on one timeline.
+    /// Judges the check on one timeline, knowing nothing of the program: an order the host made
+    /// (the later op issued after a sync that waits for the earlier one) stays undecided, and
+    /// reasons name ops by number. [`Check::measure_in`] knows the program.
     pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
+        self.measure_with(&HostWaits::unknown(), timeline, tol)
+    }
+
+    /// Judges the check on one timeline of `program`: orders made by the host count
+    /// (docs/design.md, decision 13), and reasons name ops by label.
+    pub fn measure_in(
+        &self,
+        program: &Program,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
+        self.measure_with(&HostWaits::of(program), timeline, tol)
+    }
+
+    /// [`Check::measure_in`] with the program's host waits worked out once.
+    pub(crate) fn measure_with(
+        &self,
+        waits: &HostWaits,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
         let check = *self;
         let intervals = |x, y| both(check, x, y, |o| timeline.interval(o));
         let spans = |x, y| both(check, x, y, |o| timeline.span(o));
         let measured = match check {
             Check::Precedes { before, after } => {
-                intervals(before, after).map(|(a, b)| precedes(check, timeline, a, b, tol))
+                intervals(before, after).map(|(a, b)| precedes(check, waits, timeline, a, b, tol))
             }
             Check::Overlaps { a, b } => {
-                intervals(a, b).map(|(ia, ib)| overlaps(check, timeline, ia, ib, tol))
+                intervals(a, b).map(|(ia, ib)| overlaps(check, waits, timeline, ia, ib, tol))
             }
             Check::Interleaves { low, high } | Check::Behind { low, high } => {
-                spans(low, high).map(|(l, h)| dispatch_order(check, timeline, l, h, tol))
+                spans(low, high).map(|(l, h)| dispatch_order(check, waits, timeline, l, h, tol))
             }
             Check::Uninterrupted { op, by } => {
                 spans(op, by).map(|(o, b)| uninterrupted(check, o, b))
@@ -247,7 +281,7 @@ impl Check {
             Check::LaunchCheaper { graph, first, last } => {
                 Ok(host::launch_cheaper(check, timeline, graph, first, last))
             }
-            Check::Serializes { a, b } => Ok(data::serializes(check, timeline, a, b, tol)),
+            Check::Serializes { a, b } => Ok(data::serializes(check, waits, timeline, a, b, tol)),
             Check::Blocks { call, span } => Ok(host::blocks(check, timeline, call, span, tol)),
             Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
             Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),
@@ -278,7 +312,9 @@ fn both<T>(
         (a, _) => Err(unknown(
             check,
             format!(
-                "op {} has no stamps on this timeline",
+                "op {} has no stamps on this timeline: only a kernel's stamps, a witnessed copy or \
+                 a host function placed with a clock sync put an op on the GPU's time axis, so \
+                 this check cannot be judged on it",
                 if a.is_none() { x.0 } else { y.0 }
             ),
         )),
@@ -370,303 +406,4 @@ fn at(t: i64, timeline: &Timeline) -> String {
 /// When `op` would have started at the latest had it depended on nothing: ready plus jitter.
 fn latest_free_start(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Option<i64> {
     Some(timeline.ready_ns(op)? + signed(tol.launch_jitter_ns))
-}
-
-fn precedes(
-    check: Check,
-    timeline: &Timeline,
-    before: Interval,
-    after: Interval,
-    tol: &Tolerances,
-) -> Measurement {
-    let gap = after.start - before.end;
-    let slack = signed(before.slack_ns + after.slack_ns);
-    let step = signed(tol.timer_step_ns) + slack;
-    let end = before.end;
-    let (truth, reason) = if gap <= -step {
-        (
-            Truth::No,
-            format!(
-                "started {} before the end: an overlap of at least one timer step{} ({step} ns) \
-                 cannot come from rounding",
-                micros(-gap),
-                if slack > 0 {
-                    " plus the clock alignment error"
-                } else {
-                    ""
-                }
-            ),
-        )
-    } else {
-        match latest_free_start(timeline, after.op, tol) {
-            Some(free) if free + slack < end => (
-                Truth::Yes,
-                format!(
-                    "was ready to start by {} (issued, plus {} launch jitter) yet started at {}, \
-                     after the end at {}: it waited",
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(after.start, timeline),
-                    at(end, timeline)
-                ) + &aligned(slack),
-            ),
-            Some(free) => (
-                Truth::Unknown,
-                format!(
-                    "came after the end ({} gap), but was issued too late to have started \
-                     sooner (ready by {}, with {} launch jitter, vs the end at {}): the order \
-                     proves nothing; lengthen the spins",
-                    micros(gap),
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(end, timeline)
-                ),
-            ),
-            None => (
-                Truth::Unknown,
-                "no host issue times to judge the order by".into(),
-            ),
-        }
-    };
-    Measurement {
-        check,
-        value_ns: gap,
-        truth,
-        reason,
-    }
-}
-
-fn overlaps(
-    check: Check,
-    timeline: &Timeline,
-    a: Interval,
-    b: Interval,
-    tol: &Tolerances,
-) -> Measurement {
-    let overlap = a.end.min(b.end) - a.start.max(b.start);
-    let slack = signed(a.slack_ns + b.slack_ns);
-    let step = signed(tol.timer_step_ns) + slack;
-    let (first, later) = if a.start <= b.start { (a, b) } else { (b, a) };
-    let end = first.end;
-    let (truth, reason) = if overlap >= step {
-        (
-            Truth::Yes,
-            format!(
-                "ran together for {}, at least one timer step ({} ns){}",
-                micros(overlap),
-                tol.timer_step_ns,
-                aligned(slack)
-            ),
-        )
-    } else {
-        match latest_free_start(timeline, later.op, tol) {
-            Some(free) if free + slack < end => (
-                Truth::No,
-                format!(
-                    "the later one was ready to start by {} (issued, plus {} launch jitter) \
-                     while the other ran until {}, yet started only at {}: it waited{}",
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(end, timeline),
-                    at(later.start, timeline),
-                    aligned(slack)
-                ),
-            ),
-            Some(free) => (
-                Truth::Unknown,
-                format!(
-                    "no overlap, but the later one was issued too late to overlap (ready by {}, \
-                     with {} launch jitter, vs the other's end at {}): too short to tell waiting \
-                     from late issue; lengthen the spins",
-                    at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
-                    at(end, timeline)
-                ),
-            ),
-            None => (
-                Truth::Unknown,
-                "no host issue times to judge the overlap by".into(),
-            ),
-        }
-    };
-    Measurement {
-        check,
-        value_ns: overlap,
-        truth,
-        reason,
-    }
-}
-
-/// "; spans placed …, within ±x µs" where a host span or a witnessed copy took part, else
-/// nothing.
-fn aligned(slack: i64) -> String {
-    if slack > 0 {
-        format!(
-            "; host spans and copies placed on the stamps' axis (clock sync or witness), \
-             within ±{:.2} µs",
-            slack as f64 / 1e3
-        )
-    } else {
-        String::new()
-    }
-}
-
-/// Interleaves / Behind: the lead is the last start of a `low` block minus the first start of a
-/// `high` block. A lead of at least one timer step means low blocks were still being dispatched
-/// after high's first block started. Either way the answer counts only if `high` was ready (issued,
-/// plus the launch jitter) before the last low block started; otherwise high may simply have
-/// arrived late.
-fn dispatch_order(
-    check: Check,
-    timeline: &Timeline,
-    low: &Span,
-    high: &Span,
-    tol: &Tolerances,
-) -> Measurement {
-    let step = signed(tol.timer_step_ns);
-    let first_high = signed(high.start());
-    let last_low = low
-        .blocks
-        .iter()
-        .map(|b| signed(b.start_ns))
-        .max()
-        .unwrap_or(0);
-    let lead = last_low - first_high;
-    let after = low
-        .blocks
-        .iter()
-        .filter(|b| signed(b.start_ns) >= first_high + step)
-        .count();
-    let counted = format!(
-        "{after} of {} blocks of the first kernel started after the first block of the second \
-         (at {}); its last block started at {}",
-        low.blocks.len(),
-        at(first_high, timeline),
-        at(last_low, timeline)
-    );
-    let interleaved = lead >= step;
-    let decided = latest_free_start(timeline, high.op, tol).is_some_and(|free| free < last_low);
-    let truth = match (check, interleaved, decided) {
-        (_, _, false) => Truth::Unknown,
-        (Check::Interleaves { .. }, true, _) | (Check::Behind { .. }, false, _) => Truth::Yes,
-        _ => Truth::No,
-    };
-    let reason = if decided {
-        counted
-    } else {
-        format!(
-            "{counted}; but the second kernel was issued too late to tell (ready only after the \
-             first kernel's last block started); lengthen the first kernel"
-        )
-    };
-    Measurement {
-        check,
-        value_ns: lead,
-        truth,
-        reason,
-    }
-}
-
-/// Uninterrupted: each block's elapsed time against the time its cycles take at the kernel's own
-/// median rate. A block preempted by `by` would be off its SM for at least one of `by`'s blocks,
-/// so the threshold is half of `by`'s median block time. That is the cost of the alternative
-/// being tested, not a guess at noise. (Without any possible preemption, blocks of 1024 threads
-/// show 0.3–0.6 µs of excess on an H100: warp start skew and the final `__syncthreads`.)
-fn uninterrupted(check: Check, span: &Span, by: &Span) -> Measurement {
-    let mut rates: Vec<f64> = span
-        .blocks
-        .iter()
-        .filter(|b| b.cycles > 0)
-        .map(|b| (b.end_ns - b.start_ns) as f64 / b.cycles as f64)
-        .collect();
-    let mut by_times: Vec<u64> = by.blocks.iter().map(|b| b.end_ns - b.start_ns).collect();
-    if rates.is_empty() || by_times.is_empty() {
-        return Measurement {
-            check,
-            value_ns: 0,
-            truth: Truth::Unknown,
-            reason: "no block recorded its cycles".into(),
-        };
-    }
-    rates.sort_by(f64::total_cmp);
-    by_times.sort_unstable();
-    let ns_per_cycle = rates[rates.len() / 2];
-    let threshold = signed(by_times[by_times.len() / 2] / 2);
-    let worst = span
-        .blocks
-        .iter()
-        .filter(|b| b.cycles > 0)
-        .map(|b| (b.end_ns - b.start_ns) as i64 - (b.cycles as f64 * ns_per_cycle) as i64)
-        .max()
-        .unwrap_or(0);
-    let (truth, verb) = if worst < threshold {
-        (Truth::Yes, "no block was held off its SM")
-    } else {
-        (Truth::No, "a block was held off its SM")
-    };
-    let reason = format!(
-        "{verb}: the worst of {} blocks ran {} longer than its cycles take; a block preempted by \
-         the other kernel would wait out one of its blocks, so the threshold is half its median \
-         block time, {}",
-        span.blocks.len(),
-        micros(worst),
-        micros(threshold)
-    );
-    Measurement {
-        check,
-        value_ns: worst,
-        truth,
-        reason,
-    }
-}
-
-/// The resolution of `cuEventElapsedTime`, as the CUDA documentation states it ("a resolution of
-/// around 0.5 microseconds").
-pub const EVENT_RESOLUTION_NS: i64 = 500;
-
-/// ElapsedCovers: the events' elapsed time minus the kernel's stamped duration. Events recorded
-/// before and after a kernel in one stream bracket it, so the difference cannot be negative beyond
-/// the event resolution plus a timer step. What it is above zero is what events include that
-/// stamps do not: the kernel's dispatch after the first record, and the second record after it.
-fn elapsed_covers(
-    check: Check,
-    reading: Option<i64>,
-    span: Option<&Span>,
-    tol: &Tolerances,
-) -> Measurement {
-    let (Some(elapsed), Some(span)) = (reading, span) else {
-        return Measurement {
-            check,
-            value_ns: 0,
-            truth: Truth::Unknown,
-            reason: "no elapsed-time reading or no stamps for the kernel on this timeline".into(),
-        };
-    };
-    let duration = signed(span.duration_ns());
-    let extra = elapsed - duration;
-    let slack = EVENT_RESOLUTION_NS + signed(tol.timer_step_ns);
-    let truth = if extra >= -slack {
-        Truth::Yes
-    } else {
-        Truth::No
-    };
-    let reason = format!(
-        "the events measured {} around a kernel stamped at {}: {} {}; event resolution {} plus \
-         a timer step",
-        micros(elapsed),
-        micros(duration),
-        micros(extra),
-        if extra >= 0 {
-            "more, the dispatch gaps around the kernel that events include and stamps do not"
-        } else {
-            "less"
-        },
-        micros(EVENT_RESOLUTION_NS)
-    );
-    Measurement {
-        check,
-        value_ns: extra,
-        truth,
-        reason,
-    }
 }
