@@ -20,6 +20,8 @@
 //! - [`model`]: a happens-before model of stream semantics, which predicts for any program what
 //!   must precede what and what may overlap; [`fuzz`] runs random programs against it.
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
+//! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
+//!   to a temporary file and renamed into place, so no failure destroys a file.
 //! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
@@ -46,6 +48,7 @@
 //! assert!(record.as_expected());
 //! ```
 
+pub mod atomic_write;
 mod calibration;
 pub mod catalogue;
 mod child;
@@ -55,9 +58,11 @@ mod error;
 pub mod fuzz;
 mod gpu;
 mod lab;
+pub mod limits;
 pub mod model;
 mod program;
 mod record;
+mod record_check;
 mod relation;
 pub mod report;
 pub mod scenario;
