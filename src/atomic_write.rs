@@ -57,7 +57,9 @@ fn stage(
     write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, Error> {
     use std::os::unix::fs::PermissionsExt;
-    let name = path.file_name().map_or("out".into(), |n| n.to_string_lossy());
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy());
     let mut tmp = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
@@ -72,9 +74,7 @@ fn stage(
         .and_then(|_| out.flush())
         .map_err(|e| file_err(path, e))?;
     drop(out);
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| file_err(path, e))?;
+    tmp.as_file().sync_all().map_err(|e| file_err(path, e))?;
     Ok(Staged {
         tmp,
         target: path.to_path_buf(),

@@ -17,9 +17,7 @@
 
 use crate::calibration::Calibration;
 use crate::lab::MAX_TRIAL_FACTOR;
-use crate::limits::{
-    CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, TRIAL_WINDOW_NS,
-};
+use crate::limits::{CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, TRIAL_WINDOW_NS};
 use crate::program::{OpId, OpKind, Program};
 use crate::record::{Outcome, RunRecord, Trials};
 use crate::relation::Check;
@@ -210,10 +208,22 @@ fn ordered(field: &str, start: i128, end: i128) -> Result<(), String> {
 
 fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
     let any = |_: &OpKind| true;
-    sorted_ops(p, "spans", t.spans.iter().map(|s| s.op), OpKind::is_stamped, "a stamped kernel")?;
+    sorted_ops(
+        p,
+        "spans",
+        t.spans.iter().map(|s| s.op),
+        OpKind::is_stamped,
+        "a stamped kernel",
+    )?;
     sorted_ops(p, "host_calls", t.host_calls.iter().map(|c| c.op), any, "")?;
     let host_fn = |k: &OpKind| matches!(k, OpKind::HostFn { .. });
-    sorted_ops(p, "host_spans", t.host_spans.iter().map(|s| s.op), host_fn, "a host function")?;
+    sorted_ops(
+        p,
+        "host_spans",
+        t.host_spans.iter().map(|s| s.op),
+        host_fn,
+        "a host function",
+    )?;
     sorted_ops(p, "witnessed", t.witnessed.iter().map(|s| s.op), any, "")?;
     // On the %globaltimer axis: every instant the analysis compares.
     let mut instants: Vec<i128> = Vec::new();
@@ -229,7 +239,11 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
         }
     }
     for (i, c) in t.host_calls.iter().enumerate() {
-        ordered(&format!("host_calls[{i}]"), c.begin_ns.into(), c.end_ns.into())?;
+        ordered(
+            &format!("host_calls[{i}]"),
+            c.begin_ns.into(),
+            c.end_ns.into(),
+        )?;
         if c.end_ns > TRIAL_WINDOW_NS {
             return Err(format!(
                 "host_calls[{i}]: ends {} ns after the trial began, beyond the {} s window",
@@ -259,7 +273,11 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
         bounded_tolerance("witness.error_ns", w.error_ns).map_err(|e| format!("witness: {e}"))?;
     }
     for (i, s) in t.witnessed.iter().enumerate() {
-        ordered(&format!("witnessed[{i}]"), s.start_ns.into(), s.end_ns.into())?;
+        ordered(
+            &format!("witnessed[{i}]"),
+            s.start_ns.into(),
+            s.end_ns.into(),
+        )?;
         if let Some(w) = t.witness {
             let off = i128::from(w.offset_ns);
             instants.extend([i128::from(s.start_ns) + off, i128::from(s.end_ns) + off]);
