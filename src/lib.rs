@@ -76,6 +76,8 @@ pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
 pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
+#[doc(hidden)]
+pub use gpu::testing as gpu_testing;
 pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
 pub use program::{
