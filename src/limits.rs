@@ -79,17 +79,13 @@ pub fn read_json_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, Strin
     match buf.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => {}
         None if (buf.len() as u64) < HEAD => {} // empty or blank: serde says so
-        _ => {
-            return Err(
-                "not a stream-litmus results file: it does not start with a JSON object".into(),
-            )
-        }
+        _ => return Err("it does not start with a JSON object ('{')".into()),
     }
     taken.read_to_end(&mut buf).map_err(|e| e.to_string())?;
     if buf.len() as u64 > limit {
         return Err(format!(
-            "larger than the {} read limit (decompressed); a real results file is far smaller. If \
-             this one is real, raise the limit with {READ_LIMIT_ENV}=<MiB>",
+            "larger than the {} read limit (after decompression), far beyond any real run; if \
+             it is real, raise the limit with {READ_LIMIT_ENV}=<MiB>",
             describe_bytes(limit)
         ));
     }

@@ -167,7 +167,7 @@ impl RunRecord {
         } else {
             crate::limits::read_json_bounded(file, limit)
         }
-        .map_err(file_err)?;
+        .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
         let record: RunRecord = serde_json::from_slice(&bytes)
             .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
         drop(bytes);
