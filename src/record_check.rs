@@ -190,9 +190,7 @@ fn sorted_ops(
 
 fn stamp(field: &str, v: i128) -> Result<(), String> {
     if v.unsigned_abs() > u128::from(MAX_STAMP_NS) {
-        return Err(format!(
-            "{field} is {v}, beyond ±{MAX_STAMP_NS} ns; the file is damaged"
-        ));
+        return Err(format!("{field} is {v}, beyond ±{MAX_STAMP_NS} ns"));
     }
     Ok(())
 }

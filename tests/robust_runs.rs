@@ -45,18 +45,21 @@ fn nonsense_arguments_are_refused_before_the_gpu_opens() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/folder/results.json");
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (vec!["--trials".into(), "0".into()], "0 is outside 1..=1000"),
+        (
+            vec!["--trials".into(), "0".into()],
+            "must be 1..=1000 trials, not 0",
+        ),
         (
             vec!["--trials".into(), "99999999".into()],
-            "outside 1..=1000",
+            "must be 1..=1000 trials",
         ),
         (
             vec!["run".into(), "--spin-us".into(), "0".into()],
-            "0 is outside 1..=1000000",
+            "must be 1..=1000000 µs, not 0",
         ),
         (
             vec!["--spin-us".into(), "5000000".into()],
-            "outside 1..=1000000",
+            "must be 1..=1000000 µs",
         ),
         (vec!["--filter".into(), "".into()], "an empty filter"),
         (
@@ -76,21 +79,18 @@ fn nonsense_arguments_are_refused_before_the_gpu_opens() {
             vec!["--json".into(), dir.path().display().to_string()],
             "is a folder",
         ),
-        (
-            vec!["fuzz".into(), "--cases".into(), "0".into()],
-            "0 is outside",
-        ),
+        (vec!["fuzz".into(), "--cases".into(), "0".into()], ", not 0"),
         (
             vec!["fuzz".into(), "--spin-us".into(), "0".into()],
-            "0 is outside",
+            ", not 0",
         ),
         (
             vec!["sweep".into(), "--trials".into(), "0".into()],
-            "0 is outside",
+            ", not 0",
         ),
         (
             vec!["sweep".into(), "--max-streams".into(), "0".into()],
-            "0 is outside",
+            ", not 0",
         ),
     ];
     let before = snapshot(dir.path());

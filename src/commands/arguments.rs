@@ -18,7 +18,7 @@ fn in_range(s: &str, lo: u64, hi: u64, unit: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a whole number"))?;
     if n < lo || n > hi {
-        return Err(format!("{n} is outside {lo}..={hi}{unit}"));
+        return Err(format!("must be {lo}..={hi}{unit}, not {n}"));
     }
     Ok(n)
 }
