@@ -200,3 +200,47 @@ pub fn make_folder(dir: &Path) -> Result<Folder, Error> {
     }
     Ok(folder)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        fs::write(&path, "old").unwrap();
+        let err = write_atomically(&path, |w| {
+            w.write_all(b"half of the new")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("disk full"), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        write_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failed_pair_writes_neither() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::create_dir(&b).unwrap(); // in the way
+        let err = write_all_or_none(&[(a.clone(), b"one"), (b, b"two")]).unwrap_err();
+        assert!(err.to_string().contains("is a folder"), "{err}");
+        assert!(!a.exists());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_folder_made_for_a_failed_command_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("x/y/z");
+        drop(make_folder(&deep).unwrap());
+        assert!(!dir.path().join("x").exists());
+        make_folder(&deep).unwrap().keep();
+        assert!(deep.is_dir());
+    }
+}

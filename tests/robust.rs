@@ -428,3 +428,37 @@ fn compare_rejudges_both_files() {
     assert!(text.contains("1 recorded verdict(s) differ"), "{text}");
     assert!(text.contains("0 claim(s) differ"), "{text}");
 }
+
+/// `compare` prints and compares each figure in its own unit: an address offset 64 bytes apart
+/// is a difference in bytes (launch jitter, in µs, does not hide it), and it is shown as bytes.
+#[test]
+fn compare_keeps_each_figure_in_its_unit() {
+    let a = RunRecord::load(&common::fixture("catalogue-h100.json.gz")).unwrap();
+    let mut b = a.clone();
+    let rec = b
+        .claims
+        .iter_mut()
+        .find(|c| {
+            c.claim
+                .checks
+                .iter()
+                .any(|k| matches!(k, Check::Reuses { .. }))
+        })
+        .expect("the catalogue has an address-reuse claim");
+    let id = rec.claim.id.clone();
+    let Outcome::Ran { judgement, .. } = &mut rec.outcome else {
+        panic!("{id} ran");
+    };
+    let range = judgement
+        .ranges
+        .iter_mut()
+        .find(|r| matches!(r.check, Check::Reuses { .. }))
+        .unwrap();
+    range.min_ns += 64;
+    range.max_ns += 64;
+    let (text, differ) = stream_litmus::report::compare::compare(&a, &b);
+    assert_eq!(differ, 1, "{text}");
+    let line = text.lines().find(|l| l.contains(&id)).unwrap();
+    assert!(line.contains(" B"), "{line}");
+    assert!(!line.contains("µs"), "{line}");
+}
