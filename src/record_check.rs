@@ -3,8 +3,9 @@
 //! A results file is user input: it may be damaged, edited by hand, or crafted. Everything the
 //! analysis later indexes or subtracts is checked here, once, at the boundary, so the analysis
 //! itself can stay plain arithmetic on trusted values (docs/design.md, 13):
-//! - the claims: unique ids, a valid program ([`Program::validate`]) with at least one op, at
-//!   least one check, and every op and buffer a check or observation names;
+//! - the claims: unique ids; for each claim that ran (a failed one is reported by its error
+//!   alone), a valid program ([`Program::validate`]) with at least one op, at least one check,
+//!   and every op and buffer a check or observation names;
 //! - calibrations: a plausible clock rate, a timer step of at least 1 ns, bounded tolerances;
 //! - trials: wanted within [`MAX_TRIALS`], no more timelines than the lab would have run;
 //! - timelines: every span, host call, host span, reading, witnessed span and buffer summary
@@ -52,6 +53,11 @@ pub fn check(record: &RunRecord) -> Result<(), String> {
 fn claim(rec: &crate::record::ClaimRecord) -> Result<(), String> {
     let c = &rec.claim;
     let p = &c.program;
+    let Outcome::Ran { trials: t, .. } = &rec.outcome else {
+        // A claim that failed (an invalid program among them) is reported by its error alone:
+        // nothing of it is judged or drawn, so its program is not held to the rules.
+        return Ok(());
+    };
     p.validate()
         .map_err(|e| format!("program: {}", e.problems.join("; ")))?;
     if p.ops.is_empty() {
@@ -65,10 +71,7 @@ fn claim(rec: &crate::record::ClaimRecord) -> Result<(), String> {
             check_refs(p, check).map_err(|e| format!("{field}[{i}]: {e}"))?;
         }
     }
-    match &rec.outcome {
-        Outcome::Ran { trials: t, .. } => trials(p, t),
-        Outcome::Failed { .. } => Ok(()),
-    }
+    trials(p, t)
 }
 
 /// Every op and buffer `check` names exists; its op ranges run forwards.
