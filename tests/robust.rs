@@ -221,6 +221,16 @@ fn the_base_of_the_crafted_files_is_valid() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A claim that failed, here on an invalid program, is reported by its error: the file loads.
+    let mut run = base();
+    let mut claim = run.claims[0].claim.clone();
+    claim.program.ops.clear();
+    let error = stream_litmus::Error::NoDevice {
+        detail: "a test".into(),
+    };
+    run.claims[0] = stream_litmus::ClaimRecord::failed(claim, error);
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    RunRecord::load(&path).expect("a failed claim's program is not held to the rules");
 }
 
 /// Each crafted file is refused by `judge`, `judge --write`, `render` and `compare`, naming the
