@@ -44,7 +44,18 @@ fn refused(out: &Output, message: &str) {
 fn nonsense_arguments_are_refused_before_the_gpu_opens() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/folder/results.json");
+    let both = dir.path().join("fuzz.json").display().to_string();
     let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "fuzz".into(),
+                "--json".into(),
+                both.clone(),
+                "--regressions".into(),
+                both,
+            ],
+            "both name",
+        ),
         (
             vec!["--trials".into(), "0".into()],
             "must be 1..=1000 trials, not 0",
