@@ -167,7 +167,10 @@ impl RunRecord {
         } else {
             crate::limits::read_json_bounded(file, limit)
         }
-        .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
+        .map_err(|e| match e.starts_with("larger than") {
+            true => file_err(e),
+            false => file_err(format!("not a stream-litmus results file: {e}")),
+        })?;
         let record: RunRecord = serde_json::from_slice(&bytes)
             .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
         drop(bytes);
