@@ -9,8 +9,9 @@
 //! A failed write removes its temporary file. [`write_all_or_none`] does the same for several
 //! files at once, renaming only after every one was written (docs/design.md, 13).
 //!
-//! A target that exists and is not a regular file (`/dev/stdout`, `/dev/full`, a FIFO) is
-//! written directly: renaming over a device would replace it.
+//! A target that exists and is not a regular file (`/dev/full`, a FIFO), or is reached through
+//! `/dev` or `/proc` (`/dev/stdout`), is written directly: renaming over it would replace a
+//! device, or a file the shell holds open.
 
 use crate::error::Error;
 use std::fs;
@@ -36,8 +37,13 @@ fn resolve(path: &Path) -> Result<(PathBuf, bool), Error> {
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(file_err(path, "is a folder; name a file")),
         Ok(m) => {
+            // `/dev/stdout` or `/proc/self/fd/1` may resolve to a regular file, which the shell
+            // still holds open: renaming over it would send the output to a file nobody reads.
+            if path.starts_with("/dev") || path.starts_with("/proc") || !m.is_file() {
+                return Ok((path.to_path_buf(), true));
+            }
             let real = fs::canonicalize(path).map_err(|e| file_err(path, e))?;
-            Ok((real, !m.is_file()))
+            Ok((real, false))
         }
         Err(_) => Ok((path.to_path_buf(), false)),
     }
@@ -85,6 +91,14 @@ fn write_direct(
     path: &Path,
     write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), Error> {
+    if same_file(path, Path::new("/dev/stdout")) {
+        // Our own standard output: through its handle, after what was printed before (opened
+        // anew, a redirected file would be written from offset 0, over it).
+        let mut out = std::io::stdout().lock();
+        return write(&mut out)
+            .and_then(|_| out.flush())
+            .map_err(|e| file_err(path, e));
+    }
     let file = fs::OpenOptions::new()
         .write(true)
         .open(path)
