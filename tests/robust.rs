@@ -472,3 +472,25 @@ fn compare_keeps_each_figure_in_its_unit() {
     assert!(line.contains(" B"), "{line}");
     assert!(!line.contains("µs"), "{line}");
 }
+
+/// `judge IN --write /dev/stdout`: the report, then the results, none written over the other.
+#[test]
+fn judge_can_write_to_its_own_stdout() {
+    let out = cli()
+        .arg("judge")
+        .arg(common::fixture("core-h100.json"))
+        .args(["--write", "/dev/stdout"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (report, json) = (
+        text.find("as expected").unwrap(),
+        text.find("\"schema\"").unwrap(),
+    );
+    assert!(report < json, "{text}");
+}
