@@ -8,9 +8,19 @@
 //! The same goes for the report's browser test (`cfg(chromium)`): on when `CHROMIUM` names a
 //! browser binary, or when Debian's `/usr/bin/chromium` exists. Without it the test shows as
 //! ignored with its reason.
+//!
+//! And for the seed notes the catalogue cites (`cfg(seeds)`): on when `../shared/seeds` exists
+//! beside the checkout. Without them the test that checks every cited seed file shows as ignored
+//! with its reason, instead of passing without checking anything.
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(gpu)");
     println!("cargo::rustc-check-cfg=cfg(chromium)");
+    println!("cargo::rustc-check-cfg=cfg(seeds)");
+    let seeds = std::path::Path::new("../shared/seeds");
+    if seeds.is_dir() {
+        println!("cargo::rustc-cfg=seeds");
+        println!("cargo::rerun-if-changed=../shared/seeds");
+    }
     println!("cargo::rerun-if-env-changed=GPU_TESTS");
     println!("cargo::rerun-if-env-changed=CHROMIUM");
     let chromium = std::env::var_os("CHROMIUM")

@@ -5,12 +5,14 @@
 //! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as JSON,
 //! a [`ChildReply`] with the child's own calibration and every program's trials comes back on
 //! stdout. All programs that need the same environment share one child, so the cost of opening
-//! the GPU is paid once per environment, not once per claim.
+//! the GPU is paid once per environment, not once per claim. Both directions are read with the
+//! size limit of results files (`limits.rs`), and the request's trial count is checked.
 
 use crate::claim::EnvVar;
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::lab::collect_trials;
+use crate::limits::MAX_TRIALS;
 use crate::program::Program;
 use crate::record::Trials;
 use crate::relation::Check;
@@ -46,28 +48,32 @@ pub struct ChildReply {
 
 /// The child's side: reads a request from stdin, answers on stdout. Returns the exit code.
 pub fn serve() -> i32 {
-    let mut input = String::new();
-    let reply: Result<ChildReply, Error> = std::io::stdin()
-        .read_to_string(&mut input)
-        .map_err(|e| Error::File {
-            path: "<stdin>".into(),
-            detail: e.to_string(),
-        })
-        .and_then(|_| {
-            serde_json::from_str::<ChildRequest>(&input).map_err(|e| Error::File {
-                path: "<stdin>".into(),
-                detail: format!("not a child request: {e}"),
+    let stdin_err = |detail: String| Error::File {
+        path: "<stdin>".into(),
+        detail,
+    };
+    let reply: Result<ChildReply, Error> =
+        crate::limits::read_json_bounded(std::io::stdin().lock(), crate::limits::read_limit())
+            .map_err(|e| stdin_err(format!("not a child request: {e}")))
+            .and_then(|input| {
+                serde_json::from_slice::<ChildRequest>(&input)
+                    .map_err(|e| stdin_err(format!("not a child request: {e}")))
             })
-        })
-        .and_then(|request| {
-            let gpu = Gpu::open()?;
-            let runs = request
-                .jobs
-                .iter()
-                .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
-                .collect();
-            Ok(ChildReply { runs })
-        });
+            .and_then(|request| {
+                if !(1..=MAX_TRIALS).contains(&request.trials) {
+                    return Err(stdin_err(format!(
+                        "the child request asks for {} trials; it must be 1..={MAX_TRIALS}",
+                        request.trials
+                    )));
+                }
+                let gpu = Gpu::open()?;
+                let runs = request
+                    .jobs
+                    .iter()
+                    .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
+                    .collect();
+                Ok(ChildReply { runs })
+            });
     let json = serde_json::to_string(&reply).expect("replies always serialize");
     let mut out = std::io::stdout().lock();
     match out.write_all(json.as_bytes()).and_then(|_| out.flush()) {
@@ -113,10 +119,8 @@ pub fn run(
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let mut stdout = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        stdout.read_to_end(&mut buf).map(|_| buf)
-    });
+    let limit = crate::limits::read_limit();
+    let reader = std::thread::spawn(move || crate::limits::read_json_bounded(&mut stdout, limit));
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let err_reader = std::thread::spawn(move || {
         let mut buf = String::new();
@@ -142,8 +146,7 @@ pub fn run(
     let _ = writer.join();
     let out = reader
         .join()
-        .map_err(|_| fail("reading its output panicked".into()))?
-        .map_err(|e| fail(format!("reading its output failed: {e}")))?;
+        .map_err(|_| fail("reading its output panicked".into()))?;
     let err_text = err_reader.join().unwrap_or_default();
     if !status.success() {
         return Err(fail(format!(
@@ -151,6 +154,7 @@ pub fn run(
             err_text.trim()
         )));
     }
+    let out = out.map_err(|e| fail(format!("its answer was refused: {e}")))?;
     let reply: Result<ChildReply, Error> = serde_json::from_slice(&out).map_err(|e| {
         fail(format!(
             "its answer was not a child reply ({e}); stderr: {}",

@@ -20,6 +20,8 @@
 //! - [`model`]: a happens-before model of stream semantics, which predicts for any program what
 //!   must precede what and what may overlap; [`fuzz`] runs random programs against it.
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
+//! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
+//!   to a temporary file and renamed into place, so no failure destroys a file.
 //! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
@@ -46,6 +48,7 @@
 //! assert!(record.as_expected());
 //! ```
 
+pub mod atomic_write;
 mod calibration;
 pub mod catalogue;
 mod child;
@@ -56,9 +59,11 @@ mod error;
 pub mod fuzz;
 mod gpu;
 mod lab;
+pub mod limits;
 pub mod model;
 mod program;
 mod record;
+mod record_check;
 mod relation;
 pub mod report;
 pub mod scenario;
@@ -73,6 +78,8 @@ pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
 pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
+#[doc(hidden)]
+pub use gpu::testing as gpu_testing;
 pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
 pub use program::{

@@ -8,7 +8,7 @@ use stream_litmus::catalogue;
 
 mod commands;
 
-use commands::{compare, fuzz, judge, render, run, show, sweep};
+use commands::{arguments, compare, fuzz, judge, outln, render, run, show, sweep, CliResult};
 
 #[derive(Parser)]
 #[command(name = "stream-litmus", version, about)]
@@ -21,14 +21,15 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// Trials per claim [default: $STREAM_LITMUS_TRIALS, else 5].
-    #[arg(long)]
+    /// Trials per claim, 1..=1000 [default: $STREAM_LITMUS_TRIALS, else 5].
+    #[arg(long, value_parser = arguments::trials)]
     trials: Option<usize>,
-    /// Run only claims whose id contains this text (repeatable).
-    #[arg(long = "filter", short = 'f')]
+    /// Run only claims whose id contains this text (repeatable; each must match a claim).
+    #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
     filters: Vec<String>,
-    /// Spin length of the catalogue's kernels, in microseconds.
-    #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64)]
+    /// Spin length of the catalogue's kernels, in microseconds (1..=1000000).
+    #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64,
+          value_parser = arguments::spin_us)]
     spin_us: u64,
     /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
     #[arg(long)]
@@ -44,13 +45,14 @@ struct RunArgs {
 #[derive(clap::Args)]
 struct FuzzArgs {
     /// Random programs to run.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = arguments::cases)]
     cases: usize,
     /// Seed of the program generator: the same seed generates the same programs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Spin length of the generated kernels, in microseconds.
-    #[arg(long, default_value_t = stream_litmus::fuzz::DEFAULT_FUZZ_SPIN.as_micros() as u64)]
+    /// Spin length of the generated kernels, in microseconds (1..=1000000).
+    #[arg(long, default_value_t = stream_litmus::fuzz::DEFAULT_FUZZ_SPIN.as_micros() as u64,
+          value_parser = arguments::spin_us)]
     spin_us: u64,
     /// Write the whole report (violations, precision) as JSON to this file.
     #[arg(long)]
@@ -94,11 +96,11 @@ enum Command {
     /// Sweeps: launch offsets over 2–16 streams, and hardware queues over 1–16 streams under the
     /// default connection count and under CUDA_DEVICE_MAX_CONNECTIONS=32.
     Sweep {
-        /// Trials per program.
-        #[arg(long, default_value_t = 10)]
+        /// Trials per program (1..=1000).
+        #[arg(long, default_value_t = 10, value_parser = arguments::trials)]
         trials: usize,
-        /// Largest number of streams in the hardware-queue sweep.
-        #[arg(long, default_value_t = 16)]
+        /// Largest number of streams in the hardware-queue sweep (1..=128).
+        #[arg(long, default_value_t = 16, value_parser = arguments::streams)]
         max_streams: usize,
     },
     /// Internal: run programs from stdin for a parent process.
@@ -115,18 +117,10 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    match cli.command {
+    let result: CliResult = match cli.command {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
-        Some(Command::List) => {
-            for c in catalogue::all(catalogue::DEFAULT_SPIN) {
-                println!(
-                    "{:<36} expect {:<9} {} — {}",
-                    c.id, c.expect, c.source, c.statement
-                );
-            }
-            ExitCode::SUCCESS
-        }
+        Some(Command::List) => list(),
         Some(Command::Show { id, json }) => show(&id, json),
         Some(Command::Judge { results, write }) => judge(&results, write.as_deref()),
         Some(Command::Render { results, out }) => render(&results, &out),
@@ -136,6 +130,21 @@ fn main() -> ExitCode {
             trials,
             max_streams,
         }) => sweep(trials, max_streams),
-        Some(Command::Child) => ExitCode::from(stream_litmus::serve_child() as u8),
+        Some(Command::Child) => Ok(ExitCode::from(stream_litmus::serve_child() as u8)),
+    };
+    // The one place where an error becomes a message and an exit status.
+    result.unwrap_or_else(commands::CliError::report)
+}
+
+fn list() -> CliResult {
+    for c in catalogue::all(catalogue::DEFAULT_SPIN) {
+        outln!(
+            "{:<36} expect {:<9} {} — {}",
+            c.id,
+            c.expect,
+            c.source,
+            c.statement
+        );
     }
+    Ok(ExitCode::SUCCESS)
 }

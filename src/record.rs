@@ -160,45 +160,60 @@ impl RunRecord {
     }
 
     /// Read a results file; a name ending in `.gz` is read through gzip (see [`RunRecord::save`]).
+    ///
+    /// The file is user input: at most [`crate::limits::read_limit`] bytes are read (after
+    /// decompression), and everything is checked before it is returned (`record_check.rs`): a
+    /// damaged or crafted file is refused with a message naming the claim and the field.
     pub fn load(path: &Path) -> Result<RunRecord, Error> {
+        use std::io::BufReader;
         let file_err = |detail: String| Error::File {
             path: path.display().to_string(),
             detail,
         };
-        let bytes = std::fs::read(path).map_err(|e| file_err(e.to_string()))?;
-        let record: RunRecord = if is_gzip(path) {
-            serde_json::from_reader(flate2::read::GzDecoder::new(bytes.as_slice()))
+        let file = std::fs::File::open(path).map_err(|e| file_err(e.to_string()))?;
+        let limit = crate::limits::read_limit();
+        let bytes = if is_gzip(path) {
+            let gz = flate2::read::GzDecoder::new(BufReader::new(file));
+            crate::limits::read_json_bounded(BufReader::new(gz), limit)
         } else {
-            serde_json::from_slice(&bytes)
+            crate::limits::read_json_bounded(file, limit)
         }
-        .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
+        .map_err(|e| match e.starts_with("larger than") {
+            true => file_err(e),
+            false => file_err(format!("not a stream-litmus results file: {e}")),
+        })?;
+        let record: RunRecord = serde_json::from_slice(&bytes)
+            .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
+        drop(bytes);
         if record.schema != SCHEMA_VERSION {
             return Err(file_err(format!(
                 "results schema {} is not the supported {SCHEMA_VERSION}",
                 record.schema
             )));
         }
+        crate::record_check::check(&record).map_err(|e| {
+            file_err(format!(
+                "{e}. The file is damaged or was edited; nothing in it was used (re-record it, \
+                 or restore it from version control)"
+            ))
+        })?;
         Ok(record)
     }
 
     /// Write the results as JSON: pretty-printed, or compact and gzip-compressed when the name
     /// ends in `.gz`. Raw stamps dominate a record (a 4096-block kernel writes 4096 of them per
     /// trial), and they compress about tenfold, which keeps the scenarios' runs small enough to
-    /// commit as fixtures.
+    /// commit as fixtures. The file is replaced atomically: a failed write leaves the old one.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        let file_err = |e: std::io::Error| Error::File {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        };
-        if !is_gzip(path) {
-            let json = serde_json::to_string_pretty(self).expect("records always serialize");
-            return std::fs::write(path, json).map_err(file_err);
-        }
-        let file = std::fs::File::create(path).map_err(file_err)?;
-        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::best());
-        serde_json::to_writer(&mut gz, self).map_err(|e| file_err(e.into()))?;
-        gz.finish().map_err(file_err)?;
-        Ok(())
+        crate::atomic_write::write_atomically(path, |out| {
+            if !is_gzip(path) {
+                serde_json::to_writer_pretty(&mut *out, self)?;
+                return Ok(());
+            }
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::best());
+            serde_json::to_writer(&mut gz, self)?;
+            gz.finish().map(drop)
+        })
     }
 }
 

@@ -20,7 +20,11 @@ fn phase(t: &Timeline, (first, last): (OpId, OpId)) -> Option<f64> {
     let iv: Vec<_> = (first.0..=last.0)
         .filter_map(|i| t.interval(OpId(i)))
         .collect();
-    Some((iv.iter().map(|i| i.end).max()? - iv.iter().map(|i| i.start).min()?) as f64)
+    let (end, start) = (
+        iv.iter().map(|i| i.end).max()?,
+        iv.iter().map(|i| i.start).min()?,
+    );
+    Some(end.checked_sub(start)? as f64)
 }
 
 fn faster_phases(rec: &ClaimRecord) -> Option<((OpId, OpId), (OpId, OpId))> {
@@ -50,7 +54,7 @@ fn most_at_once(
     want: fn(&OpKind) -> bool,
 ) -> usize {
     let iv: Vec<_> = (first.0..=last.0)
-        .filter(|&i| want(&p.ops[i].kind))
+        .filter(|&i| p.ops.get(i).is_some_and(|o| want(&o.kind)))
         .filter_map(|i| t.interval(OpId(i)))
         .collect();
     iv.iter()
@@ -137,7 +141,8 @@ pub fn pipeline_table(records: &[ClaimRecord]) -> Option<String> {
             median(
                 ts.iter()
                     .filter_map(|t| t.interval(OpId(slow.0 .0 + i)))
-                    .map(|iv| (iv.end - iv.start) as f64)
+                    .filter_map(|iv| iv.end.checked_sub(iv.start))
+                    .map(|d| d as f64)
                     .collect(),
             )
         };
@@ -277,7 +282,7 @@ fn weight_bytes(p: &Program) -> (u64, u64) {
     for op in &p.ops {
         if let OpKind::Add { b, .. } = op.kind {
             if seen.insert(b) {
-                let buf = &p.buffers[b.0];
+                let Some(buf) = p.buffer(b) else { continue };
                 if op.label.starts_with("ref.") {
                     r += buf.bytes;
                 } else {

@@ -123,13 +123,15 @@ fn every_catalogue_claim_is_valid_and_well_formed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(seeds),
+    ignore = "needs the seed notes in ../shared/seeds, beside the checkout (build.rs looks)"
+)]
 fn catalogue_sources_are_seed_files_that_exist() {
+    // The notes live beside the checkout, not in it: build.rs compiles this test in only when
+    // they are there, so missing notes here are a failure, not a silent pass.
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
-    if !seeds.exists() {
-        // The notes live beside the checkout, not in it; a bare crate download has no notes.
-        eprintln!("skipping: {} not present", seeds.display());
-        return;
-    }
+    assert!(seeds.is_dir(), "{} is missing", seeds.display());
     for c in catalogue::all(catalogue::DEFAULT_SPIN) {
         if c.source.document.ends_with(".txt") {
             let text =

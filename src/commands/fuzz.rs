@@ -1,24 +1,35 @@
 //! `stream-litmus fuzz`: random programs on the GPU against the model.
 
+use super::arguments::writable_file;
+use super::{out, outln, CliError, CliResult};
 use crate::FuzzArgs;
 use std::process::ExitCode;
 use std::time::Duration;
 use stream_litmus::Lab;
 
-pub fn fuzz(args: FuzzArgs) -> ExitCode {
+pub fn fuzz(args: FuzzArgs) -> CliResult {
     use std::io::{IsTerminal, Write};
     use stream_litmus::fuzz::{FuzzConfig, Shape};
     use stream_litmus::model::Refinement;
+    if let Some(path) = &args.json {
+        writable_file(path)?;
+        if stream_litmus::atomic_write::same_file(path, &args.regressions)
+            || *path == args.regressions
+        {
+            return Err(CliError::usage(format!(
+                "--json and --regressions both name {}; give them different files",
+                path.display()
+            )));
+        }
+    }
+    writable_file(&args.regressions)?;
     let lab = Lab::new().with_trials(1);
-    let gpu = match super::open_gpu(&lab, 1) {
-        Ok(gpu) => gpu,
-        Err(code) => return code,
-    };
+    let gpu = super::open_gpu(&lab, 1)?;
     let config = FuzzConfig {
         cases: args.cases,
         seed: args.seed,
         shape: Shape {
-            spin: Duration::from_micros(args.spin_us.max(1)),
+            spin: Duration::from_micros(args.spin_us),
             ..Shape::default()
         },
         refinement: Refinement::for_connections(
@@ -42,33 +53,29 @@ pub fn fuzz(args: FuzzArgs) -> ExitCode {
         }
     };
     let report = stream_litmus::fuzz::fuzz(&config, &mut exec, &mut progress);
-    print!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
-    let write = |path: &std::path::Path, json: String| {
-        std::fs::write(path, json).map_err(|e| eprintln!("stream-litmus: {}: {e}", path.display()))
-    };
+    out!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
     if let Some(path) = &args.json {
-        if write(
-            path,
-            serde_json::to_string_pretty(&report).expect("serializes"),
-        )
-        .is_err()
-        {
-            return ExitCode::from(2);
-        }
+        write_json(path, &report)?;
     }
     if !report.violations.is_empty() {
         let programs: Vec<_> = report.violations.iter().map(|v| &v.program).collect();
-        let json = serde_json::to_string_pretty(&programs).expect("serializes");
-        if write(&args.regressions, json).is_ok() {
-            println!(
-                "shrunk violations written to {}",
-                args.regressions.display()
-            );
-        }
+        write_json(&args.regressions, &programs)?;
+        outln!(
+            "shrunk violations written to {}",
+            args.regressions.display()
+        );
     }
-    if report.violations.is_empty() && report.errors == 0 {
+    Ok(if report.violations.is_empty() && report.errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
+    })
+}
+
+/// Writes `value` as pretty JSON to `path`, atomically.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), CliError> {
+    stream_litmus::atomic_write::write_atomically(path, |w| {
+        serde_json::to_writer_pretty(w, value).map_err(std::io::Error::from)
+    })?;
+    Ok(())
 }

@@ -1,6 +1,8 @@
-//! The subcommands, one file each, and what they share: writing the reports and the progress
-//! line.
+//! The subcommands, one file each, and what they share: the error path, the argument checks,
+//! writing the reports and the progress line.
 
+pub mod arguments;
+mod cli_error;
 mod fuzz;
 mod replay;
 mod run;
@@ -13,43 +15,42 @@ pub use run::run;
 pub use show::show;
 pub use sweep::sweep;
 
-use std::process::ExitCode;
+pub(crate) use cli_error::{out, outln};
+pub use cli_error::{CliError, CliResult};
+
 use std::time::Instant;
 use stream_litmus::report::terminal;
 use stream_litmus::{Gpu, Lab, RunRecord};
 
-/// The lab's GPU with the report header printed, or the exit code after saying why there is none
+/// The lab's GPU with the report header printed, or the error that says why there is none
 /// (every command that runs on the GPU exits 2 with the same message).
-pub fn open_gpu(lab: &Lab, trials: usize) -> Result<&Gpu, ExitCode> {
-    match lab.gpu() {
-        Ok(gpu) => {
-            print!("{}", terminal::header(gpu.calibration(), trials));
-            Ok(gpu)
-        }
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            Err(ExitCode::from(2))
-        }
-    }
+pub fn open_gpu(lab: &Lab, trials: usize) -> Result<&Gpu, CliError> {
+    let gpu = lab.gpu()?;
+    out!("{}", terminal::header(gpu.calibration(), trials));
+    Ok(gpu)
 }
 
-/// Writes report.html and trace.json into `dir` and says how big they are and how long they took.
-pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), String> {
+/// Writes report.html and trace.json into `dir`, both or neither, and says how big they are and
+/// how long they took.
+pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), CliError> {
     let started = Instant::now();
     let html = stream_litmus::report::html::html_report(run);
     let trace = serde_json::to_string(&stream_litmus::report::trace::chrome_trace(run))
-        .expect("traces serialize");
+        .map_err(|e| CliError::usage(format!("the trace could not be serialized: {e}")))?;
     let took = started.elapsed();
-    for (name, text) in [("report.html", &html), ("trace.json", &trace)] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        println!(
+    let files = [
+        (dir.join("report.html"), html.as_bytes()),
+        (dir.join("trace.json"), trace.as_bytes()),
+    ];
+    stream_litmus::atomic_write::write_all_or_none(&files)?;
+    for (path, text) in &files {
+        outln!(
             "wrote  {} ({:.1} KiB)",
             path.display(),
             text.len() as f64 / 1024.0
         );
     }
-    println!("render {:.1} ms", took.as_secs_f64() * 1e3);
+    outln!("render {:.1} ms", took.as_secs_f64() * 1e3);
     Ok(())
 }
 

@@ -1,32 +1,42 @@
 //! Commands that need no GPU: `judge`, `render` and `compare` read results files.
+//!
+//! Every file is checked on load (`RunRecord::load`) and re-judged under the current rules
+//! before anything is printed, drawn, compared or written back; every output is written
+//! atomically, so `judge IN --write IN` cannot lose IN on a full disk.
 
-use super::write_reports;
+use super::arguments::{not_the_input, writable_file};
+use super::{out, outln, write_reports, CliError, CliResult};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use stream_litmus::report::terminal;
 use stream_litmus::{ClaimRecord, RunRecord};
 
-/// Loads a results file, re-judges it from its stamps and prints the report; `None` (after
-/// printing why) when the file cannot be read. The flag says whether every re-judged verdict
-/// equals the recorded one.
-fn rejudge(path: &std::path::Path) -> Option<(RunRecord, bool)> {
-    let recorded = match RunRecord::load(path) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            return None;
-        }
-    };
+/// The record with every judgement recomputed from the stamps, and how many verdicts moved.
+fn rejudged(recorded: &RunRecord) -> (RunRecord, usize) {
+    let mut run = recorded.clone();
+    run.claims = recorded.claims.iter().map(ClaimRecord::rejudge).collect();
+    let moved = recorded
+        .claims
+        .iter()
+        .zip(&run.claims)
+        .filter(|(old, new)| old.verdict() != new.verdict())
+        .count();
+    (run, moved)
+}
+
+/// Loads a results file, re-judges it from its stamps and prints the report. The flag says
+/// whether every re-judged verdict equals the recorded one.
+fn rejudge(path: &Path) -> Result<(RunRecord, bool), CliError> {
+    let recorded = RunRecord::load(path)?;
     if let Some(cal) = &recorded.calibration {
-        print!("{}", terminal::header(cal, recorded.trials_per_claim));
+        out!("{}", terminal::header(cal, recorded.trials_per_claim));
     }
-    let mut rejudged = recorded.clone();
-    rejudged.claims = recorded.claims.iter().map(ClaimRecord::rejudge).collect();
-    let mut same = true;
+    let (rejudged, moved) = rejudged(&recorded);
     for (old, new) in recorded.claims.iter().zip(&rejudged.claims) {
-        println!("{}", terminal::claim_line(new));
+        outln!("{}", terminal::claim_line(new));
         if old.verdict() != new.verdict() {
-            same = false;
-            println!(
+            outln!(
                 "     recorded verdict {:?} differs from the re-judged {:?}",
                 old.verdict(),
                 new.verdict()
@@ -34,63 +44,69 @@ fn rejudge(path: &std::path::Path) -> Option<(RunRecord, bool)> {
         }
     }
     for table in stream_litmus::scenario::tables(&rejudged.claims) {
-        println!("\n{table}");
+        outln!("\n{table}");
     }
-    println!("{}", terminal::footer(&rejudged));
-    Some((rejudged, same))
+    outln!("{}", terminal::footer(&rejudged));
+    Ok((rejudged, moved == 0))
 }
 
-pub fn judge(path: &std::path::Path, write: Option<&std::path::Path>) -> ExitCode {
-    let judged = rejudge(path);
-    if let (Some((run, _)), Some(out)) = (&judged, write) {
-        if let Err(e) = run.save(out) {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
-        println!("re-judged results written to {}", out.display());
+pub fn judge(path: &Path, write: Option<&Path>) -> CliResult {
+    if let Some(out) = write {
+        // Writing over the input is allowed here, on purpose: the write is atomic.
+        writable_file(out)?;
     }
-    match judged {
-        None => ExitCode::from(2),
-        Some((run, true)) if run.all_as_expected() => ExitCode::SUCCESS,
-        Some(_) => ExitCode::FAILURE,
+    let (run, same) = rejudge(path)?;
+    if let Some(out) = write {
+        run.save(out)?;
+        outln!("re-judged results written to {}", out.display());
     }
-}
-
-pub fn render(path: &std::path::Path, out: &std::path::Path) -> ExitCode {
-    let Some((run, same)) = rejudge(path) else {
-        return ExitCode::from(2);
-    };
-    if !same {
-        eprintln!(
-            "stream-litmus: re-judging changed verdicts; the report shows the re-judged ones"
-        );
-    }
-    let written = std::fs::create_dir_all(out)
-        .map_err(|e| format!("{}: {e}", out.display()))
-        .and_then(|_| write_reports(&run, out));
-    match written {
-        Err(e) => {
-            eprintln!("stream-litmus: {e}");
-            ExitCode::from(2)
-        }
-        Ok(()) if same => ExitCode::SUCCESS,
-        Ok(()) => ExitCode::FAILURE,
-    }
-}
-
-pub fn compare(a: &std::path::Path, b: &std::path::Path) -> ExitCode {
-    let (ra, rb) = match (RunRecord::load(a), RunRecord::load(b)) {
-        (Ok(ra), Ok(rb)) => (ra, rb),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let (text, differ) = stream_litmus::report::compare::compare(&ra, &rb);
-    print!("{text}");
-    if differ == 0 {
+    Ok(if same && run.all_as_expected() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+pub fn render(path: &Path, out: &Path) -> CliResult {
+    for name in ["report.html", "trace.json"] {
+        not_the_input(&out.join(name), path, "--out folder")?;
     }
+    let (run, same) = rejudge(path)?;
+    if !same {
+        let _ = writeln!(
+            std::io::stderr(),
+            "stream-litmus: re-judging changed verdicts; the report shows the re-judged ones"
+        );
+    }
+    let folder = super::arguments::writable_folder(out)?;
+    write_reports(&run, out)?;
+    folder.keep();
+    Ok(if same {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Compares two results files, both re-judged under the current rules first, so that a
+/// difference is one of behaviour and not of the rules each file was judged with.
+pub fn compare(a: &Path, b: &Path) -> CliResult {
+    let (ra, moved_a) = rejudged(&RunRecord::load(a)?);
+    let (rb, moved_b) = rejudged(&RunRecord::load(b)?);
+    for (name, path, moved) in [("a", a, moved_a), ("b", b, moved_b)] {
+        if moved > 0 {
+            outln!(
+                "note   {name} ({}): {moved} recorded verdict(s) differ from the current rules'; \
+                 compared as re-judged",
+                path.display()
+            );
+        }
+    }
+    let (text, differ) = stream_litmus::report::compare::compare(&ra, &rb);
+    out!("{text}");
+    Ok(if differ == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

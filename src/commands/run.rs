@@ -1,53 +1,74 @@
 //! `stream-litmus [run]`: the catalogue on the GPU, a verdict line per claim, the reports.
+//!
+//! Arguments and output paths are checked before the GPU opens (`arguments.rs`).
 
-use super::{write_reports, Progress};
+use super::arguments::{trials_from_env, writable_file, writable_folder};
+use super::{outln, write_reports, CliError, CliResult, Progress};
 use crate::RunArgs;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
 use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord};
 
-fn selected(args: &RunArgs) -> Vec<Claim> {
-    catalogue::all(Duration::from_micros(args.spin_us.max(1)))
+/// The claims the filters select; every filter must match at least one claim.
+fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
+    let all = catalogue::all(Duration::from_micros(args.spin_us));
+    if let Some(f) = args
+        .filters
+        .iter()
+        .find(|f| !all.iter().any(|c| c.id.contains(f.as_str())))
+    {
+        return Err(CliError::usage(format!(
+            "no claim matches the filter {f:?}; see `stream-litmus list`"
+        )));
+    }
+    Ok(all
         .into_iter()
         .filter(|c| {
             args.filters.is_empty() || args.filters.iter().any(|f| c.id.contains(f.as_str()))
         })
-        .collect()
+        .collect())
 }
 
-pub fn run(args: RunArgs) -> ExitCode {
+pub fn run(args: RunArgs) -> CliResult {
     let started = Instant::now();
-    let claims = selected(&args);
-    if claims.is_empty() {
-        eprintln!(
-            "stream-litmus: no claim matches {:?}; see `stream-litmus list`",
-            args.filters
-        );
-        return ExitCode::from(2);
+    let claims = selected(&args)?;
+    let trials = match args.trials {
+        Some(n) => Some(n),
+        None => trials_from_env()?,
+    };
+    if let Some(path) = &args.json {
+        writable_file(path)?;
     }
+    let folder = args.out.as_deref().map(writable_folder).transpose()?;
     let mut lab = Lab::new();
-    if let Some(n) = args.trials {
+    if let Some(n) = trials {
         lab = lab.with_trials(n);
     }
-    let gpu = match super::open_gpu(&lab, lab.trials()) {
-        Ok(gpu) => gpu,
-        Err(code) => return code,
-    };
+    let gpu = super::open_gpu(&lab, lab.trials())?;
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     let mut progress = Progress::new(claims.len());
+    let mut stdout_error = None;
     record.claims = lab.check_all(&claims, |rec| {
+        use std::io::Write;
         progress.clear();
-        println!("{}", terminal::claim_line(rec));
+        if stdout_error.is_none() {
+            stdout_error = writeln!(std::io::stdout(), "{}", terminal::claim_line(rec)).err();
+        }
         progress.step(&rec.claim.id);
     });
     progress.clear();
+    if let Some(e) = stdout_error {
+        // The run is done: keep its results before saying that the terminal output was lost.
+        save(&args, &record, folder)?;
+        return Err(CliError::stdout(e));
+    }
     for table in stream_litmus::scenario::tables(&record.claims) {
-        println!("\n{table}");
+        outln!("\n{table}");
     }
     for rec in &record.claims {
         if args.details || !rec.as_expected() {
-            println!("\n{}", terminal::details(rec));
+            outln!("\n{}", terminal::details(rec));
         }
     }
     record.timing.setup_ns = gpu.setup_time().as_nanos() as u64;
@@ -57,33 +78,31 @@ pub fn run(args: RunArgs) -> ExitCode {
         .iter()
         .filter_map(ClaimRecord::trials)
         .map(|t| t.gpu_time_ns)
-        .sum();
+        .fold(0, u64::saturating_add);
     record.timing.wall_ns = started.elapsed().as_nanos() as u64;
-    println!("{}", terminal::footer(&record));
-    if let Some(path) = &args.json {
-        if let Err(e) = record.save(path) {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
-        println!("results written to {}", path.display());
-    }
-    if let Some(dir) = &args.out {
-        let saved = std::fs::create_dir_all(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|_| {
-                record
-                    .save(&dir.join("results.json"))
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|_| write_reports(&record, dir));
-        if let Err(e) = saved {
-            eprintln!("stream-litmus: {e}");
-            return ExitCode::from(2);
-        }
-    }
-    if record.all_as_expected() {
+    outln!("{}", terminal::footer(&record));
+    save(&args, &record, folder)?;
+    Ok(if record.all_as_expected() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+/// Writes the results file and the report folder the arguments ask for.
+fn save(
+    args: &RunArgs,
+    record: &RunRecord,
+    folder: Option<stream_litmus::atomic_write::Folder>,
+) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        record.save(path)?;
+        outln!("results written to {}", path.display());
     }
+    if let (Some(dir), Some(folder)) = (&args.out, folder) {
+        record.save(&dir.join("results.json"))?;
+        write_reports(record, dir)?;
+        folder.keep();
+    }
+    Ok(())
 }

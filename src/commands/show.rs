@@ -1,30 +1,34 @@
 //! `stream-litmus show ID`: one claim as a listing (with the model's predictions) or as JSON.
 
+use super::{out, outln, CliError, CliResult};
 use std::process::ExitCode;
 use stream_litmus::catalogue;
 
-pub fn show(id: &str, json: bool) -> ExitCode {
+pub fn show(id: &str, json: bool) -> CliResult {
     let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
         .into_iter()
         .find(|c| c.id == id)
     else {
-        eprintln!("stream-litmus: no claim '{id}'; see `stream-litmus list`");
-        return ExitCode::from(2);
+        return Err(CliError::usage(format!(
+            "no claim '{id}'; see `stream-litmus list`"
+        )));
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&claim).expect("claims serialize")
-        );
+        let json = serde_json::to_string_pretty(&claim)
+            .map_err(|e| CliError::usage(format!("the claim could not be serialized: {e}")))?;
+        outln!("{json}");
     } else {
-        println!(
+        outln!(
             "claim  {} — {}\nsource {}\nexpect {}",
-            claim.id, claim.statement, claim.source, claim.expect
+            claim.id,
+            claim.statement,
+            claim.source,
+            claim.expect
         );
         for var in &claim.env {
-            println!("env    {var}");
+            outln!("env    {var}");
         }
-        print!("{}", claim.program);
+        out!("{}", claim.program);
         let connections = claim
             .env
             .iter()
@@ -38,12 +42,12 @@ pub fn show(id: &str, json: bool) -> ExitCode {
                 Some(false) => "not predicted",
                 None => "not a happens-before question",
             };
-            println!(
+            outln!(
                 "  check {:<10} model ({refinement:?}): {}",
                 check.describe(&claim.program),
                 predicted
             );
         }
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

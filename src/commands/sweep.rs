@@ -1,39 +1,28 @@
 //! `stream-litmus sweep`: launch offsets and hardware queues, as tables.
 
+use super::{out, outln, CliResult};
 use std::process::ExitCode;
 use std::time::Duration;
 use stream_litmus::{catalogue, Lab};
 
-pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
+pub fn sweep(trials: usize, max_streams: usize) -> CliResult {
     use stream_litmus::model::Refinement;
     use stream_litmus::report::sweep::{offsets_table, queues_table};
     use stream_litmus::sweep::{offsets_program, offsets_row, queues_program, queues_row};
     use stream_litmus::EnvVar;
     let lab = Lab::new().with_trials(trials);
-    if let Err(code) = super::open_gpu(&lab, trials) {
-        return code;
-    }
-    let fail = |e: stream_litmus::Error| {
-        eprintln!("stream-litmus: {e}");
-        ExitCode::from(2)
-    };
+    super::open_gpu(&lab, trials)?;
     let counts = [2, 4, 8, 16];
     let programs: Vec<_> = counts
         .iter()
         .map(|&n| offsets_program(n, catalogue::DEFAULT_SPIN))
         .collect();
-    let runs = match lab.run_all_under(&programs, &[]) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
+    let runs = lab.run_all_under(&programs, &[])?;
     let mut rows = Vec::new();
     for (&n, run) in counts.iter().zip(runs) {
-        match run {
-            Ok(t) => rows.push(offsets_row(n, &t)),
-            Err(e) => return fail(e),
-        }
+        rows.push(offsets_row(n, &run?));
     }
-    println!("\n{}", offsets_table(&rows));
+    outln!("\n{}", offsets_table(&rows));
     // Long spins: every A must still run while the host issues all 2k launches.
     let spin = Duration::from_micros(200);
     let programs: Vec<_> = (1..=max_streams).map(|k| queues_program(k, spin)).collect();
@@ -44,16 +33,10 @@ pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
             value: value.map(str::to_owned),
         }];
         let refinement = Refinement::for_connections(value);
-        let runs = match lab.run_all_under(&programs, &env) {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
+        let runs = lab.run_all_under(&programs, &env)?;
         let mut rows = Vec::new();
         for (program, run) in programs.iter().zip(runs) {
-            match run {
-                Ok(t) => rows.push(queues_row(program, &t, refinement)),
-                Err(e) => return fail(e),
-            }
+            rows.push(queues_row(program, &run?, refinement));
         }
         let name = match value {
             None => "default connections (model: 8 queues)".to_string(),
@@ -61,6 +44,6 @@ pub fn sweep(trials: usize, max_streams: usize) -> ExitCode {
         };
         settings.push((name, rows));
     }
-    print!("{}", queues_table(&settings));
-    ExitCode::SUCCESS
+    out!("{}", queues_table(&settings));
+    Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,41 @@ struct Issuer<'a> {
     cycles: Vec<i64>,
 }
 
+/// Synchronizes the context when dropped. Declared after every resource a trial uses, it is
+/// dropped first: on every path out of [`execute`], an early `?` included, no queued host
+/// function, kernel or copy can still use a slot, a buffer or a stream when it is freed.
+struct SyncOnDrop;
+
+impl Drop for SyncOnDrop {
+    fn drop(&mut self) {
+        let _ = result::ctx::synchronize();
+    }
+}
+
+impl Drop for Issuer<'_> {
+    /// Runs before the fields are freed. If the context cannot be synchronized (it is broken),
+    /// a host function may still be queued: its slots are leaked rather than freed under it.
+    fn drop(&mut self) {
+        if result::ctx::synchronize().is_err() {
+            self.host_fns.leak();
+        }
+    }
+}
+
+/// Test hook: the op at which the next executions fail, as if its driver call had, during the
+/// warm-up trial (`usize::MAX`: none). Only the executor's error-path test sets it.
+static FAIL_AT_OP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
+
+/// Makes every execution fail at op `op` of its warm-up trial (`None`: run normally); see the
+/// error-path test in `tests/robust.rs`.
+#[doc(hidden)]
+pub fn fail_at_op(op: Option<usize>) {
+    FAIL_AT_OP.store(
+        op.unwrap_or(usize::MAX),
+        std::sync::atomic::Ordering::SeqCst,
+    );
+}
+
 /// Runs `trials` recorded trials (plus one warm-up) of a validated program.
 pub fn execute(
     kernels: &Kernels,
@@ -97,6 +132,8 @@ pub fn execute(
         None
     };
     let mut host = vec![0u64; program.stamped_blocks() * WORDS_PER_BLOCK];
+    let _synced = SyncOnDrop; // dropped first: see SyncOnDrop
+    let fail_at = FAIL_AT_OP.load(std::sync::atomic::Ordering::SeqCst);
 
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
@@ -125,6 +162,12 @@ pub fn execute(
                 w.before(i, on)?;
             }
             let begin = now_ns() - t0;
+            if trial == 0 && i == fail_at {
+                return Err(Error::Driver {
+                    call: "an injected failure".into(),
+                    message: format!("op {i} failed on purpose (executor error-path test)"),
+                });
+            }
             let value = issuer.issue(i)?;
             let end = now_ns() - t0;
             if let Some(w) = &witness {

@@ -30,8 +30,24 @@ impl Slot {
         while now_ns() - begin < self.spin_ns {
             std::hint::spin_loop();
         }
-        self.end.store(now_ns(), Ordering::Release);
+        let end = now_ns();
+        self.end.store(end, Ordering::Release);
+        LAST_RUN_END.fetch_max(end, Ordering::AcqRel);
     }
+}
+
+/// When the last host function ended, and when the last slots were freed (host clock ns): the
+/// executor's error-path test checks that no host function ran after its slot was freed.
+static LAST_RUN_END: AtomicU64 = AtomicU64::new(0);
+static LAST_FREED: AtomicU64 = AtomicU64::new(0);
+
+/// (when the last host function ended, when host-function slots were last freed), host ns.
+#[doc(hidden)]
+pub fn last_times() -> (u64, u64) {
+    (
+        LAST_RUN_END.load(Ordering::Acquire),
+        LAST_FREED.load(Ordering::Acquire),
+    )
 }
 
 unsafe extern "C" fn host_fn(data: *mut c_void) {
@@ -63,6 +79,12 @@ impl HostFns {
             })
             .collect();
         HostFns { slots }
+    }
+
+    /// Gives up the slots without freeing them: for a context that could not be synchronized,
+    /// where a queued host function might still run and use its slot.
+    pub fn leak(&mut self) {
+        std::mem::forget(std::mem::take(&mut self.slots));
     }
 
     /// Clears the stamps before a trial.
@@ -116,5 +138,13 @@ impl HostFns {
             });
         }
         Ok(out)
+    }
+}
+
+impl Drop for HostFns {
+    fn drop(&mut self) {
+        if !self.slots.is_empty() {
+            LAST_FREED.store(now_ns(), Ordering::Release);
+        }
     }
 }

@@ -24,6 +24,13 @@ mod resources;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
+
+/// Hooks for the executor's error-path test; not part of the API.
+#[doc(hidden)]
+pub mod testing {
+    pub use super::executor::fail_at_op;
+    pub use super::host_fn::last_times;
+}
 pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 
 use crate::calibration::{Calibration, Device};

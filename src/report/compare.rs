@@ -5,10 +5,12 @@
 //! gap or overlap. Two ranges differ when they lie apart by more than the larger launch jitter of
 //! the two runs. Inside one run the range already holds the trial-to-trial spread, and the jitter
 //! bounds how much launch timing alone can move a start. So what remains is a real difference in
-//! behaviour, not noise.
+//! behaviour, not noise. Figures that are not times (bytes of an address offset, elements
+//! differing, a memory kind) are printed in their own units and differ whenever their ranges do.
+//! The caller re-judges both runs under the current rules first (`stream-litmus compare`).
 
 use crate::record::{ClaimRecord, RunRecord};
-use crate::relation::micros;
+use crate::relation::{micros, Check};
 use std::fmt::Write;
 
 fn device(run: &RunRecord) -> String {
@@ -32,6 +34,16 @@ fn jitter(run: &RunRecord) -> i64 {
         .unwrap_or(0)
 }
 
+/// Whether `check` measures a time (in ns): the others measure bytes, element counts or a memory
+/// kind (see [`Check::format_value`]), which launch jitter does not move, so they differ when
+/// they differ at all.
+fn is_time(check: &Check) -> bool {
+    !matches!(
+        check,
+        Check::Reuses { .. } | Check::Contents { .. } | Check::MemoryIs { .. }
+    )
+}
+
 /// The differences of one claim, as lines.
 fn claim_differences(a: &ClaimRecord, b: &ClaimRecord, tol: i64) -> Vec<String> {
     let mut out = Vec::new();
@@ -51,15 +63,22 @@ fn claim_differences(a: &ClaimRecord, b: &ClaimRecord, tol: i64) -> Vec<String> 
         return out;
     };
     for (ra, rb) in ja.ranges.iter().zip(&jb.ranges) {
-        let apart = (ra.min_ns - rb.max_ns).max(rb.min_ns - ra.max_ns);
-        if apart > tol {
+        let differs = if is_time(&ra.check) {
+            let apart =
+                (ra.min_ns.saturating_sub(rb.max_ns)).max(rb.min_ns.saturating_sub(ra.max_ns));
+            apart > tol
+        } else {
+            (ra.min_ns, ra.max_ns) != (rb.min_ns, rb.max_ns)
+        };
+        if differs {
+            let v = |x: i64| ra.check.format_value(x);
             out.push(format!(
                 "{} {}..{} → {}..{}",
                 ra.check.describe(&a.claim.program),
-                micros(ra.min_ns),
-                micros(ra.max_ns),
-                micros(rb.min_ns),
-                micros(rb.max_ns)
+                v(ra.min_ns),
+                v(ra.max_ns),
+                v(rb.min_ns),
+                v(rb.max_ns)
             ));
         }
     }
@@ -95,8 +114,9 @@ pub fn compare(a: &RunRecord, b: &RunRecord) -> (String, usize) {
     }
     let _ = writeln!(
         s,
-        "{differ} claim(s) differ; {common} compared (figures differ when their ranges lie more \
-         than {} apart, the larger launch jitter)",
+        "{differ} claim(s) differ; {common} compared (times differ when their ranges lie more \
+         than {} apart, the larger launch jitter; bytes, counts and memory kinds when their \
+         ranges differ)",
         micros(tol)
     );
     (s, differ)

@@ -163,7 +163,8 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         let OpKind::HostFn { stream, .. } = op.kind else {
             continue;
         };
-        let (Some(iv), Some(lane)) = (timeline.interval(op.id), lanes.of_stream[stream.0]) else {
+        let (Some(iv), Some(lane)) = (timeline.interval(op.id), lane_of(&lanes.of_stream, stream))
+        else {
             continue;
         };
         let (a, b) = (iv.start - origin, iv.end - origin);
@@ -173,7 +174,7 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
             s,
             r##"<g><title>host function {} on {}: {:.3} → {:.3} µs (±{:.2} µs clock alignment)</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="#b8b8b8" stroke="#00000055" stroke-dasharray="3 2"/></g>"##,
             esc(&op.label),
-            esc(&program.streams[stream.0].label),
+            esc(stream_label(program, stream)),
             a as f64 / 1e3,
             b as f64 / 1e3,
             iv.slack_ns as f64 / 1e3,
@@ -185,10 +186,13 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         let OpKind::Spin { stream, .. } = op.kind else {
             continue;
         };
-        let (Some(span), Some(lane)) = (timeline.span(op.id), lanes.of_stream[stream.0]) else {
+        let (Some(span), Some(lane)) = (timeline.span(op.id), lane_of(&lanes.of_stream, stream))
+        else {
             continue;
         };
-        let kind = program.streams[stream.0].kind;
+        let Some(kind) = program.stream(stream).map(|st| st.kind) else {
+            continue;
+        };
         let (a, b) = (span.start() as i64 - origin, span.end() as i64 - origin);
         let (xa, xb) = (x(a), x(b).max(x(a) + 1.5));
         let y = lane_y(lane) + (LANE - BAR) / 2.0;
@@ -203,7 +207,7 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
             s,
             r##"<g><title>{} on {}: {:.3} → {:.3} µs ({:.3} µs), {} block(s) on {}</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="{}" stroke="#00000033"/>"##,
             esc(&op.label),
-            esc(&program.streams[stream.0].label),
+            esc(stream_label(program, stream)),
             a as f64 / 1e3,
             b as f64 / 1e3,
             (b - a) as f64 / 1e3,
@@ -271,12 +275,16 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     }
     // Event edges: from the work a record captured to the first kernel after the matching wait.
     for (w, r, ev) in event_edges(program) {
-        let (OpKind::Record { stream: rs, .. }, OpKind::Wait { stream: ws, .. }) =
-            (&program.ops[r.0].kind, &program.ops[w.0].kind)
-        else {
+        let (Some(OpKind::Record { stream: rs, .. }), Some(OpKind::Wait { stream: ws, .. })) = (
+            program.op(r).map(|o| &o.kind),
+            program.op(w).map(|o| &o.kind),
+        ) else {
             continue;
         };
-        let (Some(rl), Some(wl)) = (lanes.of_stream[rs.0], lanes.of_stream[ws.0]) else {
+        let (Some(rl), Some(wl)) = (
+            lane_of(&lanes.of_stream, *rs),
+            lane_of(&lanes.of_stream, *ws),
+        ) else {
             continue;
         };
         let source = last_kernel_before(program, *rs, r)
@@ -298,10 +306,10 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         let _ = write!(
             s,
             r##"<g><title>event {}: recorded on {} (op {}), waited on by {} (op {})</title><path d="M {x1:.1} {y1:.1} C {:.1} {y1:.1}, {:.1} {y2:.1}, {x2:.1} {y2:.1}" fill="none" stroke="#6a3d9a" stroke-width="1.6" marker-end="url(#arrow-{id})"/><circle cx="{x1:.1}" cy="{y1:.1}" r="3" fill="#6a3d9a"/></g>"##,
-            esc(&program.events[ev].label),
-            esc(&program.streams[rs.0].label),
+            esc(program.events.get(ev).map_or("?", |e| e.label.as_str())),
+            esc(stream_label(program, *rs)),
             r.0,
-            esc(&program.streams[ws.0].label),
+            esc(stream_label(program, *ws)),
             w.0,
             x1 + (x2 - x1) * 0.5,
             x1 + (x2 - x1) * 0.5,
@@ -317,9 +325,13 @@ fn event_edges(program: &Program) -> Vec<(OpId, OpId, usize)> {
     let mut out = Vec::new();
     for op in &program.ops {
         match op.kind {
-            OpKind::Record { event, .. } => last[event.0] = Some(op.id),
+            OpKind::Record { event, .. } => {
+                if let Some(slot) = last.get_mut(event.0) {
+                    *slot = Some(op.id);
+                }
+            }
             OpKind::Wait { event, .. } => {
-                if let Some(r) = last[event.0] {
+                if let Some(&Some(r)) = last.get(event.0) {
                     out.push((op.id, r, event.0));
                 }
             }
@@ -334,7 +346,10 @@ fn last_kernel_before(
     stream: crate::program::StreamId,
     op: OpId,
 ) -> Option<OpId> {
-    program.ops[..op.0]
+    program
+        .ops
+        .get(..op.0)
+        .unwrap_or_default()
         .iter()
         .rev()
         .find(|o| matches!(o.kind, OpKind::Spin { stream: s, .. } if s == stream))
@@ -346,10 +361,24 @@ fn first_kernel_after(
     stream: crate::program::StreamId,
     op: OpId,
 ) -> Option<OpId> {
-    program.ops[op.0 + 1..]
+    program
+        .ops
+        .get(op.0.saturating_add(1)..)
+        .unwrap_or_default()
         .iter()
         .find(|o| matches!(o.kind, OpKind::Spin { stream: s, .. } if s == stream))
         .map(|o| o.id)
+}
+
+/// The lane of stream `s`, if it has one; a missing stream has none (lookups here cannot panic,
+/// whatever a results file names).
+fn lane_of(of_stream: &[Option<usize>], s: crate::program::StreamId) -> Option<usize> {
+    of_stream.get(s.0).copied().flatten()
+}
+
+/// The label of stream `s`, or "?" for a stream the program does not have.
+fn stream_label(program: &Program, s: crate::program::StreamId) -> &str {
+    program.stream(s).map_or("?", |st| st.label.as_str())
 }
 
 /// "20", "2.5", "0.25": a tick label without trailing zeros.
