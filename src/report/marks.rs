@@ -22,24 +22,28 @@ fn times(c: &Canvas, m: &Mark) -> String {
     }
 }
 
+/// One lane being drawn.
+pub(super) struct Row {
+    pub index: usize,
+    pub lane: Lane,
+    /// The x of every mark's start on the lane, sorted: a label goes right of its bar only up to
+    /// the next mark.
+    pub starts: Vec<f64>,
+    /// Unplaced ops drawn so far (their `?` marks stand side by side).
+    pub unplaced: usize,
+}
+
 /// One op's mark (or its call's) with its title.
-pub(super) fn one(
-    s: &mut String,
-    c: &Canvas,
-    row: usize,
-    p: &PlacedOp,
-    role: Role,
-    unplaced: &mut usize,
-) {
-    let y = c.lane_y(row);
+pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role: Role) {
+    let y = c.lane_y(row.index);
     let label = c.label(p.op);
     let what = describe(c.program, p.op);
     let lane = c.lane_name(p.lane);
     let m = match mark(p, role) {
         Ok(m) => m,
         Err(why) => {
-            let x = LABEL + 2.0 + 9.0 * *unplaced as f64;
-            *unplaced += 1;
+            let x = LABEL + 2.0 + 9.0 * row.unplaced as f64;
+            row.unplaced += 1;
             let _ = write!(
                 s,
                 r##"<g><title>{} (op {}): {} on {}, not placed in this trial: {why}</title><text x="{x:.1}" y="{}" fill="#c0392b" font-weight="700">?</text></g>"##,
@@ -82,8 +86,9 @@ pub(super) fn one(
     if let Some(end) = p.graph {
         let _ = write!(
             extra,
-            ", captured into the graph {} made and run by its launch",
-            c.label(end)
+            ", captured into the graph made by {} (op {}), run by its launch",
+            c.label(end),
+            end.0
         );
     }
     let _ = write!(
@@ -158,14 +163,8 @@ pub(super) fn one(
             block_ticks(s, c, p.op, top);
         }
     }
-    bar_text(
-        s,
-        xa,
-        xb,
-        top,
-        &label,
-        !matches!(kind, Some(OpKind::Copy { .. })),
-    );
+    let solid = !matches!(kind, Some(OpKind::Copy { .. }));
+    bar_text(s, row, (xa, xb), top, &label, solid);
     s.push_str("</g>");
 }
 
@@ -195,9 +194,16 @@ fn block_ticks(s: &mut String, c: &Canvas, op: OpId, top: f64) {
     );
 }
 
-/// The label in the bar where it fits (white on a solid bar), else right of it.
-fn bar_text(s: &mut String, xa: f64, xb: f64, top: f64, label: &str, solid: bool) {
+/// The label in the bar where it fits (white on a solid bar), else right of it where that
+/// leaves the next mark clear, else none (the title has it).
+fn bar_text(s: &mut String, row: &Row, (xa, xb): (f64, f64), top: f64, label: &str, solid: bool) {
     let text_w = 7.0 * label.chars().count() as f64 + 8.0;
+    let next = row
+        .starts
+        .iter()
+        .find(|&&x| x > xb + 0.5)
+        .copied()
+        .unwrap_or(f64::INFINITY);
     let y = top + BAR / 2.0 + 4.0;
     if xb - xa >= text_w {
         let fill = if solid { "#fff" } else { "#111" };
@@ -207,7 +213,7 @@ fn bar_text(s: &mut String, xa: f64, xb: f64, top: f64, label: &str, solid: bool
             (xa + xb) / 2.0,
             esc(label)
         );
-    } else {
+    } else if xb + text_w <= next {
         let _ = write!(
             s,
             r##"<text x="{:.1}" y="{y}" fill="#222">{}</text>"##,
@@ -218,7 +224,8 @@ fn bar_text(s: &mut String, xa: f64, xb: f64, top: f64, label: &str, solid: bool
 }
 
 /// A thinned run: one hatched bar from its first start to its last end, one title.
-pub(super) fn run(s: &mut String, c: &Canvas, row: usize, lane: Lane, r: &Run) {
+pub(super) fn run(s: &mut String, c: &Canvas, row: &Row, r: &Run) {
+    let lane = row.lane;
     let names = format!("{}..{}", c.label(r.first), c.label(r.last));
     let whose = match r.role {
         Role::Op => String::new(),
@@ -237,14 +244,18 @@ pub(super) fn run(s: &mut String, c: &Canvas, row: usize, lane: Lane, r: &Run) {
             count_of(r.kind, r.count),
             esc(&c.lane_name(lane)),
             LABEL + 2.0,
-            c.lane_y(row) + LANE / 2.0 + 4.0
+            c.lane_y(row.index) + LANE / 2.0 + 4.0
         );
         return;
     };
     let (xa, xb) = (c.x(a), c.x(b).max(c.x(a) + 1.5));
     let (top, h, fill) = match r.role {
-        Role::Call => (c.lane_y(row) + (LANE - BAR) / 2.0 + 4.0, BAR - 8.0, CALL),
-        Role::Op => (c.lane_y(row) + (LANE - BAR) / 2.0, BAR, c.fill(lane)),
+        Role::Call => (
+            c.lane_y(row.index) + (LANE - BAR) / 2.0 + 4.0,
+            BAR - 8.0,
+            CALL,
+        ),
+        Role::Op => (c.lane_y(row.index) + (LANE - BAR) / 2.0, BAR, c.fill(lane)),
     };
     let missing = if r.unplaced > 0 {
         format!(", {} not placed", r.unplaced)
@@ -265,7 +276,14 @@ pub(super) fn run(s: &mut String, c: &Canvas, row: usize, lane: Lane, r: &Run) {
         xb - xa,
     );
     if r.role == Role::Op {
-        bar_text(s, xa, xb, top, &format!("{names} ×{}", r.count), false);
+        bar_text(
+            s,
+            row,
+            (xa, xb),
+            top,
+            &format!("{names} ×{}", r.count),
+            false,
+        );
     }
     s.push_str("</g>");
 }

@@ -307,9 +307,11 @@ pub fn describe(program: &Program, op: OpId) -> String {
         OpKind::Api { call, .. } => format!("API call {}", call.name()),
         OpKind::AllocAsync { bytes, .. } => format!("async allocation {}", size(bytes)),
         OpKind::FreeAsync { alloc, .. } => format!("async free of {}", program.label(alloc)),
-        OpKind::GraphLaunch { graph, .. } => {
-            format!("graph launch of the graph {} made", program.label(graph))
-        }
+        OpKind::GraphLaunch { graph, .. } => format!(
+            "graph launch of the graph made by {} (op {})",
+            program.label(graph),
+            graph.0
+        ),
         ref k => kind_name(k).into(),
     }
 }

@@ -9,9 +9,9 @@
 //! its kind, its interval and the source that placed it. An op with no place in the trial is a
 //! `?` at the start of its lane. Dense lanes are thinned ([`thin`]) into runs with one title.
 
-use super::marks::{edges, one, run};
+use super::marks::{edges, one, run, Row};
 use super::placement::{extent, origin, placed_ops, Lane};
-use super::thin::{thin, Drawn};
+use super::thin::{mark, thin, Drawn};
 use crate::program::{OpId, Program, StreamKind};
 use crate::timeline::Timeline;
 use std::fmt::Write;
@@ -174,14 +174,26 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     }
     axis(&mut s, &c, lo, hi, height);
     for (lane, drawn) in &lanes {
-        let Some(row) = c.row(*lane) else { continue };
-        let mut unplaced = 0;
+        let Some(index) = c.row(*lane) else { continue };
+        let mut starts: Vec<f64> = drawn
+            .iter()
+            .filter_map(|d| match d {
+                Drawn::One { placed, role } => mark(placed, *role).ok().map(|m| m.start),
+                Drawn::Run(r) => r.start,
+            })
+            .map(|t| c.x(t))
+            .collect();
+        starts.sort_by(f64::total_cmp);
+        let mut row = Row {
+            index,
+            lane: *lane,
+            starts,
+            unplaced: 0,
+        };
         for d in drawn {
             match d {
-                Drawn::One { placed, role } => {
-                    one(&mut s, &c, row, placed, *role, &mut unplaced);
-                }
-                Drawn::Run(r) => run(&mut s, &c, row, *lane, r),
+                Drawn::One { placed, role } => one(&mut s, &c, &mut row, placed, *role),
+                Drawn::Run(r) => run(&mut s, &c, &row, r),
             }
         }
     }

@@ -136,6 +136,8 @@ pub fn details(rec: &ClaimRecord) -> String {
 
 /// Rows per lane beyond which the picture thins a lane into runs.
 pub const PICTURE_PER_LANE: usize = 24;
+/// Op labels are cut to this many characters (the row's op id names the op in full).
+const LABEL_W: usize = 18;
 
 /// One row per op, grouped by lane (streams, then the host), `width` columns from the first
 /// start to the last end of anything placed; times relative to the first stamped start. Every
@@ -228,9 +230,12 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
         .map(|r| r.1.chars().count())
         .max()
         .unwrap_or(0)
-        .min(16);
+        .min(LABEL_W);
     let mut s = String::new();
-    for (lane, label, bar, text) in rows {
+    for (lane, mut label, bar, text) in rows {
+        if label.chars().count() > LABEL_W {
+            label = label.chars().take(LABEL_W - 1).chain(['…']).collect();
+        }
         let _ = writeln!(s, "  {lane:<22} {label:<label_w$} {bar} {text}");
     }
     s
