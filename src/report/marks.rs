@@ -319,7 +319,7 @@ pub(super) fn edges(s: &mut String, c: &Canvas, placed: &[PlacedOp], id: &str) {
             .or_else(|| record.at.ok().map(|m| m.start));
         let after = |q: &&PlacedOp| q.lane == wait.lane && q.at.is_ok_and(|m| !m.instant);
         let to = placed
-            .get(wait.op.0 + 1..)
+            .get(wait.op.0.saturating_add(1)..)
             .unwrap_or_default()
             .iter()
             .find(after)

@@ -6,9 +6,10 @@
 //! in µs for what has a duration (kernels, vector adds, copies, host functions, a graph
 //! launch over what its graph ran, host-side calls), an instant event ("i") for an op the host
 //! only enqueued (event records and waits, async allocations and frees), and an instant at the
-//! trial's start named "(not placed)" for an op the trial has no place for. Each event's args
-//! name the op id, its kind and the source that placed it; host calls that issued stream ops
-//! are complete events on the host track. Times are relative to the trial's earliest mark. The
+//! trial's start named "(not placed)" for an op the trial has no place for. The category is the
+//! op's kind; the args name the op id, the source that placed it, its slack where it has one,
+//! and its arguments ("copy H2D 1.0 MiB") where they say more. Host calls that issued stream ops
+//! are complete events on the host track (category "host call"). Times are relative to the trial's earliest mark. The
 //! trace is never thinned: its viewer zooms.
 
 use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark};
@@ -87,7 +88,12 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
     };
     for p in &placed {
         let Some(op) = program.op(p.op) else { continue };
-        let mut args = json!({ "op": p.op.0, "kind": describe(program, p.op) });
+        let cat = kind_name(&op.kind);
+        let mut args = json!({ "op": p.op.0 });
+        let what = describe(program, p.op);
+        if what != cat {
+            args["kind"] = json!(what);
+        }
         if let Some(span) = t.span(p.op) {
             args["blocks"] = json!(span.blocks.len());
             args["sms"] = json!(span.sms());
@@ -95,11 +101,12 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         if let Some(end) = p.graph {
             args["captured_by"] = json!(end.0);
         }
-        let cat = kind_name(&op.kind);
         match p.at {
             Ok(m) => {
                 args["source"] = json!(m.source.name());
-                args["slack_ns"] = json!(m.slack_ns);
+                if m.slack_ns > 0 {
+                    args["slack_ns"] = json!(m.slack_ns);
+                }
                 out.push(event(
                     &op.label,
                     cat,
@@ -120,7 +127,7 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
             }
         }
         if let Some(c) = p.call {
-            let args = json!({ "op": p.op.0, "source": c.source.name(), "slack_ns": c.slack_ns });
+            let args = json!({ "op": p.op.0, "source": c.source.name() });
             out.push(event(&op.label, "host call", pid, 0, &c, us(c.start), args));
         }
     }
