@@ -1,6 +1,8 @@
 //! Placement and thinning on hand-made timelines: every op gets a lane, an interval (or an
 //! instant) and the source that placed it, or the reason it has none; dense lanes become runs.
 
+mod common;
+
 use std::time::Duration;
 use stream_litmus::report::placement::{
     extent, origin, placed_ops, Lane, Mark, PlacedOp, Source, Unplaced,
@@ -369,4 +371,81 @@ fn the_terminal_picture_has_a_row_per_op() {
     );
     let sync = rows.iter().find(|r| r.ends_with("[op 4]")).unwrap();
     assert!(sync.starts_with("  host ") && sync.contains('░'), "{sync}");
+}
+
+/// Ops that name a stream, event, buffer or op the program does not have (a hand-edited results
+/// file) are drawn as nothing or a `?`, never a panic, in all three pictures.
+#[test]
+fn missing_references_draw_nothing_or_a_question_mark() {
+    use stream_litmus::{BufferId, EventId, OpKind, StreamId};
+    let mut b = Program::builder("bad references");
+    let s = b.stream(StreamKind::Blocking);
+    b.spin(s, "K", US);
+    b.push(
+        "ghost",
+        OpKind::Spin {
+            stream: StreamId(7),
+            duration_ns: 1_000,
+            grid: 1,
+            block: 32,
+        },
+    );
+    b.push(
+        "record ghost",
+        OpKind::Record {
+            stream: s,
+            event: EventId(9),
+        },
+    );
+    b.push(
+        "wait ghost",
+        OpKind::Wait {
+            stream: StreamId(usize::MAX),
+            event: EventId(9),
+        },
+    );
+    b.push(
+        "copy ghost",
+        OpKind::Copy {
+            stream: s,
+            src: BufferId(3),
+            dst: BufferId(4),
+            bytes: 64,
+        },
+    );
+    b.push(
+        "free ghost",
+        OpKind::FreeAsync {
+            stream: s,
+            alloc: OpId(99),
+        },
+    );
+    b.push(
+        "launch ghost",
+        OpKind::GraphLaunch {
+            stream: s,
+            graph: OpId(usize::MAX),
+        },
+    );
+    let program = b.build();
+    let t = Timeline::new(
+        vec![
+            Span::single(OpId(0), 1_004_000, 1_054_000),
+            Span::single(OpId(1), 1_010_000, 1_020_000),
+        ],
+        (0..7)
+            .map(|i| call(i, i as u64 * 1_000, i as u64 * 1_000 + 500))
+            .collect(),
+    );
+    let placed = placed_ops(&program, &t);
+    assert_eq!(placed.len(), 7);
+    let svg = stream_litmus::report::svg::timeline_svg(&program, &t, "bad");
+    roxmltree::Document::parse(&svg).expect("well-formed");
+    assert!(svg.contains("copy ghost (op 4): copy ?"), "{svg}");
+    let text = picture(&program, &t, 40);
+    assert_eq!(text.lines().count(), 7, "{text}");
+    assert!(
+        text.contains("s7"),
+        "the missing stream's lane is named by its id: {text}"
+    );
 }

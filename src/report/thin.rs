@@ -149,7 +149,9 @@ fn run<'a>(program: &Program, group: &[(&PlacedOp, Role)]) -> Drawn<'a> {
         end: marks.iter().map(|m| m.end).max(),
         source: source.filter(|&s| marks.iter().all(|m| m.source == s)),
         slack_ns: marks.iter().map(|m| m.slack_ns).max().unwrap_or(0),
-        busy_ns: marks.iter().map(Mark::duration_ns).sum(),
+        busy_ns: marks
+            .iter()
+            .fold(0u64, |sum, m| sum.saturating_add(m.duration_ns())),
         unplaced: group.len() - marks.len(),
     })
 }

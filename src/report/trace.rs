@@ -84,7 +84,7 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
     }
     let tid = |lane: Lane| match lane {
         Lane::Host => 0,
-        Lane::Stream(s) => s.0 as u64 + 1,
+        Lane::Stream(s) => (s.0 as u64).saturating_add(1),
     };
     for p in &placed {
         let Some(op) = program.op(p.op) else { continue };
