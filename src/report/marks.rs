@@ -83,6 +83,9 @@ pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role:
             let _ = write!(extra, "SM {}", list.join(", "));
         }
     }
+    if matches!(kind, Some(OpKind::GraphLaunch { .. })) && !m.instant {
+        extra.push_str(", the span of what its graph ran");
+    }
     if let Some(end) = p.graph {
         let _ = write!(
             extra,
