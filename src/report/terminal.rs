@@ -172,22 +172,23 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
                 Drawn::One { placed: p, .. } => {
                     let kind = program.op(p.op).map(|o| &o.kind);
                     let tail = format!("{} [op {}]", describe(program, p.op), p.op.0);
-                    (
-                        program.label(p.op),
-                        fill(kind, *lane),
-                        p.at.map_err(|e| e.to_string()),
-                        tail,
-                    )
+                    let at =
+                        p.at.map(|m| (m, m.source.name()))
+                            .map_err(|e| e.to_string());
+                    (program.label(p.op), fill(kind, *lane), at, tail)
                 }
                 Drawn::Run(r) => {
                     let at = match (r.start, r.end) {
-                        (Some(start), Some(end)) => Ok(Mark {
-                            start,
-                            end,
-                            slack_ns: r.slack_ns,
-                            source: r.source.unwrap_or(Source::Stamps),
-                            instant: false,
-                        }),
+                        (Some(start), Some(end)) => Ok((
+                            Mark {
+                                start,
+                                end,
+                                slack_ns: r.slack_ns,
+                                source: r.source.unwrap_or(Source::Stamps),
+                                instant: false,
+                            },
+                            r.source.map_or("mixed sources", Source::name),
+                        )),
                         _ => Err("none placed".to_string()),
                     };
                     let kind = program.op(r.first).map(|o| &o.kind);
@@ -203,21 +204,16 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
             };
             let mut bar: Vec<char> = vec!['·'; width];
             let text = match at {
-                Ok(m) if m.instant => {
+                Ok((m, source)) if m.instant => {
                     bar[col(m.start).min(width - 1)] = '│';
-                    format!("at {:.2} µs, {}", us(m.start), m.source.name())
+                    format!("at {:.2} µs, {source}", us(m.start))
                 }
-                Ok(m) => {
+                Ok((m, source)) => {
                     let (a, b) = (col(m.start), col(m.end).max(col(m.start) + 1));
                     for c in bar.iter_mut().take(b.min(width)).skip(a.min(width - 1)) {
                         *c = fill;
                     }
-                    format!(
-                        "{:.2}..{:.2} µs, {}",
-                        us(m.start),
-                        us(m.end),
-                        m.source.name()
-                    )
+                    format!("{:.2}..{:.2} µs, {source}", us(m.start), us(m.end))
                 }
                 Err(why) => format!("? not placed: {why}"),
             };
