@@ -92,7 +92,7 @@ pub fn html_report(run: &RunRecord) -> String {
             colour(k)
         );
     }
-    s.push_str(r##"<span><span class="sw" style="background:#8c8c8c"></span>host API call</span><span><span class="sw" style="background:#6a3d9a"></span>event record → wait</span></div>"##);
+    s.push_str(r##"<span><span class="sw" style="background:#3b75af80;outline:1.5px solid #3b75af"></span>copy (outline dashed: events, not CUPTI)</span><span><span class="sw" style="background:#b8b8b8"></span>host function</span><span><span class="sw" style="background:#8c8c8c"></span>host call issuing a stream op</span><span><span class="sw" style="background:#4d5360"></span>host-side call (sync, query, API call, capture)</span><span><span class="sw" style="background:#6a3d9a"></span>event record → wait</span><span><span class="sw" style="background:#1f5f66"></span>enqueued op (alloc, free)</span><span><span class="sw" style="background:#3b75af8c;outline:1px dashed #3b75af"></span>thinned run of ops</span></div>"##);
     s.push_str(r#"<table class="summary"><thead><tr><th>claim</th><th>verdict</th><th>trials</th><th>expected</th><th></th><th>source</th></tr></thead><tbody>"#);
     for rec in &run.claims {
         let counts = rec
@@ -193,7 +193,7 @@ fn claim_section(s: &mut String, rec: &ClaimRecord, index: usize) {
                 };
                 let _ = write!(
                     s,
-                    "<figure>{}<figcaption>Trial {} of {}, {which}. Hover a bar for exact times. Tolerances: {}.</figcaption></figure>",
+                    "<figure>{}<figcaption>Trial {} of {}, {which}. Hover a bar or mark for its op, exact times and what placed it. Tolerances: {}.</figcaption></figure>",
                     timeline_svg(&c.program, &trials.timelines[w], &index.to_string()),
                     w + 1,
                     trials.timelines.len(),

@@ -4,13 +4,18 @@
 //! - [`terminal`]: the lines `stream-litmus` prints;
 //! - [`html`] with [`svg`]: one self-contained page with a timeline per claim;
 //! - [`trace`]: Chrome Trace Event Format, for Perfetto UI and chrome://tracing;
+//! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
+//!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
 //! - [`fuzz`]: the fuzz command's report.
 
 pub mod compare;
 pub mod fuzz;
 pub mod html;
+mod marks;
+pub mod placement;
 pub mod svg;
 pub mod sweep;
 pub mod terminal;
+pub mod thin;
 pub mod trace;

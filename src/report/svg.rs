@@ -1,23 +1,36 @@
 //! One trial as an SVG timeline, in the spirit of Nsight Systems: a time axis in µs at the top,
-//! one lane per stream (its kind in the label), a host lane with the API calls, bars labelled by
-//! op with exact numbers in their hover titles, and event record → wait edges as arrows.
+//! one lane per stream (its kind in the label), a host lane with the API calls, a bar or mark
+//! per op with exact numbers in its hover title, and event record → wait edges as arrows.
 //!
-//! Host calls and host functions are placed on the GPU clock with [`Timeline::host_offset_ns`]:
-//! the measured clock sync where the trial has one (within about a microsecond), else the
-//! host-to-GPU offset (within the launch latency).
+//! Every op is drawn where [`placed_ops`] puts it, so this picture, the terminal's and the trace
+//! agree: kernels and vector adds from their stamps, copies from their witness, host functions
+//! and host calls by the host clock, enqueued ops (records, waits, async allocations and frees)
+//! as instants, a graph launch as a bracket over what its graph ran. Every title names the op,
+//! its kind, its interval and the source that placed it. An op with no place in the trial is a
+//! `?` at the start of its lane. Dense lanes are thinned ([`thin`]) into runs with one title.
 
-use crate::program::{OpId, OpKind, Program, StreamKind};
+use super::marks::{edges, one, run, Row};
+use super::placement::{extent, origin, placed_ops, Lane};
+use super::thin::{mark, thin, Drawn};
+use crate::program::{OpId, Program, StreamKind};
 use crate::timeline::Timeline;
 use std::fmt::Write;
 
-const WIDTH: f64 = 1100.0;
-const LABEL: f64 = 190.0;
-const RIGHT: f64 = 24.0;
-const AXIS: f64 = 34.0;
-const LANE: f64 = 30.0;
-const BAR: f64 = 20.0;
+pub(super) const WIDTH: f64 = 1100.0;
+pub(super) const LABEL: f64 = 190.0;
+pub(super) const RIGHT: f64 = 24.0;
+pub(super) const AXIS: f64 = 34.0;
+pub(super) const LANE: f64 = 30.0;
+pub(super) const BAR: f64 = 20.0;
+/// Marks per lane beyond which a lane is thinned into runs.
+pub const PER_LANE: usize = 48;
 const FONT: &str =
     "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
+/// Host calls that issued stream ops, and host-side ops.
+pub const CALL: &str = "#8c8c8c";
+pub(super) const HOST_OP: &str = "#4d5360";
+pub(super) const EVENT: &str = "#6a3d9a";
+pub(super) const INSTANT: &str = "#1f5f66";
 
 /// Bar colour per stream kind.
 pub fn colour(kind: StreamKind) -> &'static str {
@@ -48,19 +61,68 @@ fn tick_step(span_us: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-struct Lanes {
-    /// Lane of each program stream, or `None` if the stream has no ops.
-    of_stream: Vec<Option<usize>>,
-    labels: Vec<(String, Option<StreamKind>)>,
-    host: Option<usize>,
+/// The drawing context of one timeline: its lanes and its time scale.
+pub(super) struct Canvas<'a> {
+    pub(super) program: &'a Program,
+    pub(super) timeline: &'a Timeline,
+    /// (lane, label, stream kind for the swatch).
+    rows: Vec<(Lane, String, Option<StreamKind>)>,
+    origin: i64,
+    lo: i64,
+    span_ns: f64,
 }
 
-fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
-    let mut of_stream = vec![None; program.streams.len()];
-    let mut labels = Vec::new();
+impl Canvas<'_> {
+    /// The x of a `%globaltimer` time.
+    pub(super) fn x(&self, t: i64) -> f64 {
+        LABEL
+            + t.saturating_sub(self.origin).saturating_sub(self.lo) as f64 / self.span_ns
+                * (WIDTH - LABEL - RIGHT)
+    }
+
+    /// µs since the picture's zero.
+    pub(super) fn us(&self, t: i64) -> f64 {
+        t.saturating_sub(self.origin) as f64 / 1e3
+    }
+
+    pub(super) fn row(&self, lane: Lane) -> Option<usize> {
+        self.rows.iter().position(|(l, ..)| *l == lane)
+    }
+
+    pub(super) fn lane_y(&self, row: usize) -> f64 {
+        AXIS + row as f64 * LANE
+    }
+
+    pub(super) fn lane_name(&self, lane: Lane) -> String {
+        match lane {
+            Lane::Host => "the host".into(),
+            Lane::Stream(s) => self
+                .program
+                .stream(s)
+                .map_or_else(|| format!("s{}", s.0), |s| s.label.clone()),
+        }
+    }
+
+    pub(super) fn fill(&self, lane: Lane) -> &'static str {
+        match lane {
+            Lane::Stream(s) => self.program.stream(s).map_or(CALL, |s| colour(s.kind)),
+            Lane::Host => HOST_OP,
+        }
+    }
+
+    pub(super) fn label(&self, op: OpId) -> String {
+        self.program.label(op)
+    }
+}
+
+/// The SVG of one trial. `id` makes marker ids unique when a page holds several timelines.
+pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String {
+    let placed = placed_ops(program, timeline);
+    let lanes = thin(program, &placed, true, PER_LANE);
+    let mut rows = Vec::new();
     for (i, s) in program.streams.iter().enumerate() {
-        if program.uses_stream(crate::program::StreamId(i)) {
-            of_stream[i] = Some(labels.len());
+        let sid = crate::program::StreamId(i);
+        if program.uses_stream(sid) {
             let mut label = s.display_label();
             if let Some(p) = s.priority {
                 label.push_str(match p {
@@ -68,41 +130,25 @@ fn lanes(program: &Program, timeline: &Timeline) -> Lanes {
                     crate::program::Priority::Highest => " · high prio",
                 });
             }
-            labels.push((label, Some(s.kind)));
+            rows.push((Lane::Stream(sid), label, Some(s.kind)));
         }
     }
-    let host = (!timeline.host_calls.is_empty()).then(|| {
-        labels.push(("host (API calls)".into(), None));
-        labels.len() - 1
-    });
-    Lanes {
-        of_stream,
-        labels,
-        host,
+    if lanes.iter().any(|(l, _)| *l == Lane::Host) {
+        rows.push((Lane::Host, "host (API calls)".into(), None));
     }
-}
-
-/// The SVG of one trial. `id` makes marker ids unique when a page holds several timelines.
-pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String {
-    let lanes = lanes(program, timeline);
-    let origin = timeline.origin_ns() as i64;
-    let offset = timeline.host_offset_ns().unwrap_or(origin);
-    let host_at = |ns: u64| ns as i64 + offset - origin;
-    // The time range: every span, and the host calls placed on the GPU clock.
-    let mut lo = 0i64;
-    let mut hi = timeline.makespan_ns() as i64;
-    for c in &timeline.host_calls {
-        lo = lo.min(host_at(c.begin_ns));
-        hi = hi.max(host_at(c.end_ns));
-    }
-    for h in &timeline.host_spans {
-        hi = hi.max(host_at(h.end_ns));
-    }
-    let span_ns = (hi - lo).max(1) as f64;
-    let plot = WIDTH - LABEL - RIGHT;
-    let x = |t_ns: i64| LABEL + (t_ns - lo) as f64 / span_ns * plot;
-    let lane_y = |lane: usize| AXIS + lane as f64 * LANE;
-    let height = AXIS + lanes.labels.len() as f64 * LANE + 8.0;
+    let zero = origin(&placed);
+    let (first, last) = extent(&placed, true).unwrap_or((zero, zero));
+    let lo = first.saturating_sub(zero).min(0);
+    let hi = last.saturating_sub(zero).max(lo.saturating_add(1));
+    let c = Canvas {
+        program,
+        timeline,
+        rows,
+        origin: zero,
+        lo,
+        span_ns: hi.saturating_sub(lo).max(1) as f64,
+    };
+    let height = AXIS + c.rows.len() as f64 * LANE + 8.0;
 
     let mut s = String::new();
     let _ = write!(
@@ -112,27 +158,53 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     );
     let _ = write!(
         s,
-        r##"<defs><marker id="arrow-{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#6a3d9a"/></marker></defs>"##
+        r##"<defs><marker id="arrow-{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{EVENT}"/></marker></defs>"##
     );
-    // Lane backgrounds and labels.
-    for (i, (label, kind)) in lanes.labels.iter().enumerate() {
-        let y = lane_y(i);
+    for (i, (_, label, kind)) in c.rows.iter().enumerate() {
+        let y = c.lane_y(i);
         let fill = if i % 2 == 0 { "#f6f7f9" } else { "#ffffff" };
         let _ = write!(
             s,
-            r##"<rect x="0" y="{y}" width="{WIDTH}" height="{LANE}" fill="{fill}"/>"##
-        );
-        let swatch = kind.map(colour).unwrap_or("#8c8c8c");
-        let _ = write!(
-            s,
-            r##"<rect x="8" y="{}" width="10" height="10" rx="2" fill="{swatch}"/><text x="24" y="{}" fill="#222">{}</text>"##,
+            r##"<rect x="0" y="{y}" width="{WIDTH}" height="{LANE}" fill="{fill}"/><rect x="8" y="{}" width="10" height="10" rx="2" fill="{}"/><text x="24" y="{}" fill="#222">{}</text>"##,
             y + LANE / 2.0 - 5.0,
+            kind.map(colour).unwrap_or(CALL),
             y + LANE / 2.0 + 4.0,
             esc(label)
         );
     }
-    // Time axis with grid lines.
-    let step_us = tick_step(span_ns / 1e3);
+    axis(&mut s, &c, lo, hi, height);
+    for (lane, drawn) in &lanes {
+        let Some(index) = c.row(*lane) else { continue };
+        let mut starts: Vec<f64> = drawn
+            .iter()
+            .filter_map(|d| match d {
+                Drawn::One { placed, role } => mark(placed, *role).ok().map(|m| m.start),
+                Drawn::Run(r) => r.start,
+            })
+            .map(|t| c.x(t))
+            .collect();
+        starts.sort_by(f64::total_cmp);
+        let mut row = Row {
+            index,
+            lane: *lane,
+            starts,
+            unplaced: 0,
+        };
+        for d in drawn {
+            match d {
+                Drawn::One { placed, role } => one(&mut s, &c, &mut row, placed, *role),
+                Drawn::Run(r) => run(&mut s, &c, &row, r),
+            }
+        }
+    }
+    edges(&mut s, &c, &placed, id);
+    s.push_str("</svg>");
+    s
+}
+
+/// The time axis with grid lines.
+fn axis(s: &mut String, c: &Canvas, lo: i64, hi: i64, height: f64) {
+    let step_us = tick_step(c.span_ns / 1e3);
     let first = (lo as f64 / 1e3 / step_us).ceil() as i64;
     let last = (hi as f64 / 1e3 / step_us).floor() as i64;
     let _ = write!(
@@ -142,11 +214,10 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     );
     for k in first..=last {
         let t_us = k as f64 * step_us;
-        let xt = x((t_us * 1e3) as i64);
+        let xt = c.x(c.origin.saturating_add((t_us * 1e3) as i64));
         let _ = write!(
             s,
-            r##"<line x1="{xt:.1}" y1="{}" x2="{xt:.1}" y2="{}" stroke="#e3e5e8"/><line x1="{xt:.1}" y1="{}" x2="{xt:.1}" y2="{AXIS}" stroke="#999"/><text x="{xt:.1}" y="{}" text-anchor="middle" fill="#555">{}</text>"##,
-            AXIS,
+            r##"<line x1="{xt:.1}" y1="{AXIS}" x2="{xt:.1}" y2="{}" stroke="#e3e5e8"/><line x1="{xt:.1}" y1="{}" x2="{xt:.1}" y2="{AXIS}" stroke="#999"/><text x="{xt:.1}" y="{}" text-anchor="middle" fill="#555">{}</text>"##,
             height - 8.0,
             AXIS - 5.0,
             AXIS - 9.0,
@@ -158,227 +229,6 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
         r##"<text x="24" y="{}" fill="#555">time (µs)</text>"##,
         AXIS - 9.0
     );
-    // Host-function bars, placed with the clock sync: grey, on their stream's lane.
-    for op in &program.ops {
-        let OpKind::HostFn { stream, .. } = op.kind else {
-            continue;
-        };
-        let (Some(iv), Some(lane)) = (timeline.interval(op.id), lane_of(&lanes.of_stream, stream))
-        else {
-            continue;
-        };
-        let (a, b) = (iv.start - origin, iv.end - origin);
-        let (xa, xb) = (x(a), x(b).max(x(a) + 1.5));
-        let y = lane_y(lane) + (LANE - BAR) / 2.0;
-        let _ = write!(
-            s,
-            r##"<g><title>host function {} on {}: {:.3} → {:.3} µs (±{:.2} µs clock alignment)</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="#b8b8b8" stroke="#00000055" stroke-dasharray="3 2"/></g>"##,
-            esc(&op.label),
-            esc(stream_label(program, stream)),
-            a as f64 / 1e3,
-            b as f64 / 1e3,
-            iv.slack_ns as f64 / 1e3,
-            xb - xa,
-        );
-    }
-    // Kernel bars.
-    for op in &program.ops {
-        let OpKind::Spin { stream, .. } = op.kind else {
-            continue;
-        };
-        let (Some(span), Some(lane)) = (timeline.span(op.id), lane_of(&lanes.of_stream, stream))
-        else {
-            continue;
-        };
-        let Some(kind) = program.stream(stream).map(|st| st.kind) else {
-            continue;
-        };
-        let (a, b) = (span.start() as i64 - origin, span.end() as i64 - origin);
-        let (xa, xb) = (x(a), x(b).max(x(a) + 1.5));
-        let y = lane_y(lane) + (LANE - BAR) / 2.0;
-        let sm_list = span.sms();
-        let sms = if sm_list.len() > 8 {
-            format!("{} SMs", sm_list.len())
-        } else {
-            let list: Vec<String> = sm_list.iter().map(u32::to_string).collect();
-            format!("SM {}", list.join(", "))
-        };
-        let _ = write!(
-            s,
-            r##"<g><title>{} on {}: {:.3} → {:.3} µs ({:.3} µs), {} block(s) on {}</title><rect x="{xa:.1}" y="{y}" width="{:.1}" height="{BAR}" rx="3" fill="{}" stroke="#00000033"/>"##,
-            esc(&op.label),
-            esc(stream_label(program, stream)),
-            a as f64 / 1e3,
-            b as f64 / 1e3,
-            (b - a) as f64 / 1e3,
-            span.blocks.len(),
-            sms,
-            xb - xa,
-            colour(kind)
-        );
-        // Multi-block kernels: a tick at the bottom of the bar for each distinct block start
-        // (to the pixel), so waves of blocks and blocks dispatched late are visible.
-        if span.blocks.len() > 1 {
-            let mut ticks: Vec<i64> = span
-                .blocks
-                .iter()
-                .map(|b| (x(b.start_ns as i64 - origin) * 2.0).round() as i64)
-                .collect();
-            ticks.sort_unstable();
-            ticks.dedup();
-            let mut path = String::new();
-            for t in ticks {
-                let _ = write!(path, "M {:.1} {:.1} v 5 ", t as f64 / 2.0, y + BAR - 5.0);
-            }
-            let _ = write!(
-                s,
-                r##"<path d="{path}" stroke="#ffffffcc" stroke-width="1"/>"##
-            );
-        }
-        let text_w = 7.0 * op.label.chars().count() as f64 + 8.0;
-        if xb - xa >= text_w {
-            let _ = write!(
-                s,
-                r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#fff" font-weight="600">{}</text>"##,
-                (xa + xb) / 2.0,
-                y + BAR / 2.0 + 4.0,
-                esc(&op.label)
-            );
-        } else {
-            let _ = write!(
-                s,
-                r##"<text x="{:.1}" y="{}" fill="#222">{}</text>"##,
-                xb + 3.0,
-                y + BAR / 2.0 + 4.0,
-                esc(&op.label)
-            );
-        }
-        s.push_str("</g>");
-    }
-    // Host calls.
-    if let Some(lane) = lanes.host {
-        let y = lane_y(lane) + (LANE - BAR) / 2.0 + 4.0;
-        for c in &timeline.host_calls {
-            let (a, b) = (host_at(c.begin_ns), host_at(c.end_ns));
-            let label = program.label(c.op);
-            let _ = write!(
-                s,
-                r##"<g><title>host: {} took {:.3} µs (at {:.3} µs on the GPU clock, ± launch latency)</title><rect x="{:.1}" y="{y}" width="{:.1}" height="{}" rx="2" fill="#8c8c8c"/></g>"##,
-                esc(&label),
-                (c.end_ns - c.begin_ns) as f64 / 1e3,
-                a as f64 / 1e3,
-                x(a),
-                (x(b) - x(a)).max(1.5),
-                BAR - 8.0
-            );
-        }
-    }
-    // Event edges: from the work a record captured to the first kernel after the matching wait.
-    for (w, r, ev) in event_edges(program) {
-        let (Some(OpKind::Record { stream: rs, .. }), Some(OpKind::Wait { stream: ws, .. })) = (
-            program.op(r).map(|o| &o.kind),
-            program.op(w).map(|o| &o.kind),
-        ) else {
-            continue;
-        };
-        let (Some(rl), Some(wl)) = (
-            lane_of(&lanes.of_stream, *rs),
-            lane_of(&lanes.of_stream, *ws),
-        ) else {
-            continue;
-        };
-        let source = last_kernel_before(program, *rs, r)
-            .and_then(|k| timeline.span(k))
-            .map(|sp| sp.end() as i64 - origin)
-            .or_else(|| timeline.issued_ns(r).map(host_at));
-        let target = first_kernel_after(program, *ws, w)
-            .and_then(|k| timeline.span(k))
-            .map(|sp| sp.start() as i64 - origin);
-        let (Some(src), Some(dst)) = (source, target) else {
-            continue;
-        };
-        let (x1, y1, x2, y2) = (
-            x(src),
-            lane_y(rl) + LANE / 2.0,
-            x(dst),
-            lane_y(wl) + LANE / 2.0,
-        );
-        let _ = write!(
-            s,
-            r##"<g><title>event {}: recorded on {} (op {}), waited on by {} (op {})</title><path d="M {x1:.1} {y1:.1} C {:.1} {y1:.1}, {:.1} {y2:.1}, {x2:.1} {y2:.1}" fill="none" stroke="#6a3d9a" stroke-width="1.6" marker-end="url(#arrow-{id})"/><circle cx="{x1:.1}" cy="{y1:.1}" r="3" fill="#6a3d9a"/></g>"##,
-            esc(program.events.get(ev).map_or("?", |e| e.label.as_str())),
-            esc(stream_label(program, *rs)),
-            r.0,
-            esc(stream_label(program, *ws)),
-            w.0,
-            x1 + (x2 - x1) * 0.5,
-            x1 + (x2 - x1) * 0.5,
-        );
-    }
-    s.push_str("</svg>");
-    s
-}
-
-/// (wait, the record it waits for, event index) for every wait that has a record before it.
-fn event_edges(program: &Program) -> Vec<(OpId, OpId, usize)> {
-    let mut last = vec![None; program.events.len()];
-    let mut out = Vec::new();
-    for op in &program.ops {
-        match op.kind {
-            OpKind::Record { event, .. } => {
-                if let Some(slot) = last.get_mut(event.0) {
-                    *slot = Some(op.id);
-                }
-            }
-            OpKind::Wait { event, .. } => {
-                if let Some(&Some(r)) = last.get(event.0) {
-                    out.push((op.id, r, event.0));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn last_kernel_before(
-    program: &Program,
-    stream: crate::program::StreamId,
-    op: OpId,
-) -> Option<OpId> {
-    program
-        .ops
-        .get(..op.0)
-        .unwrap_or_default()
-        .iter()
-        .rev()
-        .find(|o| matches!(o.kind, OpKind::Spin { stream: s, .. } if s == stream))
-        .map(|o| o.id)
-}
-
-fn first_kernel_after(
-    program: &Program,
-    stream: crate::program::StreamId,
-    op: OpId,
-) -> Option<OpId> {
-    program
-        .ops
-        .get(op.0.saturating_add(1)..)
-        .unwrap_or_default()
-        .iter()
-        .find(|o| matches!(o.kind, OpKind::Spin { stream: s, .. } if s == stream))
-        .map(|o| o.id)
-}
-
-/// The lane of stream `s`, if it has one; a missing stream has none (lookups here cannot panic,
-/// whatever a results file names).
-fn lane_of(of_stream: &[Option<usize>], s: crate::program::StreamId) -> Option<usize> {
-    of_stream.get(s.0).copied().flatten()
-}
-
-/// The label of stream `s`, or "?" for a stream the program does not have.
-fn stream_label(program: &Program, s: crate::program::StreamId) -> &str {
-    program.stream(s).map_or("?", |st| st.label.as_str())
 }
 
 /// "20", "2.5", "0.25": a tick label without trailing zeros.

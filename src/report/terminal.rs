@@ -2,6 +2,8 @@
 //! spent, and, for claims that did not meet their expectation, the evidence and a text picture of
 //! the witness trial.
 
+use super::placement::{count_of, describe, extent, origin, placed_ops, Lane, Mark, Source};
+use super::thin::{thin, Drawn};
 use crate::calibration::Calibration;
 use crate::program::{OpKind, Program};
 use crate::record::{ClaimRecord, Outcome, RunRecord};
@@ -132,39 +134,117 @@ pub fn details(rec: &ClaimRecord) -> String {
     s
 }
 
-/// One lane per stream, one row per stamped op or host function, `width` columns from the first
-/// start to the last end; times relative to the first start. Host functions are drawn with `▒`,
-/// placed with the trial's clock sync.
+/// Rows per lane beyond which the picture thins a lane into runs.
+pub const PICTURE_PER_LANE: usize = 24;
+/// Op labels are cut to this many characters (the row's op id names the op in full).
+const LABEL_W: usize = 18;
+
+/// One row per op, grouped by lane (streams, then the host), `width` columns from the first
+/// start to the last end of anything placed; times relative to the first stamped start. Every
+/// op is placed by [`placed_ops`], as in the SVG and the trace: kernels and vector adds `█`,
+/// copies `▓`, host functions `▒`, host-side calls `░`, an enqueued op (record, wait, async
+/// allocation or free) `│` where its call put it in its stream, a graph launch `═` over what its
+/// graph ran. Each row ends with the op's kind, the source that placed it and its op id; an op
+/// with no place says why. Lanes with more than [`PICTURE_PER_LANE`] ops are thinned into runs
+/// (`[ops 0–999]`).
 pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
-    let origin = timeline.origin_ns() as i64;
-    let span_ns = timeline.makespan_ns().max(1) as f64;
-    let col = |t: i64| (((t - origin).max(0) as f64 / span_ns) * width as f64).round() as usize;
-    let mut s = String::new();
-    for op in &program.ops {
-        let (stream, fill) = match op.kind {
-            OpKind::Spin { stream, .. } => (stream, '█'),
-            OpKind::HostFn { stream, .. } => (stream, '▒'),
-            _ => continue,
+    let placed = placed_ops(program, timeline);
+    let lanes = thin(program, &placed, false, PICTURE_PER_LANE);
+    let zero = origin(&placed);
+    let (first, last) = extent(&placed, false).unwrap_or((zero, zero));
+    let span_ns = last.saturating_sub(first).max(1) as f64;
+    let width = width.max(1);
+    let col = |t: i64| {
+        let c = (t.saturating_sub(first) as f64 / span_ns * width as f64).round();
+        (c.max(0.0) as usize).min(width)
+    };
+    let us = |t: i64| t.saturating_sub(zero) as f64 / 1e3;
+    let mut rows: Vec<(String, String, String, String)> = Vec::new();
+    for (lane, drawn) in &lanes {
+        let lane_name = match lane {
+            Lane::Host => "host".to_string(),
+            Lane::Stream(s) => program
+                .stream(*s)
+                .map_or_else(|| format!("s{}", s.0), |s| s.display_label()),
         };
-        let Some(iv) = timeline.interval(op.id) else {
-            continue;
-        };
-        let lane = program
-            .stream(stream)
-            .map(|st| st.display_label())
-            .unwrap_or_default();
-        let (a, b) = (col(iv.start), col(iv.end).max(col(iv.start) + 1));
-        let mut bar = String::with_capacity(width + 2);
-        for x in 0..width.max(b) {
-            bar.push(if x >= a && x < b { fill } else { '·' });
+        for d in drawn {
+            let (label, fill, at, tail) = match d {
+                Drawn::One { placed: p, .. } => {
+                    let kind = program.op(p.op).map(|o| &o.kind);
+                    let tail = format!("{} [op {}]", describe(program, p.op), p.op.0);
+                    let at =
+                        p.at.map(|m| (m, m.source.name()))
+                            .map_err(|e| e.to_string());
+                    (program.label(p.op), fill(kind, *lane), at, tail)
+                }
+                Drawn::Run(r) => {
+                    let at = match (r.start, r.end) {
+                        (Some(start), Some(end)) => Ok((
+                            Mark {
+                                start,
+                                end,
+                                slack_ns: r.slack_ns,
+                                source: r.source.unwrap_or(Source::Stamps),
+                                instant: false,
+                            },
+                            r.source.map_or("mixed sources", Source::name),
+                        )),
+                        _ => Err("none placed".to_string()),
+                    };
+                    let kind = program.op(r.first).map(|o| &o.kind);
+                    let tail = format!(
+                        "{}, thinned [ops {}–{}]",
+                        count_of(r.kind, r.count),
+                        r.first.0,
+                        r.last.0
+                    );
+                    let label = format!("{}..{}", program.label(r.first), program.label(r.last));
+                    (label, fill(kind, *lane), at, tail)
+                }
+            };
+            let mut bar: Vec<char> = vec!['·'; width];
+            let text = match at {
+                Ok((m, source)) if m.instant => {
+                    bar[col(m.start).min(width - 1)] = '│';
+                    format!("at {:.2} µs, {source}", us(m.start))
+                }
+                Ok((m, source)) => {
+                    let (a, b) = (col(m.start), col(m.end).max(col(m.start) + 1));
+                    for c in bar.iter_mut().take(b.min(width)).skip(a.min(width - 1)) {
+                        *c = fill;
+                    }
+                    format!("{:.2}..{:.2} µs, {source}", us(m.start), us(m.end))
+                }
+                Err(why) => format!("? not placed: {why}"),
+            };
+            let bar: String = bar.into_iter().collect();
+            rows.push((lane_name.clone(), label, bar, format!("{text}; {tail}")));
         }
-        let _ = writeln!(
-            s,
-            "  {lane:<22} {:<6} {bar} {:>8.2}..{:.2} µs",
-            op.label,
-            (iv.start - origin) as f64 / 1e3,
-            (iv.end - origin) as f64 / 1e3,
-        );
+    }
+    let label_w = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(LABEL_W);
+    let mut s = String::new();
+    for (lane, mut label, bar, text) in rows {
+        if label.chars().count() > LABEL_W {
+            label = label.chars().take(LABEL_W - 1).chain(['…']).collect();
+        }
+        let _ = writeln!(s, "  {lane:<22} {label:<label_w$} {bar} {text}");
     }
     s
+}
+
+/// The fill of a bar by the op's kind and lane.
+fn fill(kind: Option<&OpKind>, lane: Lane) -> char {
+    match kind {
+        Some(OpKind::Spin { .. } | OpKind::Add { .. }) => '█',
+        Some(OpKind::Copy { .. }) => '▓',
+        Some(OpKind::HostFn { .. }) => '▒',
+        Some(OpKind::GraphLaunch { .. }) => '═',
+        _ if lane == Lane::Host => '░',
+        _ => '│',
+    }
 }

@@ -1,13 +1,19 @@
 //! Chrome Trace Event Format (JSON), which Perfetto UI and chrome://tracing open.
 //!
 //! One process per trial of each claim, named "claim · trial k". Each process has one named track
-//! per stream ("s1 (non-blocking)") and a "host" track for the API calls. Kernels are complete
-//! events ("X") in µs; event records and waits are instant events on their stream's track. Times
-//! are relative to each trial's start, with host calls placed on the GPU clock by the trial's
-//! clock sync where it has one, else by its host-to-GPU offset. Host functions are complete
-//! events on their stream's track, placed the same way.
+//! per stream ("s1 (non-blocking)") and a "host" track for the API calls. Every op is one event,
+//! placed by [`placed_ops`] exactly as in the SVG and terminal pictures: a complete event ("X")
+//! in µs for what has a duration (kernels, vector adds, copies, host functions, a graph
+//! launch over what its graph ran, host-side calls), an instant event ("i") for an op the host
+//! only enqueued (event records and waits, async allocations and frees), and an instant at the
+//! trial's start named "(not placed)" for an op the trial has no place for. The category is the
+//! op's kind; the args name the op id, the source that placed it, its slack where it has one,
+//! and its arguments ("copy H2D 1.0 MiB") where they say more. Host calls that issued stream ops
+//! are complete events on the host track (category "host call"). Times are relative to the trial's earliest mark. The
+//! trace is never thinned: its viewer zooms.
 
-use crate::program::{OpKind, Program};
+use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark};
+use crate::program::Program;
 use crate::record::RunRecord;
 use crate::timeline::Timeline;
 use serde_json::{json, Value};
@@ -43,16 +49,9 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         "process_sort_index",
         json!({ "sort_index": pid }),
     ));
-    let offset = t.host_offset_ns().unwrap_or(0);
-    let host = |ns: u64| ns as i64 + offset;
-    let lo = t
-        .host_calls
-        .iter()
-        .map(|c| host(c.begin_ns))
-        .chain(t.spans.iter().map(|s| s.start() as i64))
-        .min()
-        .unwrap_or(0);
-    let us = |ns: i64| (ns - lo) as f64 / 1e3;
+    let placed = placed_ops(program, t);
+    let lo = extent(&placed, true).map_or(0, |(lo, _)| lo);
+    let us = |ns: i64| ns.saturating_sub(lo) as f64 / 1e3;
     for (i, s) in program.streams.iter().enumerate() {
         if program.uses_stream(crate::program::StreamId(i)) {
             let tid = i as u64 + 1;
@@ -71,7 +70,10 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
             ));
         }
     }
-    if !t.host_calls.is_empty() {
+    if placed
+        .iter()
+        .any(|p| p.lane == Lane::Host || p.call.is_some())
+    {
         out.push(meta(pid, Some(0), "thread_name", json!({ "name": "host" })));
         out.push(meta(
             pid,
@@ -80,64 +82,64 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
             json!({ "sort_index": 1000 }),
         ));
     }
-    for op in &program.ops {
-        match op.kind {
-            OpKind::Spin { stream, .. } | OpKind::Add { stream, .. } => {
-                if let Some(span) = t.span(op.id) {
-                    out.push(json!({
-                        "name": op.label, "cat": "kernel", "ph": "X", "pid": pid,
-                        "tid": stream.0 as u64 + 1,
-                        "ts": us(span.start() as i64),
-                        "dur": span.duration_ns() as f64 / 1e3,
-                        "args": { "op": op.id.0, "blocks": span.blocks.len(), "sms": span.sms() },
-                    }));
+    let tid = |lane: Lane| match lane {
+        Lane::Host => 0,
+        Lane::Stream(s) => (s.0 as u64).saturating_add(1),
+    };
+    for p in &placed {
+        let Some(op) = program.op(p.op) else { continue };
+        let cat = kind_name(&op.kind);
+        let mut args = json!({ "op": p.op.0 });
+        let what = describe(program, p.op);
+        if what != cat {
+            args["kind"] = json!(what);
+        }
+        if let Some(span) = t.span(p.op) {
+            args["blocks"] = json!(span.blocks.len());
+            args["sms"] = json!(span.sms());
+        }
+        if let Some(end) = p.graph {
+            args["captured_by"] = json!(end.0);
+        }
+        match p.at {
+            Ok(m) => {
+                args["source"] = json!(m.source.name());
+                if m.slack_ns > 0 {
+                    args["slack_ns"] = json!(m.slack_ns);
                 }
+                out.push(event(
+                    &op.label,
+                    cat,
+                    pid,
+                    tid(p.lane),
+                    &m,
+                    us(m.start),
+                    args,
+                ));
             }
-            OpKind::Copy { stream, bytes, .. } => {
-                if let Some(i) = t.interval(op.id) {
-                    out.push(json!({
-                        "name": op.label, "cat": "copy", "ph": "X", "pid": pid,
-                        "tid": stream.0 as u64 + 1,
-                        "ts": us(i.start), "dur": (i.end - i.start) as f64 / 1e3,
-                        "args": { "op": op.id.0, "bytes": bytes, "witness_error_ns": i.slack_ns },
-                    }));
-                }
+            Err(why) => {
+                args["placed"] = json!(false);
+                args["why"] = json!(why.to_string());
+                out.push(json!({
+                    "name": format!("{} (not placed)", op.label), "cat": cat, "ph": "i",
+                    "s": "t", "pid": pid, "tid": tid(p.lane), "ts": 0.0, "args": args,
+                }));
             }
-            OpKind::HostFn { stream, .. } => {
-                if let Some(h) = t.host_spans.iter().find(|h| h.op == op.id) {
-                    out.push(json!({
-                        "name": op.label, "cat": "host fn", "ph": "X", "pid": pid,
-                        "tid": stream.0 as u64 + 1,
-                        "ts": us(host(h.begin_ns)),
-                        "dur": (h.end_ns - h.begin_ns) as f64 / 1e3,
-                        "args": { "op": op.id.0 },
-                    }));
-                }
-            }
-            OpKind::Record { stream, .. }
-            | OpKind::Wait { stream, .. }
-            | OpKind::AllocAsync { stream, .. }
-            | OpKind::FreeAsync { stream, .. }
-            | OpKind::BeginCapture { stream }
-            | OpKind::EndCapture { stream }
-            | OpKind::GraphLaunch { stream, .. } => {
-                if let Some(at) = t.issued_ns(op.id) {
-                    out.push(json!({
-                        "name": op.label, "cat": "event", "ph": "i", "s": "t", "pid": pid,
-                        "tid": stream.0 as u64 + 1, "ts": us(host(at)),
-                    }));
-                }
-            }
-            OpKind::HostSync { .. }
-            | OpKind::Elapsed { .. }
-            | OpKind::Query { .. }
-            | OpKind::Api { .. } => {}
+        }
+        if let Some(c) = p.call {
+            let args = json!({ "op": p.op.0, "source": c.source.name() });
+            out.push(event(&op.label, "host call", pid, 0, &c, us(c.start), args));
         }
     }
-    for c in &t.host_calls {
-        out.push(json!({
-            "name": program.label(c.op), "cat": "host", "ph": "X", "pid": pid, "tid": 0,
-            "ts": us(host(c.begin_ns)), "dur": (c.end_ns - c.begin_ns) as f64 / 1e3,
-        }));
+}
+
+/// A complete event for an interval, an instant event for an instant.
+fn event(name: &str, cat: &str, pid: u64, tid: u64, m: &Mark, ts: f64, args: Value) -> Value {
+    if m.instant {
+        json!({ "name": name, "cat": cat, "ph": "i", "s": "t", "pid": pid, "tid": tid, "ts": ts,
+                "args": args })
+    } else {
+        json!({ "name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid, "ts": ts,
+                "dur": m.duration_ns() as f64 / 1e3, "args": args })
     }
 }

@@ -68,6 +68,25 @@ pub fn recorded(prefix: &str) -> Vec<(std::path::PathBuf, stream_litmus::RunReco
         .collect()
 }
 
+/// Every recorded run under tests/fixtures, whole-catalogue ones included (the fuzz file holds
+/// violations, not a run), in name order; loaded once per test binary.
+pub fn recorded_runs() -> &'static [(std::path::PathBuf, stream_litmus::RunRecord)] {
+    static RUNS: OnceLock<Vec<(std::path::PathBuf, stream_litmus::RunRecord)>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let mut names: Vec<String> = std::fs::read_dir(fixture(""))
+            .expect("tests/fixtures exists")
+            .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+            .filter(|n| {
+                !n.starts_with("fuzz-") && (n.ends_with(".json") || n.ends_with(".json.gz"))
+            })
+            .collect();
+        names.sort();
+        let mut runs: Vec<_> = names.iter().flat_map(|n| recorded(n)).collect();
+        runs.dedup_by(|a, b| a.0 == b.0);
+        runs
+    })
+}
+
 // Hand-made timelines for the CPU tests of the checks.
 
 /// Tolerances of the hand-made timelines: the 32 ns timer step of the H100 and H200, a launch
