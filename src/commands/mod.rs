@@ -1,13 +1,17 @@
 //! The subcommands, one file each, and what they share: writing the reports and the progress
 //! line.
 
+mod check;
 mod fuzz;
+mod predict;
 mod replay;
 mod run;
 mod show;
 mod sweep;
 
+pub use check::check;
 pub use fuzz::fuzz;
+pub use predict::predict;
 pub use replay::{compare, judge, render};
 pub use run::run;
 pub use show::show;

@@ -17,7 +17,6 @@ fn selected(args: &RunArgs) -> Vec<Claim> {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let started = Instant::now();
     let claims = selected(&args);
     if claims.is_empty() {
         eprintln!(
@@ -26,6 +25,13 @@ pub fn run(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    run_claims(&claims, &args)
+}
+
+/// Runs `claims` on the GPU as the catalogue runs (verdict lines, tables, details, footer,
+/// `--json`, `--out`); `run` and `check` share it. `args.filters` and `args.spin_us` are not read.
+pub fn run_claims(claims: &[Claim], args: &RunArgs) -> ExitCode {
+    let started = Instant::now();
     let mut lab = Lab::new();
     if let Some(n) = args.trials {
         lab = lab.with_trials(n);
@@ -36,7 +42,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     let mut progress = Progress::new(claims.len());
-    record.claims = lab.check_all(&claims, |rec| {
+    record.claims = lab.check_all(claims, |rec| {
         progress.clear();
         println!("{}", terminal::claim_line(rec));
         progress.step(&rec.claim.id);

@@ -1,9 +1,10 @@
-//! `stream-litmus show ID`: one claim as a listing (with the model's predictions) or as JSON.
+//! `stream-litmus show ID`: one claim as a listing (with the model's predictions), as JSON, or
+//! as a claim file.
 
 use std::process::ExitCode;
 use stream_litmus::catalogue;
 
-pub fn show(id: &str, json: bool) -> ExitCode {
+pub fn show(id: &str, json: bool, litmus: bool) -> ExitCode {
     let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
         .into_iter()
         .find(|c| c.id == id)
@@ -11,7 +12,9 @@ pub fn show(id: &str, json: bool) -> ExitCode {
         eprintln!("stream-litmus: no claim '{id}'; see `stream-litmus list`");
         return ExitCode::from(2);
     };
-    if json {
+    if litmus {
+        print!("{}", stream_litmus::litmus::print_claim(&claim));
+    } else if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&claim).expect("claims serialize")

@@ -1,0 +1,57 @@
+//! `stream-litmus check FILE…`: the claims of claim files on the GPU, as the catalogue runs.
+//! Every file is read and checked before the GPU is opened, so a typo costs no GPU time.
+
+use crate::{CheckArgs, RunArgs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use stream_litmus::{litmus, Claim};
+
+pub fn check(args: CheckArgs) -> ExitCode {
+    let claims = match load_all(&args.files) {
+        Ok(claims) => claims,
+        Err(code) => return code,
+    };
+    let claims: Vec<Claim> = claims
+        .into_iter()
+        .filter(|c| {
+            args.filters.is_empty() || args.filters.iter().any(|f| c.id.contains(f.as_str()))
+        })
+        .collect();
+    if claims.is_empty() {
+        eprintln!(
+            "stream-litmus: no claim in these files matches {:?}",
+            args.filters
+        );
+        return ExitCode::from(2);
+    }
+    let run = RunArgs {
+        trials: args.trials,
+        filters: Vec::new(),
+        spin_us: 0,
+        json: args.json,
+        out: args.out,
+        details: args.details,
+    };
+    super::run::run_claims(&claims, &run)
+}
+
+/// The claims of every file, in order; on any error, each file's first error is printed and the
+/// exit code is 2.
+pub fn load_all(files: &[PathBuf]) -> Result<Vec<Claim>, ExitCode> {
+    let mut claims = Vec::new();
+    let mut failed = false;
+    for path in files {
+        match litmus::load(path) {
+            Ok(mut more) => claims.append(&mut more),
+            Err(e) => {
+                eprintln!("{e}\n");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        eprintln!("stream-litmus: nothing was run; fix the claim files above");
+        return Err(ExitCode::from(2));
+    }
+    Ok(claims)
+}
