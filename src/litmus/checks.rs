@@ -3,7 +3,8 @@
 //! variant fails to compile in one place until it is readable and printable.
 
 use super::error::LitmusError;
-use super::resolve::{place, Cx, Draft};
+use super::ops::place;
+use super::resolve::{Cx, Draft};
 use super::syntax::{Arg, Name, OpRef};
 use crate::program::{BufferId, OpId, Program};
 use crate::relation::Check;

@@ -30,8 +30,10 @@
 //! `print` writes claims back; `predict` asks the happens-before model about each check.
 //! docs/writing-claims.md has the grammar.
 
+mod ast;
 mod checks;
 mod error;
+mod ops;
 mod predict;
 mod print;
 mod resolve;
@@ -54,16 +56,8 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 
 /// The claims in `text`; `path` names the file in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
-    if let Some(at) = text.find(|c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) {
-        let c = text[at..].chars().next().unwrap_or('\0');
-        return Err(LitmusError::at(
-            path,
-            text,
-            at..at + c.len_utf8(),
-            format!("control character U+{:04X} in a claim file", c as u32),
-            "not text",
-            Some("claim files are plain UTF-8 text; is this a binary file?"),
-        ));
+    if let Some(e) = binary(path, text, text.len()) {
+        return Err(e);
     }
     let lines = syntax::file(text).map_err(|(at, message)| {
         let found = found(&text[at..]);
@@ -85,7 +79,7 @@ pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
         return Err(LitmusError::file(
             &shown,
             format!(
-                "{shown} is over {} KiB, the limit of a claim file; is it the right file?",
+                "the file is over {} KiB, the limit of a claim file; is it the right file?",
                 MAX_FILE_BYTES / 1024
             ),
         ));
@@ -95,16 +89,30 @@ pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            Err(LitmusError::at(
-                &shown,
-                &text,
-                at..at + 1,
-                "not UTF-8 text",
-                "invalid byte",
-                Some("claim files are plain UTF-8 text; is this a binary file?"),
-            ))
+            Err(binary(&shown, &text, at).unwrap_or_else(|| {
+                let msg = "not a text file: invalid UTF-8";
+                LitmusError::at(&shown, &text, at..at + 1, msg, "invalid byte", Some(TEXT))
+            }))
         }
     }
+}
+
+const TEXT: &str = "claim files are plain UTF-8 text; is this a binary file?";
+
+/// The error for the first control character (other than tab and line ends) in `text[..end]`.
+fn binary(path: &str, text: &str, end: usize) -> Option<LitmusError> {
+    let (at, c) = text[..end]
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))?;
+    let msg = format!("not a text file: control character U+{:04X}", c as u32);
+    Some(LitmusError::at(
+        path,
+        text,
+        at..at + c.len_utf8(),
+        msg,
+        "not text",
+        Some(TEXT),
+    ))
 }
 
 /// What the parser found where it stopped, for the caret's label, and its length in bytes.

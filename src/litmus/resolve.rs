@@ -8,12 +8,11 @@
 
 use super::checks;
 use super::error::LitmusError;
-use super::syntax::{Line, Name, OpRef, OpSyntax, Quantity, Span, Stmt, Target};
-use super::units::{self, UnitError};
+use super::ops::bytes;
+use super::syntax::{Line, Name, OpRef, Span, Stmt};
 use crate::claim::{Claim, EnvVar, Source};
 use crate::program::{
-    ApiCall, Buffer, BufferId, Event, EventId, HostFnApi, Op, OpId, OpKind, Place, Priority,
-    Program, Stream, StreamId, StreamKind, SyncTarget, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
+    Buffer, BufferId, Event, EventId, Op, OpId, Priority, Program, Stream, StreamId, StreamKind,
 };
 use crate::relation::Check;
 use crate::verdict::Expect;
@@ -86,7 +85,7 @@ pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
 /// A claim being read.
 pub(super) struct Draft {
     id: Name,
-    span: Span,
+    pub(super) span: Span,
     statement: Option<String>,
     source: Option<Source>,
     expect: Option<Expect>,
@@ -94,11 +93,13 @@ pub(super) struct Draft {
     name: Option<String>,
     env: Vec<EnvVar>,
     pub(super) program: Program,
-    op_spans: Vec<Span>,
+    pub(super) op_spans: Vec<Span>,
     streams: HashMap<String, StreamId>,
     events: HashMap<String, EventId>,
     pub(super) buffers: HashMap<String, BufferId>,
     checks: Vec<(bool, Name, Vec<super::syntax::Arg>)>,
+    /// Set once every op is read: checks may name any op, ops only earlier ones.
+    all_ops: bool,
 }
 
 impl Draft {
@@ -124,6 +125,7 @@ impl Draft {
             events: HashMap::new(),
             buffers: HashMap::new(),
             checks: Vec::new(),
+            all_ops: false,
         }
     }
 
@@ -258,7 +260,7 @@ impl Draft {
                         "declared again here",
                     ));
                 }
-                let place = place_of(cx, &place)?;
+                let place = super::ops::place(cx, &place)?;
                 let bytes = bytes(cx, &size)?;
                 if bytes % 4 != 0 {
                     return Err(cx.help(
@@ -309,26 +311,29 @@ impl Draft {
         Ok(())
     }
 
-    fn stream(&self, cx: Cx<'_>, n: &Name) -> R<StreamId> {
+    pub(super) fn stream(&self, cx: Cx<'_>, n: &Name) -> R<StreamId> {
         self.streams.get(&n.text).copied().ok_or_else(|| {
             unknown(
                 cx,
                 n,
                 "stream",
                 self.streams.keys(),
-                "declare it first, e.g. `stream s1 = non-blocking`",
+                (
+                    "before this line",
+                    "declare it first, e.g. `stream s1 = non-blocking`",
+                ),
             )
         })
     }
 
-    fn event(&self, cx: Cx<'_>, n: &Name) -> R<EventId> {
+    pub(super) fn event(&self, cx: Cx<'_>, n: &Name) -> R<EventId> {
         self.events.get(&n.text).copied().ok_or_else(|| {
             unknown(
                 cx,
                 n,
                 "event",
                 self.events.keys(),
-                "declare it first, e.g. `event E`",
+                ("before this line", "declare it first, e.g. `event E`"),
             )
         })
     }
@@ -340,7 +345,10 @@ impl Draft {
                 n,
                 "buffer",
                 self.buffers.keys(),
-                "declare it first, e.g. `buffer a = device 4KiB fill 1`",
+                (
+                    "before this line",
+                    "declare it first, e.g. `buffer a = device 4KiB fill 1`",
+                ),
             )
         })
     }
@@ -367,176 +375,33 @@ impl Draft {
                     .collect();
                 match found.as_slice() {
                     [one] => Ok(one.id),
-                    [] => Err(unknown(cx, n, "op labelled", self.program.ops.iter().map(|o| &o.label), "label an op with `LABEL: ` at the start of its line; an op can only name ops issued before it")),
-                    many => Err(cx.help(&n.span, format!("`{}` labels {} ops", n.text, many.len()), "ambiguous", &format!("give them distinct labels, or name one by its index: {}", many.iter().map(|o| format!("#{}", o.id.0)).collect::<Vec<_>>().join(", ")))),
+                    [] => {
+                        let labels = self.program.ops.iter().map(|o| &o.label);
+                        let hint = if self.all_ops {
+                            "label an op with `LABEL: ` at the start of its line"
+                        } else {
+                            "an op can only name ops issued before it"
+                        };
+                        let place = if self.all_ops {
+                            "in this claim"
+                        } else {
+                            "before this line"
+                        };
+                        Err(unknown(cx, n, "op labelled", labels, (place, hint)))
+                    }
+                    many => {
+                        let ids: Vec<String> =
+                            many.iter().map(|o| format!("#{}", o.id.0)).collect();
+                        let help = format!(
+                            "give them distinct labels, or name one by its index: {}",
+                            ids.join(", ")
+                        );
+                        let msg = format!("`{}` labels {} ops", n.text, many.len());
+                        Err(cx.help(&n.span, msg, "ambiguous", &help))
+                    }
                 }
             }
         }
-    }
-
-    fn op_kind(&self, cx: Cx<'_>, op: &OpSyntax) -> R<OpKind> {
-        let target = |t: &Target| -> R<SyncTarget> {
-            Ok(match t {
-                Target::Device => SyncTarget::Device,
-                Target::Stream(s) => SyncTarget::Stream(self.stream(cx, s)?),
-                Target::Event(e) => SyncTarget::Event(self.event(cx, e)?),
-            })
-        };
-        let launch = |l: &Option<super::syntax::Launch>| -> R<(u32, u32)> {
-            let Some(l) = l else {
-                return Ok((1, crate::program::DEFAULT_BLOCK));
-            };
-            let n = |i: &super::syntax::Int, max: u32, what: &str| -> R<u32> {
-                i.text
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|v| (1..=max).contains(v))
-                    .ok_or_else(|| {
-                        cx.err(
-                            &i.span,
-                            format!("the {what} must be 1..={max}"),
-                            "out of range",
-                        )
-                    })
-            };
-            Ok((
-                n(&l.grid, MAX_GRID, "grid")?,
-                n(&l.block, MAX_BLOCK, "block")?,
-            ))
-        };
-        Ok(match op {
-            OpSyntax::Spin {
-                duration,
-                launch: l,
-                stream,
-            } => {
-                let (grid, block) = launch(l)?;
-                OpKind::Spin {
-                    stream: self.stream(cx, stream)?,
-                    duration_ns: spin_ns(cx, duration, "spin")?,
-                    grid,
-                    block,
-                }
-            }
-            OpSyntax::Record { event, stream } => OpKind::Record {
-                stream: self.stream(cx, stream)?,
-                event: self.event(cx, event)?,
-            },
-            OpSyntax::Wait { event, stream } => OpKind::Wait {
-                stream: self.stream(cx, stream)?,
-                event: self.event(cx, event)?,
-            },
-            OpSyntax::HostSync(t) => OpKind::HostSync { target: target(t)? },
-            OpSyntax::Query(t) => OpKind::Query { target: target(t)? },
-            OpSyntax::Elapsed { from, to } => OpKind::Elapsed {
-                from: self.event(cx, from)?,
-                to: self.event(cx, to)?,
-            },
-            OpSyntax::HostFn {
-                duration,
-                stream,
-                via,
-            } => OpKind::HostFn {
-                stream: self.stream(cx, stream)?,
-                duration_ns: spin_ns(cx, duration, "host function")?,
-                api: match via.as_ref().map(|v| v.text.as_str()) {
-                    None | Some("cuLaunchHostFunc") => HostFnApi::LaunchHostFunc,
-                    Some("cuStreamAddCallback") => HostFnApi::StreamAddCallback,
-                    Some(other) => {
-                        let span = via.as_ref().map_or(0..0, |v| v.span.clone());
-                        return Err(cx.err(
-                            &span,
-                            format!("unknown host-function call `{other}`"),
-                            "expected cuLaunchHostFunc or cuStreamAddCallback",
-                        ));
-                    }
-                },
-            },
-            OpSyntax::Api { call, size } => {
-                let all = [
-                    ApiCall::MemAlloc,
-                    ApiCall::MemFree,
-                    ApiCall::HostAlloc,
-                    ApiCall::HostFree,
-                    ApiCall::Memset,
-                    ApiCall::CopyD2D,
-                ];
-                let c = all
-                    .into_iter()
-                    .find(|c| c.name() == call.text)
-                    .ok_or_else(|| {
-                        cx.err(
-                            &call.span,
-                            format!("unknown driver call `{}`", call.text),
-                            &format!("expected one of {}", all.map(ApiCall::name).join(", ")),
-                        )
-                    })?;
-                OpKind::Api {
-                    call: c,
-                    bytes: bytes(cx, size)?,
-                }
-            }
-            OpSyntax::AllocAsync { size, stream } => OpKind::AllocAsync {
-                stream: self.stream(cx, stream)?,
-                bytes: bytes(cx, size)?,
-            },
-            OpSyntax::FreeAsync { alloc, stream } => OpKind::FreeAsync {
-                stream: self.stream(cx, stream)?,
-                alloc: self.op_ref(cx, alloc)?,
-            },
-            OpSyntax::BeginCapture(s) => OpKind::BeginCapture {
-                stream: self.stream(cx, s)?,
-            },
-            OpSyntax::EndCapture(s) => OpKind::EndCapture {
-                stream: self.stream(cx, s)?,
-            },
-            OpSyntax::GraphLaunch { graph, stream } => OpKind::GraphLaunch {
-                stream: self.stream(cx, stream)?,
-                graph: self.op_ref(cx, graph)?,
-            },
-            OpSyntax::Copy {
-                size,
-                src,
-                dst,
-                stream,
-            } => {
-                let (src, dst) = (self.buffer(cx, src)?, self.buffer(cx, dst)?);
-                let bytes = match size {
-                    Some(q) => bytes(cx, q)?,
-                    None => self.program.buffers[src.0]
-                        .bytes
-                        .min(self.program.buffers[dst.0].bytes),
-                };
-                OpKind::Copy {
-                    stream: self.stream(cx, stream)?,
-                    src,
-                    dst,
-                    bytes,
-                }
-            }
-            OpSyntax::Add {
-                out,
-                a,
-                b,
-                launch: l,
-                stream,
-            } => {
-                let (a, b, out) = (
-                    self.buffer(cx, a)?,
-                    self.buffer(cx, b)?,
-                    self.buffer(cx, out)?,
-                );
-                let (grid, block) = launch(l)?;
-                OpKind::Add {
-                    stream: self.stream(cx, stream)?,
-                    a,
-                    b,
-                    out,
-                    grid,
-                    block,
-                }
-            }
-        })
     }
 
     fn finish(mut self, cx: Cx<'_>) -> R<Claim> {
@@ -563,6 +428,7 @@ impl Draft {
             .ok_or_else(|| missing("expect", "expect holds"))?;
         let mut all = Vec::new();
         let mut observations = Vec::new();
+        self.all_ops = true;
         for (observe, relation, args) in std::mem::take(&mut self.checks) {
             let made: Vec<Check> = checks::resolve(&self, cx, &relation, &args)?;
             if observe {
@@ -588,41 +454,6 @@ impl Draft {
             env: self.env,
         })
     }
-
-    /// The program's own validation, its first problem pinned to the op line that brings it in.
-    fn validate(&self, cx: Cx<'_>) -> R<()> {
-        let Err(e) = self.program.validate() else {
-            return Ok(());
-        };
-        let Some(first) = e.problems.first() else {
-            return Ok(());
-        };
-        let prefix = |n: usize| Program {
-            ops: self.program.ops[..n].to_vec(),
-            ..self.program.clone()
-        };
-        let at = (0..=self.program.ops.len())
-            .find(|&n| {
-                prefix(n)
-                    .validate()
-                    .err()
-                    .is_some_and(|p| p.problems.contains(first))
-            })
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|n| self.op_spans.get(n))
-            .unwrap_or(&self.span);
-        let more = e.problems.len() - 1;
-        let help = (more > 0)
-            .then(|| format!("and {more} more problem(s): {}", e.problems[1..].join("; ")));
-        Err(LitmusError::at(
-            cx.path,
-            cx.text,
-            at.clone(),
-            format!("invalid program: {first}"),
-            "here",
-            help.as_deref(),
-        ))
-    }
 }
 
 fn unknown<'a>(
@@ -630,7 +461,7 @@ fn unknown<'a>(
     n: &Name,
     what: &str,
     known: impl Iterator<Item = &'a String>,
-    hint: &str,
+    (place, hint): (&str, &str),
 ) -> LitmusError {
     let mut known: Vec<&String> = known.collect();
     known.sort();
@@ -648,93 +479,7 @@ fn unknown<'a>(
     cx.help(
         &n.span,
         format!("unknown {what} `{}`", n.text),
-        &format!("no {what} `{}` declared before this line", n.text),
+        &format!("no {what} `{}` {place}", n.text),
         &help,
     )
-}
-
-fn place_of(cx: Cx<'_>, n: &Name) -> R<Place> {
-    [Place::Device, Place::Pinned, Place::Pageable]
-        .into_iter()
-        .find(|p| p.name() == n.text)
-        .ok_or_else(|| {
-            cx.err(
-                &n.span,
-                format!("unknown place `{}`", n.text),
-                "expected device, pinned or pageable",
-            )
-        })
-}
-
-pub(super) fn place(cx: Cx<'_>, n: &Name) -> R<Place> {
-    place_of(cx, n)
-}
-
-fn unit_error(
-    cx: Cx<'_>,
-    q: &Quantity,
-    e: UnitError,
-    what: &str,
-    units: &[(&str, u64)],
-    example: &str,
-) -> LitmusError {
-    let unit_span = q.unit.as_ref().map_or(q.span.clone(), |u| u.span.clone());
-    match e {
-        UnitError::Missing => cx.help(
-            &q.span,
-            format!("{what} without a unit"),
-            "add a unit",
-            &format!(
-                "write it with its unit ({}), e.g. `{example}`",
-                units::names(units)
-            ),
-        ),
-        UnitError::Unknown => cx.err(
-            &unit_span,
-            format!(
-                "unknown unit `{}`",
-                q.unit.as_ref().map_or("", |u| u.text.as_str())
-            ),
-            &format!("expected one of {}", units::names(units)),
-        ),
-        UnitError::Inexact => cx.err(
-            &q.span,
-            format!("{what} finer than its smallest unit"),
-            "too many decimals",
-        ),
-        UnitError::Overflow => cx.err(&q.span, format!("{what} too large"), "does not fit"),
-    }
-}
-
-fn spin_ns(cx: Cx<'_>, q: &Quantity, what: &str) -> R<u64> {
-    let ns = units::scaled(
-        &q.number,
-        q.unit.as_ref().map(|u| u.text.as_str()),
-        &units::DURATIONS,
-    )
-    .map_err(|e| unit_error(cx, q, e, "a duration", &units::DURATIONS, "50us"))?;
-    if ns == 0 {
-        return Err(cx.err(&q.span, format!("a {what} must last at least 1ns"), "zero"));
-    }
-    if ns > MAX_SPIN_NS {
-        return Err(cx.help(&q.span, format!("a {what} of {} is over the limit of {}", units::format_duration(ns), units::format_duration(MAX_SPIN_NS)), "too long", "claims need microseconds to milliseconds; a longer one is taken for a unit mixed up (MAX_SPIN_NS)"));
-    }
-    Ok(ns)
-}
-
-fn bytes(cx: Cx<'_>, q: &Quantity) -> R<u64> {
-    let b = units::scaled(
-        &q.number,
-        q.unit.as_ref().map(|u| u.text.as_str()),
-        &units::SIZES,
-    )
-    .map_err(|e| unit_error(cx, q, e, "a size", &units::SIZES, "4KiB"))?;
-    if b == 0 || b > MAX_BYTES {
-        return Err(cx.err(
-            &q.span,
-            format!("a size must be 1B..={}", units::format_size(MAX_BYTES)),
-            "out of range",
-        ));
-    }
-    Ok(b)
 }

@@ -7,7 +7,6 @@
 //! recognised the rest of its line is parsed under `cut_err`: an error there is the error, and
 //! the parser does not go back to try something else and report a vaguer one.
 
-use std::ops::Range;
 use winnow::ascii::{digit1, line_ending};
 use winnow::combinator::{alt, cut_err, delimited, eof, fail, opt, peek, preceded, repeat};
 use winnow::combinator::{separated, terminated};
@@ -18,163 +17,7 @@ use winnow::token::{none_of, one_of, take_while};
 
 pub(super) type In<'s> = LocatingSlice<&'s str>;
 type Res<O> = winnow::ModalResult<O>;
-pub(super) type Span = Range<usize>;
-
-/// A name as written: an identifier or a quoted string.
-#[derive(Debug, Clone)]
-pub(super) struct Name {
-    pub text: String,
-    pub span: Span,
-}
-
-/// A reference to an op: its label, or `#N` (its index in issue order).
-#[derive(Debug, Clone)]
-pub(super) enum OpRef {
-    Label(Name),
-    Index(usize, Span),
-}
-
-/// A number with an optional unit (`50us`, `4KiB`), kept as text for `resolve.rs` to convert.
-#[derive(Debug, Clone)]
-pub(super) struct Quantity {
-    pub number: String,
-    pub unit: Option<Name>,
-    pub span: Span,
-}
-
-/// A whole number as text, with its span (grid, block, fill and contents values).
-#[derive(Debug, Clone)]
-pub(super) struct Int {
-    pub text: String,
-    pub span: Span,
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Launch {
-    pub grid: Int,
-    pub block: Int,
-}
-
-/// What a host sync or query waits for.
-#[derive(Debug, Clone)]
-pub(super) enum Target {
-    Device,
-    Stream(Name),
-    Event(Name),
-}
-
-#[derive(Debug, Clone)]
-pub(super) enum OpSyntax {
-    Spin {
-        duration: Quantity,
-        launch: Option<Launch>,
-        stream: Name,
-    },
-    Record {
-        event: Name,
-        stream: Name,
-    },
-    Wait {
-        event: Name,
-        stream: Name,
-    },
-    HostSync(Target),
-    Query(Target),
-    Elapsed {
-        from: Name,
-        to: Name,
-    },
-    HostFn {
-        duration: Quantity,
-        stream: Name,
-        via: Option<Name>,
-    },
-    Api {
-        call: Name,
-        size: Quantity,
-    },
-    AllocAsync {
-        size: Quantity,
-        stream: Name,
-    },
-    FreeAsync {
-        alloc: OpRef,
-        stream: Name,
-    },
-    BeginCapture(Name),
-    EndCapture(Name),
-    GraphLaunch {
-        graph: OpRef,
-        stream: Name,
-    },
-    Copy {
-        size: Option<Quantity>,
-        src: Name,
-        dst: Name,
-        stream: Name,
-    },
-    Add {
-        out: Name,
-        a: Name,
-        b: Name,
-        launch: Option<Launch>,
-        stream: Name,
-    },
-}
-
-/// An argument of a check: an op or buffer, a range of ops, or a number.
-#[derive(Debug, Clone)]
-pub(super) enum Arg {
-    Ref(OpRef),
-    Range(OpRef, OpRef, Span),
-    Int(Int),
-}
-
-#[derive(Debug, Clone)]
-pub(super) enum Stmt {
-    Claim(Name),
-    Statement(Name),
-    Source {
-        document: Name,
-        section: Name,
-    },
-    Expect(Name),
-    Rationale(Name),
-    Program(Name),
-    Env {
-        name: Name,
-        value: Option<Name>,
-    },
-    Stream {
-        names: Vec<Name>,
-        kind: Name,
-        priority: Option<Name>,
-    },
-    Event(Vec<Name>),
-    Buffer {
-        name: Name,
-        place: Name,
-        size: Quantity,
-        fill: Option<Int>,
-        read_back: bool,
-    },
-    Op {
-        label: Option<Name>,
-        op: OpSyntax,
-    },
-    Check {
-        observe: bool,
-        relation: Name,
-        args: Vec<Arg>,
-    },
-}
-
-/// One statement and the span of its line's text.
-#[derive(Debug, Clone)]
-pub(super) struct Line {
-    pub stmt: Stmt,
-    pub span: Span,
-}
+pub(super) use super::ast::*;
 
 /// The op keywords: the names of the builder's methods.
 pub(super) const OPS: [&str; 15] = [
@@ -224,20 +67,15 @@ pub(super) fn file(text: &str) -> Result<Vec<Line>, (usize, String)> {
 
 /// "expected X or Y": what the parser wanted where it stopped.
 fn describe(err: &ContextError) -> String {
-    let wanted: Vec<String> = err
-        .context()
-        .filter_map(|c| match c {
-            StrContext::Expected(v) => Some(match v {
-                StrContextValue::Description(d) => d.to_string(),
-                other => format!("`{other}`"),
-            }),
-            _ => None,
-        })
-        .collect();
-    if wanted.is_empty() {
-        "this line does not parse".to_string()
-    } else {
-        format!("expected {}", wanted.join(" or "))
+    // The innermost expectation is the precise one; outer ones only repeat it in general terms.
+    let wanted = err.context().find_map(|c| match c {
+        StrContext::Expected(StrContextValue::Description(d)) => Some(d.to_string()),
+        StrContext::Expected(other) => Some(format!("`{other}`")),
+        _ => None,
+    });
+    match wanted {
+        Some(w) => format!("expected {w}"),
+        None => "this line does not parse".to_string(),
     }
 }
 
@@ -361,8 +199,23 @@ fn int(i: &mut In<'_>) -> Res<Int> {
 
 fn quantity(i: &mut In<'_>) -> Res<Quantity> {
     ws(i)?;
-    let unit = preceded(ws, take_while(1.., |c: char| c.is_alphabetic()).with_span());
-    ((digit1, opt((".", digit1))).take(), opt(unit))
+    // The unit is the word right after the number (`50us`); a known unit after a blank
+    // (`50 us`) is read too, but no other word, so `spin 50 on s1` is a number without a unit.
+    let known = |u: &str| {
+        super::units::DURATIONS
+            .iter()
+            .chain(&super::units::SIZES)
+            .any(|(k, _)| *k == u)
+    };
+    let attached = take_while(1.., |c: char| c.is_alphabetic());
+    let spaced = preceded(
+        take_while(1.., [' ', '\t']),
+        take_while(1.., |c: char| c.is_alphabetic()).verify(known),
+    );
+    (
+        (digit1, opt((".", digit1))).take(),
+        opt(alt((attached, spaced)).with_span()),
+    )
         .with_span()
         .map(|((number, unit), span): ((&str, _), Span)| Quantity {
             number: number.to_string(),
