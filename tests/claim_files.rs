@@ -6,10 +6,10 @@
 //!   the other GPU tests: `cfg(gpu)` from build.rs) it is ignored, with the reason.
 //!
 //! `malformed::*` runs the CLI on broken files: each must give one error with file, line and
-//! column, exit 2, and reach no GPU.
+//! column, exit 2, and reach no GPU; `cli::*` runs `show --litmus` and `predict`.
 
-#[path = "claim_files/malformed.rs"]
-mod malformed;
+#[path = "claim_files/cli.rs"]
+mod cli;
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ fn main() {
             on_gpu(&path)
         }));
     }
-    trials.extend(malformed::trials());
+    trials.extend(cli::trials());
     libtest_mimic::run(&args, trials).exit();
 }
 

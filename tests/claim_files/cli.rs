@@ -1,4 +1,5 @@
-//! Broken claim files through the CLI: one clear error with file, line, column and caret, exit
+//! Claim files through the CLI. `show --litmus` prints what reads back; `predict` says which
+//! checks the model cannot decide. Broken files: one clear error with file, line, column and caret, exit
 //! status 2, and no GPU opened (`CUDA_VISIBLE_DEVICES=` would make opening one fail with its
 //! own message, which must not appear).
 
@@ -123,6 +124,52 @@ pub fn trials() -> Vec<Trial> {
             check(
                 stderr.contains("nothing was run") && !stderr.contains("GPU"),
                 stderr.to_string(),
+            )
+        },
+    ));
+    trials.push(Trial::test("cli::show_litmus_reads_back", || {
+        let out = cli()
+            .args(["show", "host.queries_until_done", "--litmus"])
+            .output()
+            .map_err(|e| e.to_string())?;
+        check(
+            out.status.success(),
+            format!("exit {:?}", out.status.code()),
+        )?;
+        let text = String::from_utf8(out.stdout).map_err(|e| e.to_string())?;
+        let claims =
+            stream_litmus::litmus::parse("shown.litmus", &text).map_err(|e| e.to_string())?;
+        check(
+            claims.len() == 1 && claims[0].id == "host.queries_until_done",
+            text,
+        )
+    }));
+    trials.push(Trial::test(
+        "cli::predict_names_what_the_model_cannot_decide",
+        || {
+            let path = write(
+                "predict",
+                GOOD.replace("precedes(A, B)", "precedes(A, B)\ncheck overlaps(A, B)")
+                    .as_bytes(),
+            );
+            let out = cli()
+                .arg("predict")
+                .arg(&path)
+                .output()
+                .map_err(|e| e.to_string())?;
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            check(
+                out.status.success(),
+                format!("exit {:?}", out.status.code()),
+            )?;
+            check(
+                text.contains("A→B            must precede: guaranteed by the rules"),
+                text.clone(),
+            )?;
+            check(text.contains("the rules forbid an overlap"), text.clone())?;
+            check(
+                text.contains("the claim expects Holds but the model says Violated"),
+                text,
             )
         },
     ));
