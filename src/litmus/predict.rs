@@ -43,8 +43,8 @@ impl Answer {
             (Answer::Guaranteed, _) => "must precede: guaranteed by the rules",
             (Answer::Forbidden, Check::Precedes { .. }) => "the other op must precede: the rules forbid this order",
             (Answer::Forbidden, _) => "one must precede the other: the rules forbid an overlap",
-            (Answer::Open, Check::Precedes { .. }) => "may overlap or not: the rules do not make this order, so this program cannot decide it by the model; the GPU must",
-            (Answer::Open, _) => "may overlap: allowed but never promised, so this program cannot decide it by the model; the GPU must",
+            (Answer::Open, Check::Precedes { .. }) => "may overlap or not: the rules do not make this order, the model cannot decide it for this program; the GPU must",
+            (Answer::Open, _) => "may overlap: allowed but never promised, the model cannot decide it for this program; the GPU must",
             (Answer::NotAsked, _) => "not a happens-before question: the model does not answer it",
         }
     }
@@ -144,16 +144,11 @@ impl fmt::Display for Prediction {
         )?;
         for (check, observe, documented, with_queues) in &self.checks {
             let word = if *observe { "observe" } else { "check" };
-            let text = check.describe(&c.program);
-            writeln!(f, "  {word} {text:<14} {}", documented.describe(check))?;
+            let text = format!("{word} {}", super::print::check_text(check, &c.program));
+            writeln!(f, "  {text:<30} {}", documented.describe(check))?;
             if with_queues != documented {
-                writeln!(
-                    f,
-                    "  {:<21} with {} queue(s): {}",
-                    "",
-                    self.queues,
-                    with_queues.describe(check)
-                )?;
+                let queues = format!("with {} queue(s):", self.queues);
+                writeln!(f, "  {queues:>30} {}", with_queues.describe(check))?;
             }
         }
         let open = self.undecided();

@@ -88,13 +88,17 @@ pub fn claim(c: &Claim) -> String {
     if !c.checks.is_empty() || !c.observations.is_empty() {
         out.push('\n');
     }
-    let reference = |id: OpId| op_ref(p, p.ops.len(), id);
     for (word, list) in [("check", &c.checks), ("observe", &c.observations)] {
         for check in list {
-            let _ = writeln!(out, "{word} {}", super::checks::print(check, p, reference));
+            let _ = writeln!(out, "{word} {}", check_text(check, p));
         }
     }
     out
+}
+
+/// A check as a claim file writes it: `precedes(A, B)`.
+pub(super) fn check_text(check: &crate::relation::Check, p: &Program) -> String {
+    super::checks::print(check, p, |id| op_ref(p, p.ops.len(), id))
 }
 
 /// How an op at position `at` names op `id`: its label if that names one op among the first

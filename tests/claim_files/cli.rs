@@ -163,7 +163,9 @@ pub fn trials() -> Vec<Trial> {
                 format!("exit {:?}", out.status.code()),
             )?;
             check(
-                text.contains("A→B            must precede: guaranteed by the rules"),
+                text.contains(
+                    "check precedes(A, B)           must precede: guaranteed by the rules",
+                ),
                 text.clone(),
             )?;
             check(text.contains("the rules forbid an overlap"), text.clone())?;
