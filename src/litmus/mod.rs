@@ -42,7 +42,7 @@ mod units;
 
 pub use checks::RELATIONS;
 pub use error::LitmusError;
-pub use predict::{predict, Answer, Prediction};
+pub use predict::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 
 use crate::claim::Claim;

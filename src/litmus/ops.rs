@@ -25,19 +25,24 @@ impl Draft {
             ops: self.program.ops[..n].to_vec(),
             ..self.program.clone()
         };
-        let at = (0..=self.program.ops.len())
-            .find(|&n| {
-                prefix(n)
-                    .validate()
-                    .err()
-                    .is_some_and(|p| p.problems.contains(first))
-            })
+        // Validation reads the ops in order and a problem, once there, stays for longer
+        // prefixes: the first prefix that shows it is found by bisection.
+        let shows = |n: usize| {
+            prefix(n)
+                .validate()
+                .err()
+                .is_some_and(|p| p.problems.contains(first))
+        };
+        let ops: Vec<usize> = (0..=self.program.ops.len()).collect();
+        let at = Some(ops.partition_point(|&n| !shows(n)))
             .and_then(|n| n.checked_sub(1))
             .and_then(|n| self.op_spans.get(n))
             .unwrap_or(&self.span);
         let more = e.problems.len() - 1;
-        let help = (more > 0)
-            .then(|| format!("and {more} more problem(s): {}", e.problems[1..].join("; ")));
+        let help = (more > 0).then(|| {
+            let shown: Vec<&str> = e.problems[1..].iter().take(3).map(String::as_str).collect();
+            format!("and {more} more problem(s): {}", shown.join("; "))
+        });
         Err(LitmusError::at(
             cx.path,
             cx.text,

@@ -21,7 +21,13 @@ pub enum Answer {
     Open,
     /// Not a happens-before question (timing, dispatch order, host calls, data).
     NotAsked,
+    /// The program has more ops than the model is asked about ([`MAX_MODEL_OPS`]).
+    TooLarge,
 }
+
+/// The most ops a program may have for `predict` to build its happens-before relation (which
+/// takes memory quadratic in the ops): the catalogue's largest has about 2 000.
+pub const MAX_MODEL_OPS: usize = 8192;
 
 impl Answer {
     fn of(model: &HappensBefore, check: &Check) -> Answer {
@@ -46,6 +52,7 @@ impl Answer {
             (Answer::Open, Check::Precedes { .. }) => "may overlap or not: the rules do not make this order, the model cannot decide it for this program; the GPU must",
             (Answer::Open, _) => "may overlap: allowed but never promised, the model cannot decide it for this program; the GPU must",
             (Answer::NotAsked, _) => "not a happens-before question: the model does not answer it",
+            (Answer::TooLarge, _) => "the program has too many ops for the model to answer",
         }
     }
 }
@@ -73,14 +80,20 @@ pub fn predict(claim: &Claim) -> Prediction {
         Refinement::Queues(n) => n,
         Refinement::Documented => 0,
     };
-    let documented = HappensBefore::of(&claim.program);
-    let queued = HappensBefore::with(&claim.program, refinement);
     let all = claim.checks.iter().map(|c| (c, false));
     let observed = claim.observations.iter().map(|c| (c, true));
-    let checks = all
-        .chain(observed)
-        .map(|(c, obs)| (*c, obs, Answer::of(&documented, c), Answer::of(&queued, c)))
-        .collect();
+    let checks = if claim.program.ops.len() > MAX_MODEL_OPS {
+        let too_large = Answer::TooLarge;
+        all.chain(observed)
+            .map(|(c, obs)| (*c, obs, too_large, too_large))
+            .collect()
+    } else {
+        let documented = HappensBefore::of(&claim.program);
+        let queued = HappensBefore::with(&claim.program, refinement);
+        all.chain(observed)
+            .map(|(c, obs)| (*c, obs, Answer::of(&documented, c), Answer::of(&queued, c)))
+            .collect()
+    };
     Prediction {
         claim: claim.clone(),
         queues,
@@ -104,7 +117,7 @@ impl Prediction {
     pub fn undecided(&self) -> usize {
         self.checks
             .iter()
-            .filter(|c| !c.1 && matches!(c.3, Answer::Open | Answer::NotAsked))
+            .filter(|c| !c.1 && !matches!(c.3, Answer::Guaranteed | Answer::Forbidden))
             .count()
     }
 }

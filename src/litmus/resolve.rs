@@ -97,6 +97,8 @@ pub(super) struct Draft {
     streams: HashMap<String, StreamId>,
     events: HashMap<String, EventId>,
     pub(super) buffers: HashMap<String, BufferId>,
+    /// The ops of each label, so that a name is looked up without a scan of every op.
+    labels: HashMap<String, Vec<OpId>>,
     checks: Vec<(bool, Name, Vec<super::syntax::Arg>)>,
     /// Set once every op is read: checks may name any op, ops only earlier ones.
     all_ops: bool,
@@ -124,6 +126,7 @@ impl Draft {
             streams: HashMap::new(),
             events: HashMap::new(),
             buffers: HashMap::new(),
+            labels: HashMap::new(),
             checks: Vec::new(),
             all_ops: false,
         }
@@ -299,6 +302,7 @@ impl Draft {
                     })?,
                 };
                 let id = OpId(self.program.ops.len());
+                self.labels.entry(label.clone()).or_default().push(id);
                 self.program.ops.push(Op { id, label, kind });
                 self.op_spans.push(line.span);
             }
@@ -368,10 +372,11 @@ impl Draft {
             )),
             OpRef::Label(n) => {
                 let found: Vec<&Op> = self
-                    .program
-                    .ops
-                    .iter()
-                    .filter(|o| o.label == n.text)
+                    .labels
+                    .get(&n.text)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|&id| self.program.op(id))
                     .collect();
                 match found.as_slice() {
                     [one] => Ok(one.id),
