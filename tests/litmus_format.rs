@@ -161,6 +161,25 @@ fn errors_point_at_the_culprit(
     assert!(shown.contains('^'), "{shown}");
 }
 
+/// Control characters of any width (C0, DEL, C1) are refused at their position, without panic.
+#[rstest]
+#[case::nul("\0")]
+#[case::escape("\u{1b}[31m")]
+#[case::del("\u{7f}")]
+#[case::next_line("\u{85}")]
+#[case::c1_in_a_long_line("\u{9f}")]
+fn control_characters_are_refused(#[case] junk: &str) {
+    let text = format!("claim a\nstatement \"é{}{junk}x\"\n", "ü".repeat(100));
+    let e = litmus::parse("ctl.litmus", &text).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("not a text file: control character"),
+        "{e}"
+    );
+    assert_eq!(e.line(), 2);
+    assert_eq!(e.column(), 13 + 100);
+}
+
 mod properties {
     use proptest::prelude::*;
     use stream_litmus::fuzz::{programs, Shape};
@@ -203,7 +222,7 @@ mod properties {
 
         /// No input makes the parser panic: any text gives claims or one error with a position.
         #[test]
-        fn any_text_parses_or_fails_cleanly(text in "(claim|stream|spin|check|[ a-z0-9:#\"\\\\(),.<>=+\n])*") {
+        fn any_text_parses_or_fails_cleanly(text in "(claim|stream|spin|check|[ a-z0-9:#\"\\\\(),.<>=+\n\u{0}-\u{a0}])*") {
             if let Err(e) = litmus::parse("any.litmus", &text) {
                 prop_assert!(e.line() >= 1 && e.column() >= 1);
             }

@@ -45,12 +45,17 @@ impl LitmusError {
             line_start
         };
         let to = floor_char(text, line_end.min(from + SHOWN_LINE));
+        // Control characters are shown as `?`, one per byte, so that offsets stay the same.
         let shown: String = text[from..to]
             .trim_end_matches('\r')
             .chars()
-            .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+            .map(|c| match c {
+                '\t' => c.to_string(),
+                c if c.is_control() => "?".repeat(c.len_utf8()),
+                c => c.to_string(),
+            })
             .collect();
-        let caret_start = (start - from).min(shown.len());
+        let caret_start = floor_char(&shown, start - from);
         let caret_end = floor_char(&shown, span.end.saturating_sub(from).min(shown.len()));
         let caret_end = if caret_end <= caret_start {
             shown[caret_start..]
