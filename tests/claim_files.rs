@@ -24,6 +24,7 @@ fn main() {
     collect(&root.join("claims"), &mut files);
     files.sort();
     let mut trials = Vec::new();
+    let all = files.clone();
     for path in files {
         let name = path
             .strip_prefix(root)
@@ -40,8 +41,34 @@ fn main() {
             on_gpu(&path)
         }));
     }
+    trials.push(Trial::test("claims::ids_are_unique_and_new", move || {
+        unique_ids(&all)
+    }));
     trials.extend(cli::trials());
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// No two claim files define the same claim, and none redefines a catalogue claim: results files
+/// and reports name claims by id.
+fn unique_ids(files: &[PathBuf]) -> Result<(), Failed> {
+    let mut seen: std::collections::HashMap<String, String> =
+        stream_litmus::catalogue::all(stream_litmus::catalogue::DEFAULT_SPIN)
+            .into_iter()
+            .map(|c| (c.id, "the catalogue".to_string()))
+            .collect();
+    for path in files {
+        let Ok(claims) = litmus::load(path) else {
+            continue;
+        };
+        for c in claims {
+            if let Some(other) = seen.insert(c.id.clone(), path.display().to_string()) {
+                return Err(
+                    format!("claim {} in {} is also in {other}", c.id, path.display()).into(),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every `*.litmus` file under `dir`, recursively.
