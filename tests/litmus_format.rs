@@ -103,7 +103,7 @@ fn awkward_names_and_text_round_trip() {
 /// Comments, blank lines, CRLF line ends, `chain`, `observe` and `#N` references are read.
 #[test]
 fn comments_crlf_chain_and_indices() {
-    let text = "# two claims\r\nclaim a.b  # trailing comment\r\nstatement \"s\"\r\nsource \"f\" section \"x\"\r\nexpect violated\r\n\r\nstream s = blocking priority highest\r\nK1: spin 1.5ms <<<4, 128>>> on s\r\nK2: spin 500ns on s\r\nK3: spin 2us on s\r\ncheck chain(K1, #1, K3)\r\nobserve overlaps(K1, K2)\r\n";
+    let text = "# two claims\r\nclaim a.b  # trailing comment\r\nstatement \"s\"\r\nsource \"f\" section \"x\"\r\nexpect violated\r\n\r\nstream s = blocking priority highest\r\nK1: spin 1.5ms <<<4, 128>>> on s\r\nK2: spin 500 ns on s <<<2, 64>>>\r\nK3: spin 2us on s\r\ncheck chain(K1, #1, K3)\r\nobserve overlaps(K1, K2)\r\n";
     let claims = litmus::parse("crlf.litmus", text).unwrap();
     let c = &claims[0];
     assert_eq!(c.checks.len(), 2);
@@ -113,6 +113,15 @@ fn comments_crlf_chain_and_indices() {
         c.program.streams[0].priority,
         Some(stream_litmus::Priority::Highest)
     );
+    assert!(matches!(
+        c.program.ops[1].kind,
+        stream_litmus::OpKind::Spin {
+            duration_ns: 500,
+            grid: 2,
+            block: 64,
+            ..
+        }
+    ));
     assert!(matches!(
         c.program.ops[0].kind,
         stream_litmus::OpKind::Spin {

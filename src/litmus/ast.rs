@@ -160,3 +160,28 @@ pub(super) struct Line {
     pub stmt: Stmt,
     pub span: Span,
 }
+
+/// The op keywords: the names of the builder's methods.
+pub(super) const OPS: [&str; 15] = [
+    "spin",
+    "record",
+    "wait",
+    "host_sync",
+    "query",
+    "elapsed",
+    "host_fn",
+    "api",
+    "alloc_async",
+    "free_async",
+    "begin_capture",
+    "end_capture",
+    "graph_launch",
+    "copy",
+    "add",
+];
+
+pub(super) const STATEMENT: &str =
+    "a statement (claim, statement, source, expect, rationale, program, env, \
+     stream, event, buffer, check, observe) or an op (spin, record, wait, host_sync, query, \
+     elapsed, host_fn, api, alloc_async, free_async, begin_capture, end_capture, graph_launch, \
+     copy, add)";

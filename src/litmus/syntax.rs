@@ -19,30 +19,6 @@ pub(super) type In<'s> = LocatingSlice<&'s str>;
 type Res<O> = winnow::ModalResult<O>;
 pub(super) use super::ast::*;
 
-/// The op keywords: the names of the builder's methods.
-pub(super) const OPS: [&str; 15] = [
-    "spin",
-    "record",
-    "wait",
-    "host_sync",
-    "query",
-    "elapsed",
-    "host_fn",
-    "api",
-    "alloc_async",
-    "free_async",
-    "begin_capture",
-    "end_capture",
-    "graph_launch",
-    "copy",
-    "add",
-];
-
-const STATEMENT: &str = "a statement (claim, statement, source, expect, rationale, program, env, \
-     stream, event, buffer, check, observe) or an op (spin, record, wait, host_sync, query, \
-     elapsed, host_fn, api, alloc_async, free_async, begin_capture, end_capture, graph_launch, \
-     copy, add)";
-
 /// Parses a whole file into its statements.
 pub(super) fn file(text: &str) -> Result<Vec<Line>, (usize, String)> {
     let mut input = LocatingSlice::new(text);
@@ -247,6 +223,17 @@ fn on_stream(i: &mut In<'_>) -> Res<Name> {
     need_name("a stream name")(i)
 }
 
+/// `[<<<G, B>>>] on STREAM`, or `on STREAM <<<G, B>>>` as a CUDA programmer may write it.
+fn launch_on_stream(i: &mut In<'_>) -> Res<(Option<Launch>, Name)> {
+    let before = opt(launch).parse_next(i)?;
+    let stream = on_stream(i)?;
+    let launch = match before {
+        Some(l) => Some(l),
+        None => opt(launch).parse_next(i)?,
+    };
+    Ok((launch, stream))
+}
+
 fn target(i: &mut In<'_>) -> Res<Target> {
     let what = "`device`, `stream NAME` or `event NAME`";
     ws(i)?;
@@ -400,11 +387,15 @@ fn op(i: &mut In<'_>, kw: &str) -> Res<OpSyntax> {
     let dur = "a duration with its unit, such as 50us or 1.5ms";
     let size = "a size with its unit, such as 4KiB";
     Ok(match kw {
-        "spin" => OpSyntax::Spin {
-            duration: need_quantity(dur)(i)?,
-            launch: opt(launch).parse_next(i)?,
-            stream: on_stream(i)?,
-        },
+        "spin" => {
+            let duration = need_quantity(dur)(i)?;
+            let (launch, stream) = launch_on_stream(i)?;
+            OpSyntax::Spin {
+                duration,
+                launch,
+                stream,
+            }
+        }
         "record" | "wait" => {
             let event = need_name("an event name")(i)?;
             let stream = on_stream(i)?;
@@ -480,12 +471,14 @@ fn op(i: &mut In<'_>, kw: &str) -> Res<OpSyntax> {
             cut_err((ws, "+"))
                 .context(expected("`+ B`"))
                 .parse_next(i)?;
+            let b = need_name("a buffer")(i)?;
+            let (launch, stream) = launch_on_stream(i)?;
             OpSyntax::Add {
                 out,
                 a,
-                b: need_name("a buffer")(i)?,
-                launch: opt(launch).parse_next(i)?,
-                stream: on_stream(i)?,
+                b,
+                launch,
+                stream,
             }
         }
         _ => return cut_err(fail).context(expected("an op")).parse_next(i),
