@@ -43,7 +43,7 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct CheckArgs {
-    /// Claim files (docs/writing-claims.md).
+    /// Claim files (docs/writing-claims.md), or directories of them.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Trials per claim [default: $STREAM_LITMUS_TRIALS, else 5].
@@ -102,7 +102,7 @@ enum Command {
     Check(CheckArgs),
     /// Print the happens-before model's prediction for each check of claim files, without a GPU.
     Predict {
-        /// Claim files (docs/writing-claims.md).
+        /// Claim files (docs/writing-claims.md), or directories of them.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },

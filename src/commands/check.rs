@@ -35,12 +35,24 @@ pub fn check(args: CheckArgs) -> ExitCode {
     super::run::run_claims(&claims, &run)
 }
 
-/// The claims of every file, in order; on any error, each file's first error is printed and the
-/// exit code is 2.
-pub fn load_all(files: &[PathBuf]) -> Result<Vec<Claim>, ExitCode> {
+/// The claims of every file, in order (a directory stands for its `*.litmus` files, in name
+/// order, searched recursively); on any error, each file's first error is printed and the exit
+/// code is 2.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Claim>, ExitCode> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            litmus_files(path, &mut found);
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
     let mut claims = Vec::new();
     let mut failed = false;
-    for path in files {
+    for path in &files {
         match litmus::load(path) {
             Ok(mut more) => claims.append(&mut more),
             Err(e) => {
@@ -49,9 +61,26 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<Claim>, ExitCode> {
             }
         }
     }
+    if files.is_empty() {
+        eprintln!("stream-litmus: no claim file (*.litmus) in {paths:?}");
+        return Err(ExitCode::from(2));
+    }
     if failed {
         eprintln!("stream-litmus: nothing was run; fix the claim files above");
         return Err(ExitCode::from(2));
     }
     Ok(claims)
+}
+
+fn litmus_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        if path.is_dir() {
+            litmus_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "litmus") {
+            out.push(path);
+        }
+    }
 }
