@@ -17,6 +17,7 @@
 //! - [`judge`], [`Judgement`]: trials to verdict; [`RunRecord`]: the results file, replayable
 //!   without a GPU.
 //! - [`catalogue`]: the claims from the study notes.
+//! - [`litmus`]: claim files, a text format for claims (parse, print, the model's prediction).
 //! - [`model`]: a happens-before model of stream semantics, which predicts for any program what
 //!   must precede what and what may overlap; [`fuzz`] runs random programs against it.
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
@@ -60,6 +61,7 @@ pub mod fuzz;
 mod gpu;
 mod lab;
 pub mod limits;
+pub mod litmus;
 pub mod model;
 mod program;
 mod record;

@@ -8,7 +8,9 @@ use stream_litmus::catalogue;
 
 mod commands;
 
-use commands::{arguments, compare, fuzz, judge, outln, render, run, show, sweep, CliResult};
+use commands::{
+    arguments, check, compare, fuzz, judge, outln, predict, render, run, show, sweep, CliResult,
+};
 
 #[derive(Parser)]
 #[command(name = "stream-litmus", version, about)]
@@ -31,6 +33,28 @@ struct RunArgs {
     #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64,
           value_parser = arguments::spin_us)]
     spin_us: u64,
+    /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write results.json, report.html and trace.json into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
+    #[arg(long)]
+    details: bool,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Claim files (docs/writing-claims.md), or directories of them.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Trials per claim [default: $STREAM_LITMUS_TRIALS, else 5].
+    #[arg(long, value_parser = arguments::trials)]
+    trials: Option<usize>,
+    /// Run only claims whose id contains this text (repeatable).
+    #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
+    filters: Vec<String>,
     /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -68,11 +92,23 @@ enum Command {
     Run(RunArgs),
     /// List the catalogue's claims.
     List,
-    /// Print one claim: statement, source, program and checks (as JSON with --json).
+    /// Print one claim: statement, source, program and checks (as JSON with --json, as a claim
+    /// file with --litmus).
     Show {
         id: String,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "litmus")]
         json: bool,
+        /// Print the claim in the claim-file format (docs/writing-claims.md).
+        #[arg(long)]
+        litmus: bool,
+    },
+    /// Run the claims of claim files on the GPU (all files are read and checked first).
+    Check(CheckArgs),
+    /// Print the happens-before model's prediction for each check of claim files, without a GPU.
+    Predict {
+        /// Claim files (docs/writing-claims.md), or directories of them.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Re-judge a results file on any machine and print its report.
     Judge {
@@ -121,7 +157,9 @@ fn main() -> ExitCode {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),
         Some(Command::List) => list(),
-        Some(Command::Show { id, json }) => show(&id, json),
+        Some(Command::Show { id, json, litmus }) => show(&id, json, litmus),
+        Some(Command::Check(args)) => check(args),
+        Some(Command::Predict { files }) => predict(&files),
         Some(Command::Judge { results, write }) => judge(&results, write.as_deref()),
         Some(Command::Render { results, out }) => render(&results, &out),
         Some(Command::Compare { a, b }) => compare(&a, &b),

@@ -3,13 +3,17 @@
 
 pub mod arguments;
 mod cli_error;
+mod check;
 mod fuzz;
+mod predict;
 mod replay;
 mod run;
 mod show;
 mod sweep;
 
+pub use check::check;
 pub use fuzz::fuzz;
+pub use predict::predict;
 pub use replay::{compare, judge, render};
 pub use run::run;
 pub use show::show;

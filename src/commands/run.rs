@@ -31,8 +31,14 @@ fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
 }
 
 pub fn run(args: RunArgs) -> CliResult {
-    let started = Instant::now();
     let claims = selected(&args)?;
+    run_claims(&claims, &args)
+}
+
+/// Runs `claims` on the GPU as the catalogue runs (verdict lines, tables, details, footer,
+/// `--json`, `--out`); `run` and `check` share it. `args.filters` and `args.spin_us` are not read.
+pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
+    let started = Instant::now();
     let trials = match args.trials {
         Some(n) => Some(n),
         None => trials_from_env()?,
@@ -49,7 +55,7 @@ pub fn run(args: RunArgs) -> CliResult {
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     let mut progress = Progress::new(claims.len());
     let mut stdout_error = None;
-    record.claims = lab.check_all(&claims, |rec| {
+    record.claims = lab.check_all(claims, |rec| {
         use std::io::Write;
         progress.clear();
         if stdout_error.is_none() {
@@ -60,7 +66,7 @@ pub fn run(args: RunArgs) -> CliResult {
     progress.clear();
     if let Some(e) = stdout_error {
         // The run is done: keep its results before saying that the terminal output was lost.
-        save(&args, &record, folder)?;
+        save(args, &record, folder)?;
         return Err(CliError::stdout(e));
     }
     for table in stream_litmus::scenario::tables(&record.claims) {
@@ -81,7 +87,7 @@ pub fn run(args: RunArgs) -> CliResult {
         .fold(0, u64::saturating_add);
     record.timing.wall_ns = started.elapsed().as_nanos() as u64;
     outln!("{}", terminal::footer(&record));
-    save(&args, &record, folder)?;
+    save(args, &record, folder)?;
     Ok(if record.all_as_expected() {
         ExitCode::SUCCESS
     } else {

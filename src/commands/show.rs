@@ -1,10 +1,11 @@
-//! `stream-litmus show ID`: one claim as a listing (with the model's predictions) or as JSON.
+//! `stream-litmus show ID`: one claim as a listing (with the model's predictions), as JSON, or
+//! as a claim file.
 
 use super::{out, outln, CliError, CliResult};
 use std::process::ExitCode;
 use stream_litmus::catalogue;
 
-pub fn show(id: &str, json: bool) -> CliResult {
+pub fn show(id: &str, json: bool, litmus: bool) -> CliResult {
     let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
         .into_iter()
         .find(|c| c.id == id)
@@ -13,7 +14,9 @@ pub fn show(id: &str, json: bool) -> CliResult {
             "no claim '{id}'; see `stream-litmus list`"
         )));
     };
-    if json {
+    if litmus {
+        out!("{}", stream_litmus::litmus::print_claim(&claim));
+    } else if json {
         let json = serde_json::to_string_pretty(&claim)
             .map_err(|e| CliError::usage(format!("the claim could not be serialized: {e}")))?;
         outln!("{json}");

@@ -15,7 +15,7 @@ mod display;
 mod validate;
 
 pub use buffer::{Buffer, BufferId, CopyDir, Place};
-pub use builder::ProgramBuilder;
+pub use builder::{ProgramBuilder, DEFAULT_BLOCK};
 pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS};
 
 use serde::{Deserialize, Serialize};

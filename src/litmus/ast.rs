@@ -1,0 +1,187 @@
+//! The statements of a claim file as the grammar reads them: names, numbers and units kept as
+//! written, each with its byte span, for `resolve.rs` to interpret and to point errors at.
+
+use std::ops::Range;
+
+pub(super) type Span = Range<usize>;
+
+/// A name as written: an identifier or a quoted string.
+#[derive(Debug, Clone)]
+pub(super) struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+/// A reference to an op: its label, or `#N` (its index in issue order).
+#[derive(Debug, Clone)]
+pub(super) enum OpRef {
+    Label(Name),
+    Index(usize, Span),
+}
+
+/// A number with an optional unit (`50us`, `4KiB`), kept as text for `resolve.rs` to convert.
+#[derive(Debug, Clone)]
+pub(super) struct Quantity {
+    pub number: String,
+    pub unit: Option<Name>,
+    pub span: Span,
+}
+
+/// A whole number as text, with its span (grid, block, fill and contents values).
+#[derive(Debug, Clone)]
+pub(super) struct Int {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Launch {
+    pub grid: Int,
+    pub block: Int,
+}
+
+/// What a host sync or query waits for.
+#[derive(Debug, Clone)]
+pub(super) enum Target {
+    Device,
+    Stream(Name),
+    Event(Name),
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum OpSyntax {
+    Spin {
+        duration: Quantity,
+        launch: Option<Launch>,
+        stream: Name,
+    },
+    Record {
+        event: Name,
+        stream: Name,
+    },
+    Wait {
+        event: Name,
+        stream: Name,
+    },
+    HostSync(Target),
+    Query(Target),
+    Elapsed {
+        from: Name,
+        to: Name,
+    },
+    HostFn {
+        duration: Quantity,
+        stream: Name,
+        via: Option<Name>,
+    },
+    Api {
+        call: Name,
+        size: Quantity,
+    },
+    AllocAsync {
+        size: Quantity,
+        stream: Name,
+    },
+    FreeAsync {
+        alloc: OpRef,
+        stream: Name,
+    },
+    BeginCapture(Name),
+    EndCapture(Name),
+    GraphLaunch {
+        graph: OpRef,
+        stream: Name,
+    },
+    Copy {
+        size: Option<Quantity>,
+        src: Name,
+        dst: Name,
+        stream: Name,
+    },
+    Add {
+        out: Name,
+        a: Name,
+        b: Name,
+        launch: Option<Launch>,
+        stream: Name,
+    },
+}
+
+/// An argument of a check: an op or buffer, a range of ops, or a number.
+#[derive(Debug, Clone)]
+pub(super) enum Arg {
+    Ref(OpRef),
+    Range(OpRef, OpRef, Span),
+    Int(Int),
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Stmt {
+    Claim(Name),
+    Statement(Name),
+    Source {
+        document: Name,
+        section: Name,
+    },
+    Expect(Name),
+    Rationale(Name),
+    Program(Name),
+    Env {
+        name: Name,
+        value: Option<Name>,
+    },
+    Stream {
+        names: Vec<Name>,
+        kind: Name,
+        priority: Option<Name>,
+    },
+    Event(Vec<Name>),
+    Buffer {
+        name: Name,
+        place: Name,
+        size: Quantity,
+        fill: Option<Int>,
+        read_back: bool,
+    },
+    Op {
+        label: Option<Name>,
+        op: OpSyntax,
+    },
+    Check {
+        observe: bool,
+        relation: Name,
+        args: Vec<Arg>,
+    },
+}
+
+/// One statement and the span of its line's text.
+#[derive(Debug, Clone)]
+pub(super) struct Line {
+    pub stmt: Stmt,
+    pub span: Span,
+}
+
+/// The op keywords: the names of the builder's methods.
+pub(super) const OPS: [&str; 15] = [
+    "spin",
+    "record",
+    "wait",
+    "host_sync",
+    "query",
+    "elapsed",
+    "host_fn",
+    "api",
+    "alloc_async",
+    "free_async",
+    "begin_capture",
+    "end_capture",
+    "graph_launch",
+    "copy",
+    "add",
+];
+
+pub(super) const STATEMENT: &str =
+    "a statement (claim, statement, source, expect, rationale, program, env, \
+     stream, event, buffer, check, observe) or an op (spin, record, wait, host_sync, query, \
+     elapsed, host_fn, api, alloc_async, free_async, begin_capture, end_capture, graph_launch, \
+     copy, add)";

@@ -1,0 +1,155 @@
+//! Claim files: claims written as small text files, in which a program reads like the code it
+//! stands for, so that a claim can be added, run and shared without writing Rust.
+//!
+//! ```text
+//! claim event.wait_orders
+//! statement "A stream that waits on an event starts its next kernel only after the recorded work ends"
+//! source "000_a5eb0762e7ac500e.txt" section "7.6 两个比较直观的例子"
+//! expect holds
+//!
+//! stream s1, s2 = non-blocking
+//! event E
+//!
+//! A: spin 50us on s1
+//! record E on s1
+//! wait E on s2
+//! B: spin 50us on s2
+//!
+//! check precedes(A, B)
+//! ```
+//!
+//! Why a format of our own rather than JSON (which `show --json` already prints): a claim is
+//! read far more often than written, and JSON buries a five-line program under ids and braces.
+//! The op keywords are the builder's method names, so the file and the Rust API teach each
+//! other. Every program and check the builder can make is writable ([`print_claim`] writes any
+//! claim, and a test reads the whole catalogue back to equal claims).
+//!
+//! The layers: `syntax` (the grammar, `winnow`) turns text into statements with spans;
+//! `resolve` and `checks` turn statements into [`Claim`]s, looking names up and enforcing units
+//! and limits; `error` renders every error as rustc does, with file, line, column and a caret;
+//! `print` writes claims back; `predict` asks the happens-before model about each check.
+//! docs/writing-claims.md has the grammar.
+
+mod ast;
+mod checks;
+mod error;
+mod ops;
+mod predict;
+mod print;
+mod resolve;
+mod syntax;
+mod units;
+
+pub use checks::RELATIONS;
+pub use error::LitmusError;
+pub use predict::{predict, Answer, Prediction, MAX_MODEL_OPS};
+pub use print::{claim as print_claim, claims as print_claims};
+
+use crate::claim::Claim;
+use crate::program::{OpKind, Program};
+use std::io::Read;
+use std::path::Path;
+
+/// The largest claim file read: claims are a few kilobytes, and a bounded read keeps a wrong
+/// path (a log, a device file) from filling memory.
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// The claims in `text`; `path` names the file in errors.
+pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
+    if let Some(e) = binary(path, text, text.len()) {
+        return Err(e);
+    }
+    let lines = syntax::file(text).map_err(|(at, message)| {
+        let found = found(&text[at..]);
+        LitmusError::at(path, text, at..at + found.1, message, &found.0, None)
+    })?;
+    resolve::claims(resolve::Cx { path, text }, lines)
+}
+
+/// The claims in the file at `path`, read up to [`MAX_FILE_BYTES`].
+pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
+    let shown = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .map_err(|e| LitmusError::file(&shown, format!("cannot read {shown}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| LitmusError::file(&shown, format!("cannot read {shown}: {e}")))?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(LitmusError::file(
+            &shown,
+            format!(
+                "the file is over {} KiB, the limit of a claim file; is it the right file?",
+                MAX_FILE_BYTES / 1024
+            ),
+        ));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => parse(&shown, &text),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            Err(binary(&shown, &text, at).unwrap_or_else(|| {
+                let msg = "not a text file: invalid UTF-8";
+                LitmusError::at(&shown, &text, at..at + 1, msg, "invalid byte", Some(TEXT))
+            }))
+        }
+    }
+}
+
+const TEXT: &str = "claim files are plain UTF-8 text; is this a binary file?";
+
+/// The error for the first control character (other than tab and line ends) in `text[..end]`.
+fn binary(path: &str, text: &str, end: usize) -> Option<LitmusError> {
+    let (at, c) = text[..end]
+        .char_indices()
+        .find(|(_, c)| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))?;
+    let msg = format!("not a text file: control character U+{:04X}", c as u32);
+    Some(LitmusError::at(
+        path,
+        text,
+        at..at + c.len_utf8(),
+        msg,
+        "not text",
+        Some(TEXT),
+    ))
+}
+
+/// What the parser found where it stopped, for the caret's label, and its length in bytes.
+fn found(rest: &str) -> (String, usize) {
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        .collect();
+    if !word.is_empty() {
+        return (format!("found `{word}`"), word.len());
+    }
+    match rest.chars().next() {
+        None => ("found the end of the file".to_string(), 0),
+        Some('\n' | '\r') => ("found the end of the line".to_string(), 0),
+        Some(c) => (format!("found `{c}`"), c.len_utf8()),
+    }
+}
+
+/// The label the builder gives an op of `kind` when none is written (`record E`, `host sync`),
+/// or `None` where the builder asks for one (spins, host functions, queries, copies...).
+pub(crate) fn default_label(program: &Program, kind: &OpKind) -> Option<String> {
+    let event = |e: crate::EventId| {
+        program
+            .events
+            .get(e.0)
+            .map_or(format!("e{}", e.0), |e| e.label.clone())
+    };
+    Some(match *kind {
+        OpKind::Record { event: e, .. } => format!("record {}", event(e)),
+        OpKind::Wait { event: e, .. } => format!("wait {}", event(e)),
+        OpKind::HostSync { .. } => "host sync".to_string(),
+        OpKind::Elapsed { from, to } => format!("elapsed {}→{}", event(from), event(to)),
+        OpKind::Api { call, .. } => call.name().to_string(),
+        OpKind::FreeAsync { alloc, .. } => format!("free {}", program.label(alloc)),
+        OpKind::BeginCapture { .. } => "begin capture".to_string(),
+        OpKind::EndCapture { .. } => "end capture".to_string(),
+        OpKind::GraphLaunch { .. } => "graph launch".to_string(),
+        _ => return None,
+    })
+}

@@ -1,0 +1,285 @@
+//! Claims written out in the claim-file format, so that reading the text back gives the same
+//! claim: labels are written only where they differ from the default one, numbers in the largest
+//! exact unit, names quoted only where they are not identifiers.
+
+use super::units::{format_duration, format_size};
+use crate::claim::Claim;
+use crate::program::{HostFnApi, OpId, OpKind, Program, SyncTarget, DEFAULT_BLOCK};
+use std::fmt::Write;
+
+/// Several claims, separated by a blank line.
+pub fn claims(claims: &[Claim]) -> String {
+    claims.iter().map(claim).collect::<Vec<_>>().join("\n")
+}
+
+/// One claim in the claim-file format.
+pub fn claim(c: &Claim) -> String {
+    let mut out = String::new();
+    let p = &c.program;
+    let _ = writeln!(out, "claim {}", name(&c.id));
+    let _ = writeln!(out, "statement {}", quote(&c.statement));
+    let _ = writeln!(
+        out,
+        "source {} section {}",
+        quote(&c.source.document),
+        quote(&c.source.section)
+    );
+    let _ = writeln!(out, "expect {}", format!("{}", c.expect).to_lowercase());
+    if let Some(r) = &c.rationale {
+        let _ = writeln!(out, "rationale {}", quote(r));
+    }
+    if p.name != c.id {
+        let _ = writeln!(out, "program {}", name(&p.name));
+    }
+    for v in &c.env {
+        match &v.value {
+            Some(value) => writeln!(out, "env {} = {}", name(&v.name), value_text(value)),
+            None => writeln!(out, "env {} unset", name(&v.name)),
+        }
+        .ok();
+    }
+    out.push('\n');
+    let mut i = 0;
+    while i < p.streams.len() {
+        let s = &p.streams[i];
+        let same = p.streams[i..]
+            .iter()
+            .take_while(|t| t.kind == s.kind && t.priority == s.priority)
+            .count();
+        let names: Vec<String> = p.streams[i..i + same]
+            .iter()
+            .map(|t| name(&t.label))
+            .collect();
+        let _ = write!(out, "stream {} = {}", names.join(", "), s.kind);
+        if let Some(pr) = s.priority {
+            let _ = write!(out, " priority {}", format!("{pr:?}").to_lowercase());
+        }
+        out.push('\n');
+        i += same;
+    }
+    if !p.events.is_empty() {
+        let names: Vec<String> = p.events.iter().map(|e| name(&e.label)).collect();
+        let _ = writeln!(out, "event {}", names.join(", "));
+    }
+    for b in &p.buffers {
+        let _ = write!(
+            out,
+            "buffer {} = {} {}",
+            name(&b.label),
+            b.place,
+            format_size(b.bytes)
+        );
+        if b.fill != 0 {
+            let _ = write!(out, " fill {}", b.fill);
+        }
+        if b.read_back {
+            out.push_str(" read_back");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    for (i, op) in p.ops.iter().enumerate() {
+        if super::default_label(p, &op.kind).as_deref() != Some(op.label.as_str()) {
+            let _ = write!(out, "{}: ", name(&op.label));
+        }
+        out.push_str(&op_text(p, i, &op.kind));
+        out.push('\n');
+    }
+    if !c.checks.is_empty() || !c.observations.is_empty() {
+        out.push('\n');
+    }
+    for (word, list) in [("check", &c.checks), ("observe", &c.observations)] {
+        for check in list {
+            let _ = writeln!(out, "{word} {}", check_text(check, p));
+        }
+    }
+    out
+}
+
+/// A check as a claim file writes it: `precedes(A, B)`.
+pub(super) fn check_text(check: &crate::relation::Check, p: &Program) -> String {
+    super::checks::print(check, p, |id| op_ref(p, p.ops.len(), id))
+}
+
+/// How an op at position `at` names op `id`: its label if that names one op among the first
+/// `at` ops, else `#id`.
+fn op_ref(p: &Program, at: usize, id: OpId) -> String {
+    let Some(op) = p.op(id) else {
+        return format!("#{}", id.0);
+    };
+    let same = p.ops[..at.min(p.ops.len())]
+        .iter()
+        .filter(|o| o.label == op.label)
+        .count();
+    if same == 1 {
+        name(&op.label)
+    } else {
+        format!("#{}", id.0)
+    }
+}
+
+fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
+    let stream =
+        |s: crate::StreamId| name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()));
+    let event = |e: crate::EventId| {
+        name(
+            &p.events
+                .get(e.0)
+                .map_or(format!("e{}", e.0), |e| e.label.clone()),
+        )
+    };
+    let buffer =
+        |b: crate::BufferId| name(&p.buffer(b).map_or(format!("b{}", b.0), |b| b.label.clone()));
+    let launch = |grid: u32, block: u32| {
+        if (grid, block) == (1, DEFAULT_BLOCK) {
+            String::new()
+        } else {
+            format!(" <<<{grid}, {block}>>>")
+        }
+    };
+    let target = |t: SyncTarget| match t {
+        SyncTarget::Device => "device".to_string(),
+        SyncTarget::Stream(s) => format!("stream {}", stream(s)),
+        SyncTarget::Event(e) => format!("event {}", event(e)),
+    };
+    match *kind {
+        OpKind::Spin {
+            stream: s,
+            duration_ns,
+            grid,
+            block,
+        } => {
+            format!(
+                "spin {}{} on {}",
+                format_duration(duration_ns),
+                launch(grid, block),
+                stream(s)
+            )
+        }
+        OpKind::Record {
+            stream: s,
+            event: e,
+        } => format!("record {} on {}", event(e), stream(s)),
+        OpKind::Wait {
+            stream: s,
+            event: e,
+        } => format!("wait {} on {}", event(e), stream(s)),
+        OpKind::HostSync { target: t } => format!("host_sync {}", target(t)),
+        OpKind::Query { target: t } => format!("query {}", target(t)),
+        OpKind::Elapsed { from, to } => format!("elapsed {} to {}", event(from), event(to)),
+        OpKind::HostFn {
+            stream: s,
+            duration_ns,
+            api,
+        } => {
+            let via = match api {
+                HostFnApi::LaunchHostFunc => "",
+                HostFnApi::StreamAddCallback => " via cuStreamAddCallback",
+            };
+            format!(
+                "host_fn {} on {}{via}",
+                format_duration(duration_ns),
+                stream(s)
+            )
+        }
+        OpKind::Api { call, bytes } => format!("api {} {}", call.name(), format_size(bytes)),
+        OpKind::AllocAsync { stream: s, bytes } => {
+            format!("alloc_async {} on {}", format_size(bytes), stream(s))
+        }
+        OpKind::FreeAsync { stream: s, alloc } => {
+            format!("free_async {} on {}", op_ref(p, at, alloc), stream(s))
+        }
+        OpKind::BeginCapture { stream: s } => format!("begin_capture {}", stream(s)),
+        OpKind::EndCapture { stream: s } => format!("end_capture {}", stream(s)),
+        OpKind::GraphLaunch { stream: s, graph } => {
+            format!("graph_launch {} on {}", op_ref(p, at, graph), stream(s))
+        }
+        OpKind::Copy {
+            stream: s,
+            src,
+            dst,
+            bytes,
+        } => {
+            let whole = [src, dst]
+                .iter()
+                .filter_map(|&b| p.buffer(b))
+                .map(|b| b.bytes)
+                .min();
+            let size = if whole == Some(bytes) {
+                String::new()
+            } else {
+                format!("{} ", format_size(bytes))
+            };
+            format!(
+                "copy {size}{} to {} on {}",
+                buffer(src),
+                buffer(dst),
+                stream(s)
+            )
+        }
+        OpKind::Add {
+            stream: s,
+            a,
+            b,
+            out,
+            grid,
+            block,
+        } => format!(
+            "add {} = {} + {}{} on {}",
+            buffer(out),
+            buffer(a),
+            buffer(b),
+            launch(grid, block),
+            stream(s)
+        ),
+    }
+}
+
+/// Whether `s` reads back as one identifier (see `syntax::ident`).
+fn is_ident(s: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '\'');
+    let mut chars = s.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    first_ok
+        && s.split('.')
+            .all(|seg| !seg.is_empty() && seg.chars().all(part))
+}
+
+/// A name as written: bare when it is an identifier, else quoted.
+pub(super) fn name(s: &str) -> String {
+    if is_ident(s) {
+        s.to_string()
+    } else {
+        quote(s)
+    }
+}
+
+/// An environment variable's value: bare when it is a plain word or number.
+fn value_text(s: &str) -> String {
+    if is_ident(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())) {
+        s.to_string()
+    } else {
+        quote(s)
+    }
+}
+
+/// A quoted string with `\"`, `\\`, `\n`, `\t`, `\r` and `\u{..}` escapes.
+pub(super) fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,490 @@
+//! From statements to claims: names looked up, units converted, limits enforced, each error
+//! pointing at the word that caused it.
+//!
+//! Declarations must come before their use, as in the code a claim stands for; ops are issued in
+//! the order of their lines; checks may name any op of their claim. After a claim is built, its
+//! program goes through [`Program::validate`], the same check the executor makes, and a problem
+//! found there is pinned to the first op line whose program prefix shows it.
+
+use super::checks;
+use super::error::LitmusError;
+use super::ops::bytes;
+use super::syntax::{Line, Name, OpRef, Span, Stmt};
+use crate::claim::{Claim, EnvVar, Source};
+use crate::program::{
+    Buffer, BufferId, Event, EventId, Op, OpId, Priority, Program, Stream, StreamId, StreamKind,
+};
+use crate::relation::Check;
+use crate::verdict::Expect;
+use std::collections::HashMap;
+
+/// Where errors are reported: the file's name and text.
+#[derive(Clone, Copy)]
+pub(super) struct Cx<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+}
+
+impl Cx<'_> {
+    pub(super) fn err(&self, span: &Span, msg: impl Into<String>, label: &str) -> LitmusError {
+        LitmusError::at(self.path, self.text, span.clone(), msg, label, None)
+    }
+
+    pub(super) fn help(
+        &self,
+        span: &Span,
+        msg: impl Into<String>,
+        label: &str,
+        help: &str,
+    ) -> LitmusError {
+        LitmusError::at(self.path, self.text, span.clone(), msg, label, Some(help))
+    }
+}
+
+type R<T> = Result<T, LitmusError>;
+
+/// Every claim of a file, in order.
+pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
+    let mut out: Vec<Claim> = Vec::new();
+    let mut draft: Option<Draft> = None;
+    for line in lines {
+        if let Stmt::Claim(id) = &line.stmt {
+            if let Some(d) = draft.take() {
+                out.push(d.finish(cx)?);
+            }
+            if out.iter().any(|c| c.id == id.text) {
+                return Err(cx.err(
+                    &id.span,
+                    format!("claim `{}` is defined twice in this file", id.text),
+                    "second definition",
+                ));
+            }
+            draft = Some(Draft::new(id.clone(), line.span.clone()));
+            continue;
+        }
+        let Some(d) = draft.as_mut() else {
+            return Err(cx.help(
+                &line.span,
+                "this line comes before any claim",
+                "outside a claim",
+                "a claim starts with `claim ID`; everything after it belongs to it",
+            ));
+        };
+        d.add(cx, line)?;
+    }
+    if let Some(d) = draft.take() {
+        out.push(d.finish(cx)?);
+    }
+    if out.is_empty() {
+        let end = cx.text.len();
+        return Err(cx.help(&(end..end), "no claim in this file", "expected `claim ID`", "a claim file holds one or more claims, each starting with `claim ID`; see docs/writing-claims.md"));
+    }
+    Ok(out)
+}
+
+/// A claim being read.
+pub(super) struct Draft {
+    id: Name,
+    pub(super) span: Span,
+    statement: Option<String>,
+    source: Option<Source>,
+    expect: Option<Expect>,
+    rationale: Option<String>,
+    name: Option<String>,
+    env: Vec<EnvVar>,
+    pub(super) program: Program,
+    pub(super) op_spans: Vec<Span>,
+    streams: HashMap<String, StreamId>,
+    events: HashMap<String, EventId>,
+    pub(super) buffers: HashMap<String, BufferId>,
+    /// The ops of each label, so that a name is looked up without a scan of every op.
+    labels: HashMap<String, Vec<OpId>>,
+    checks: Vec<(bool, Name, Vec<super::syntax::Arg>)>,
+    /// Set once every op is read: checks may name any op, ops only earlier ones.
+    all_ops: bool,
+}
+
+impl Draft {
+    fn new(id: Name, span: Span) -> Draft {
+        Draft {
+            program: Program {
+                name: id.text.clone(),
+                streams: Vec::new(),
+                events: Vec::new(),
+                buffers: Vec::new(),
+                ops: Vec::new(),
+            },
+            id,
+            span,
+            statement: None,
+            source: None,
+            expect: None,
+            rationale: None,
+            name: None,
+            env: Vec::new(),
+            op_spans: Vec::new(),
+            streams: HashMap::new(),
+            events: HashMap::new(),
+            buffers: HashMap::new(),
+            labels: HashMap::new(),
+            checks: Vec::new(),
+            all_ops: false,
+        }
+    }
+
+    fn add(&mut self, cx: Cx<'_>, line: Line) -> R<()> {
+        let once = |set: bool, what: &str| {
+            if set {
+                Err(cx.err(
+                    &line.span,
+                    format!("claim `{}` has a second `{what}` line", self.id.text),
+                    "second one",
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match line.stmt {
+            Stmt::Claim(_) => {}
+            Stmt::Statement(s) => {
+                once(self.statement.is_some(), "statement")?;
+                self.statement = Some(s.text);
+            }
+            Stmt::Source { document, section } => {
+                once(self.source.is_some(), "source")?;
+                self.source = Some(Source::new(document.text, section.text));
+            }
+            Stmt::Expect(e) => {
+                once(self.expect.is_some(), "expect")?;
+                self.expect = Some(match e.text.to_ascii_lowercase().as_str() {
+                    "holds" => Expect::Holds,
+                    "violated" => Expect::Violated,
+                    _ => {
+                        return Err(cx.err(
+                            &e.span,
+                            format!("unknown expectation `{}`", e.text),
+                            "expected `holds` or `violated`",
+                        ))
+                    }
+                });
+            }
+            Stmt::Rationale(r) => {
+                once(self.rationale.is_some(), "rationale")?;
+                self.rationale = Some(r.text);
+            }
+            Stmt::Program(p) => {
+                once(self.name.is_some(), "program")?;
+                self.name = Some(p.text);
+            }
+            Stmt::Env { name, value } => {
+                if self.env.iter().any(|v| v.name == name.text) {
+                    return Err(cx.err(
+                        &name.span,
+                        format!("`{}` is set twice", name.text),
+                        "second setting",
+                    ));
+                }
+                self.env.push(EnvVar {
+                    name: name.text,
+                    value: value.map(|v| v.text),
+                });
+            }
+            Stmt::Stream {
+                names,
+                kind,
+                priority,
+            } => {
+                let k = StreamKind::ALL
+                    .into_iter()
+                    .find(|k| k.name() == kind.text)
+                    .ok_or_else(|| {
+                        cx.err(
+                            &kind.span,
+                            format!("unknown stream kind `{}`", kind.text),
+                            "expected legacy-null, per-thread, blocking or non-blocking",
+                        )
+                    })?;
+                let priority = match priority {
+                    None => None,
+                    Some(p) => Some(match p.text.as_str() {
+                        "lowest" => Priority::Lowest,
+                        "highest" => Priority::Highest,
+                        _ => {
+                            return Err(cx.err(
+                                &p.span,
+                                format!("unknown priority `{}`", p.text),
+                                "expected `lowest` or `highest`",
+                            ))
+                        }
+                    }),
+                };
+                for n in names {
+                    if self.streams.contains_key(&n.text) {
+                        return Err(cx.err(
+                            &n.span,
+                            format!("stream `{}` is declared twice", n.text),
+                            "declared again here",
+                        ));
+                    }
+                    self.streams
+                        .insert(n.text.clone(), StreamId(self.program.streams.len()));
+                    self.program.streams.push(Stream {
+                        kind: k,
+                        label: n.text,
+                        priority,
+                    });
+                }
+            }
+            Stmt::Event(names) => {
+                for n in names {
+                    if self.events.contains_key(&n.text) {
+                        return Err(cx.err(
+                            &n.span,
+                            format!("event `{}` is declared twice", n.text),
+                            "declared again here",
+                        ));
+                    }
+                    self.events
+                        .insert(n.text.clone(), EventId(self.program.events.len()));
+                    self.program.events.push(Event { label: n.text });
+                }
+            }
+            Stmt::Buffer {
+                name,
+                place,
+                size,
+                fill,
+                read_back,
+            } => {
+                if self.buffers.contains_key(&name.text) {
+                    return Err(cx.err(
+                        &name.span,
+                        format!("buffer `{}` is declared twice", name.text),
+                        "declared again here",
+                    ));
+                }
+                let place = super::ops::place(cx, &place)?;
+                let bytes = bytes(cx, &size)?;
+                if bytes % 4 != 0 {
+                    return Err(cx.help(
+                        &size.span,
+                        "a buffer's size must be a whole number of f32 elements",
+                        "not a multiple of 4 bytes",
+                        "buffers hold f32 elements of 4 bytes",
+                    ));
+                }
+                let fill = match fill {
+                    None => 0,
+                    Some(f) => f.text.parse().map_err(|_| {
+                        cx.err(
+                            &f.span,
+                            "the fill value does not fit in an i32",
+                            "too large",
+                        )
+                    })?,
+                };
+                self.buffers
+                    .insert(name.text.clone(), BufferId(self.program.buffers.len()));
+                self.program.buffers.push(Buffer {
+                    label: name.text,
+                    bytes,
+                    place,
+                    fill,
+                    read_back,
+                });
+            }
+            Stmt::Op { label, op } => {
+                let kind = self.op_kind(cx, &op)?;
+                let label = match label {
+                    Some(l) => l.text,
+                    None => super::default_label(&self.program, &kind).ok_or_else(|| {
+                        cx.help(&line.span, "this op needs a label", "no label", "write `LABEL: ` before it (for example `A: spin 50us on s1`); checks name ops by their labels")
+                    })?,
+                };
+                let id = OpId(self.program.ops.len());
+                self.labels.entry(label.clone()).or_default().push(id);
+                self.program.ops.push(Op { id, label, kind });
+                self.op_spans.push(line.span);
+            }
+            Stmt::Check {
+                observe,
+                relation,
+                args,
+            } => self.checks.push((observe, relation, args)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn stream(&self, cx: Cx<'_>, n: &Name) -> R<StreamId> {
+        self.streams.get(&n.text).copied().ok_or_else(|| {
+            unknown(
+                cx,
+                n,
+                "stream",
+                self.streams.keys(),
+                (
+                    "before this line",
+                    "declare it first, e.g. `stream s1 = non-blocking`",
+                ),
+            )
+        })
+    }
+
+    pub(super) fn event(&self, cx: Cx<'_>, n: &Name) -> R<EventId> {
+        self.events.get(&n.text).copied().ok_or_else(|| {
+            unknown(
+                cx,
+                n,
+                "event",
+                self.events.keys(),
+                ("before this line", "declare it first, e.g. `event E`"),
+            )
+        })
+    }
+
+    pub(super) fn buffer(&self, cx: Cx<'_>, n: &Name) -> R<BufferId> {
+        self.buffers.get(&n.text).copied().ok_or_else(|| {
+            unknown(
+                cx,
+                n,
+                "buffer",
+                self.buffers.keys(),
+                (
+                    "before this line",
+                    "declare it first, e.g. `buffer a = device 4KiB fill 1`",
+                ),
+            )
+        })
+    }
+
+    /// The op `r` names among the ops issued so far.
+    pub(super) fn op_ref(&self, cx: Cx<'_>, r: &OpRef) -> R<OpId> {
+        match r {
+            OpRef::Index(i, _) if *i < self.program.ops.len() => Ok(OpId(*i)),
+            OpRef::Index(i, span) => Err(cx.err(
+                span,
+                format!("there is no op #{i}"),
+                &format!(
+                    "this claim has {} ops so far, #0 to #{}",
+                    self.program.ops.len(),
+                    self.program.ops.len().saturating_sub(1)
+                ),
+            )),
+            OpRef::Label(n) => {
+                let found: Vec<&Op> = self
+                    .labels
+                    .get(&n.text)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|&id| self.program.op(id))
+                    .collect();
+                match found.as_slice() {
+                    [one] => Ok(one.id),
+                    [] => {
+                        let labels = self.program.ops.iter().map(|o| &o.label);
+                        let hint = if self.all_ops {
+                            "label an op with `LABEL: ` at the start of its line"
+                        } else {
+                            "an op can only name ops issued before it"
+                        };
+                        let place = if self.all_ops {
+                            "in this claim"
+                        } else {
+                            "before this line"
+                        };
+                        Err(unknown(cx, n, "op labelled", labels, (place, hint)))
+                    }
+                    many => {
+                        let ids: Vec<String> =
+                            many.iter().map(|o| format!("#{}", o.id.0)).collect();
+                        let help = format!(
+                            "give them distinct labels, or name one by its index: {}",
+                            ids.join(", ")
+                        );
+                        let msg = format!("`{}` labels {} ops", n.text, many.len());
+                        Err(cx.help(&n.span, msg, "ambiguous", &help))
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(mut self, cx: Cx<'_>) -> R<Claim> {
+        let missing = |what: &str, example: &str| {
+            cx.help(
+                &self.id.span,
+                format!("claim `{}` has no `{what}` line", self.id.text),
+                "this claim",
+                &format!("add one, e.g. `{example}`"),
+            )
+        };
+        let statement = self
+            .statement
+            .take()
+            .ok_or_else(|| missing("statement", "statement \"what the notes say\""))?;
+        let source = self.source.take().ok_or_else(|| {
+            missing(
+                "source",
+                "source \"002_84e77744080bec39.txt\" section \"4. 流同步\"",
+            )
+        })?;
+        let expect = self
+            .expect
+            .ok_or_else(|| missing("expect", "expect holds"))?;
+        let mut all = Vec::new();
+        let mut observations = Vec::new();
+        self.all_ops = true;
+        for (observe, relation, args) in std::mem::take(&mut self.checks) {
+            let made: Vec<Check> = checks::resolve(&self, cx, &relation, &args)?;
+            if observe {
+                observations.extend(made)
+            } else {
+                all.extend(made)
+            }
+        }
+        if let Some(name) = self.name.take() {
+            self.program.name = name;
+        }
+        self.validate(cx)?;
+        self.env.sort();
+        Ok(Claim {
+            id: self.id.text,
+            statement,
+            source,
+            expect,
+            rationale: self.rationale,
+            program: self.program,
+            checks: all,
+            observations,
+            env: self.env,
+        })
+    }
+}
+
+fn unknown<'a>(
+    cx: Cx<'_>,
+    n: &Name,
+    what: &str,
+    known: impl Iterator<Item = &'a String>,
+    (place, hint): (&str, &str),
+) -> LitmusError {
+    let mut known: Vec<&String> = known.collect();
+    known.sort();
+    known.dedup();
+    let help = if known.is_empty() {
+        hint.to_string()
+    } else {
+        let list: Vec<String> = known.iter().take(12).map(|k| format!("`{k}`")).collect();
+        format!(
+            "known: {}{}; {hint}",
+            list.join(", "),
+            if known.len() > 12 { ", …" } else { "" }
+        )
+    };
+    cx.help(
+        &n.span,
+        format!("unknown {what} `{}`", n.text),
+        &format!("no {what} `{}` {place}", n.text),
+        &help,
+    )
+}

@@ -1,0 +1,251 @@
+//! Claim files on the CPU: every catalogue claim printed in the format reads back to an equal
+//! claim, at several spins; the printed text of a claim is stable; errors point at the culprit.
+
+use rstest::rstest;
+use std::time::Duration;
+use stream_litmus::catalogue::{self, DEFAULT_SPIN};
+use stream_litmus::litmus;
+
+#[rstest]
+#[case::default_spin(DEFAULT_SPIN)]
+#[case::one_us(Duration::from_micros(1))]
+#[case::seven_us(Duration::from_micros(7))]
+#[case::odd_ns(Duration::from_nanos(12_345))]
+#[case::two_ms(Duration::from_millis(2))]
+fn every_catalogue_claim_round_trips(#[case] spin: Duration) {
+    let claims = catalogue::all(spin);
+    for claim in &claims {
+        let text = litmus::print_claim(claim);
+        let back = litmus::parse("printed.litmus", &text).unwrap_or_else(|e| {
+            panic!(
+                "{} does not parse back:\n{e}\n--- text ---\n{text}",
+                claim.id
+            )
+        });
+        assert_eq!(back.len(), 1);
+        assert_eq!(
+            &back[0], claim,
+            "{} changed through the format:\n{text}",
+            claim.id
+        );
+        assert_eq!(
+            serde_json::to_value(&back[0]).unwrap(),
+            serde_json::to_value(claim).unwrap()
+        );
+    }
+    // All claims in one file read back in order.
+    let text = litmus::print_claims(&claims);
+    assert_eq!(litmus::parse("all.litmus", &text).unwrap(), claims);
+}
+
+#[test]
+fn a_claim_prints_as_it_reads() {
+    let claim = catalogue::event_wait_orders(DEFAULT_SPIN);
+    let text = litmus::print_claim(&claim);
+    assert!(
+        text.starts_with("claim event.wait_orders\nstatement \""),
+        "{text}"
+    );
+    for line in [
+        "stream s1, s2 = non-blocking",
+        "event E",
+        "A: spin 50us on s1",
+        "record E on s1",
+        "wait E on s2",
+        "B: spin 50us on s2",
+        "check precedes(A, B)",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line `{line}` in:\n{text}"
+        );
+    }
+}
+
+/// Labels, names and text with spaces, quotes, escapes, non-ASCII and dots all survive.
+#[test]
+fn awkward_names_and_text_round_trip() {
+    use stream_litmus::{Check, Claim, Expect, Source, StreamKind};
+    let mut c = Claim::builder(
+        "odd.names-1",
+        "quotes \" and \\ backslashes,\nnew lines\tand tabs, 中文 and → arrows",
+        Source::new("a file.txt", "§ \"1.2\""),
+    );
+    let s = c.stream_labelled(StreamKind::NonBlocking, "my stream");
+    let t = c.stream_labelled(StreamKind::Blocking, "2nd");
+    let e = c.event("ev.1");
+    let a = c.spin(s, "K1'", Duration::from_nanos(1_250));
+    let b = c.spin(t, "query s1 after", Duration::from_micros(3));
+    c.record(s, e);
+    c.record(s, e); // two ops labelled `record ev.1`: referred to as #2 and #3
+    c.check(Check::Precedes {
+        before: a,
+        after: b,
+    });
+    c.check(Check::Overlaps {
+        a: stream_litmus::OpId(2),
+        b: stream_litmus::OpId(3),
+    });
+    c.env("CUDA_DEVICE_MAX_CONNECTIONS", Some("1"));
+    c.env("A_VAR", None);
+    c.env("WEIRD", Some("two words"));
+    c.rationale("because");
+    let claim = c.build(Expect::Violated);
+    let text = litmus::print_claim(&claim);
+    assert!(text.contains("check overlaps(#2, #3)"), "{text}");
+    assert_eq!(
+        litmus::parse("x.litmus", &text).unwrap(),
+        vec![claim],
+        "{text}"
+    );
+}
+
+/// Comments, blank lines, CRLF line ends, `chain`, `observe` and `#N` references are read.
+#[test]
+fn comments_crlf_chain_and_indices() {
+    let text = "# two claims\r\nclaim a.b  # trailing comment\r\nstatement \"s\"\r\nsource \"f\" section \"x\"\r\nexpect violated\r\n\r\nstream s = blocking priority highest\r\nK1: spin 1.5ms <<<4, 128>>> on s\r\nK2: spin 500 ns on s <<<2, 64>>>\r\nK3: spin 2us on s\r\ncheck chain(K1, #1, K3)\r\nobserve overlaps(K1, K2)\r\n";
+    let claims = litmus::parse("crlf.litmus", text).unwrap();
+    let c = &claims[0];
+    assert_eq!(c.checks.len(), 2);
+    assert_eq!(c.observations.len(), 1);
+    assert_eq!(c.expect, stream_litmus::Expect::Violated);
+    assert_eq!(
+        c.program.streams[0].priority,
+        Some(stream_litmus::Priority::Highest)
+    );
+    assert!(matches!(
+        c.program.ops[1].kind,
+        stream_litmus::OpKind::Spin {
+            duration_ns: 500,
+            grid: 2,
+            block: 64,
+            ..
+        }
+    ));
+    assert!(matches!(
+        c.program.ops[0].kind,
+        stream_litmus::OpKind::Spin {
+            duration_ns: 1_500_000,
+            grid: 4,
+            block: 128,
+            ..
+        }
+    ));
+}
+
+/// Every error carries a line and a column, and the rendered text shows them with a caret.
+#[rstest]
+#[case::unknown_stream("K: spin 5us on nowhere", 8, 16, "unknown stream `nowhere`")]
+#[case::no_unit("K: spin 5 on s", 8, 9, "a duration without a unit")]
+#[case::too_long("K: spin 1001ms on s", 8, 9, "over the limit")]
+#[case::zero("K: spin 0us on s", 8, 9, "at least 1ns")]
+#[case::below_ns("K: spin 0.5ns on s", 8, 9, "finer than its smallest unit")]
+#[case::label_needed("spin 5us on s", 8, 1, "this op needs a label")]
+#[case::bad_size("buffer b = device 3B", 8, 19, "whole number of f32")]
+#[case::bad_escape("rationale \"\\q\"", 8, 13, "expected an escape")]
+#[case::capture_never_ended("begin_capture s", 8, 1, "invalid program")]
+#[case::free_twice(
+    "x: alloc_async 4KiB on s\nfree_async x on s\nfree_async x on s",
+    10,
+    1,
+    "a second time"
+)]
+fn errors_point_at_the_culprit(
+    #[case] line: &str,
+    #[case] at_line: usize,
+    #[case] at_column: usize,
+    #[case] message: &str,
+) {
+    let text = format!(
+        "claim c\nstatement \"s\"\nsource \"f\" section \"x\"\nexpect holds\n\nstream s = blocking\n\n{line}\n"
+    );
+    let e = litmus::parse("c.litmus", &text).unwrap_err();
+    assert!(e.message().contains(message), "{e}");
+    assert_eq!((e.line(), e.column()), (at_line, at_column), "{e}");
+    let shown = e.to_string();
+    assert!(
+        shown.contains(&format!("c.litmus:{at_line}:{at_column}")),
+        "{shown}"
+    );
+    assert!(shown.contains('^'), "{shown}");
+}
+
+/// Control characters of any width (C0, DEL, C1) are refused at their position, without panic.
+#[rstest]
+#[case::nul("\0")]
+#[case::escape("\u{1b}[31m")]
+#[case::del("\u{7f}")]
+#[case::next_line("\u{85}")]
+#[case::c1_in_a_long_line("\u{9f}")]
+fn control_characters_are_refused(#[case] junk: &str) {
+    let text = format!("claim a\nstatement \"é{}{junk}x\"\n", "ü".repeat(100));
+    let e = litmus::parse("ctl.litmus", &text).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("not a text file: control character"),
+        "{e}"
+    );
+    assert_eq!(e.line(), 2);
+    assert_eq!(e.column(), 13 + 100);
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use stream_litmus::fuzz::{programs, Shape};
+    use stream_litmus::{litmus, Check, Claim, Expect, OpId, Source};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Random programs with random checks and text read back equal.
+        #[test]
+        fn random_claims_round_trip(
+            program in programs(Shape::default()),
+            statement in "\\PC{0,40}",
+            section in ".{0,20}",
+            pairs in prop::collection::vec((0usize..16, 0usize..16, any::<bool>()), 0..6),
+        ) {
+            let n = program.ops.len();
+            let checks = pairs
+                .into_iter()
+                .map(|(a, b, order)| {
+                    let (a, b) = (OpId(a % n), OpId(b % n));
+                    if order { Check::Precedes { before: a, after: b } } else { Check::Overlaps { a, b } }
+                })
+                .collect();
+            let claim = Claim {
+                id: "random.claim".into(),
+                statement,
+                source: Source::new("seed.txt", section),
+                expect: Expect::Holds,
+                rationale: None,
+                program: stream_litmus::Program { name: "random.claim".into(), ..program },
+                checks,
+                observations: vec![],
+                env: vec![],
+            };
+            let text = litmus::print_claim(&claim);
+            let back = litmus::parse("random.litmus", &text);
+            prop_assert_eq!(back.as_ref().ok(), Some(&vec![claim]), "{}", text);
+        }
+
+        /// No input makes the parser panic: any text gives claims or one error with a position.
+        #[test]
+        fn any_text_parses_or_fails_cleanly(text in "(claim|stream|spin|check|[ a-z0-9:#\"\\\\(),.<>=+\n\u{0}-\u{a0}])*") {
+            if let Err(e) = litmus::parse("any.litmus", &text) {
+                prop_assert!(e.line() >= 1 && e.column() >= 1);
+            }
+        }
+
+        /// Damaging a valid claim file anywhere gives claims or an error, never a panic.
+        #[test]
+        fn damaged_files_fail_cleanly(at in 0usize..2000, junk in "\\PC{0,4}") {
+            let claim = stream_litmus::catalogue::syncs_return_after_work(std::time::Duration::from_micros(50));
+            let mut text = litmus::print_claim(&claim);
+            let mut at = at.min(text.len());
+            while !text.is_char_boundary(at) { at -= 1; }
+            text.insert_str(at, &junk);
+            let _ = litmus::parse("damaged.litmus", &text);
+        }
+    }
+}
