@@ -50,18 +50,26 @@ __device__ __forceinline__ void spin_and_stamp(unsigned long long* stamps, long 
     __syncthreads();
     long long c0 = clock64();
     long long spun = 0;
-    // Every thread keeps its own largest gap (no divergence in the loop); thread 0's is written.
-    unsigned long long last = global_timer();
-    unsigned long long gap = 0, gap_at = last;
-    do {
-        spun = clock64() - c0;
-        unsigned long long now = global_timer();
-        if (now - last > gap) {
-            gap = now - last;
-            gap_at = last;
-        }
-        last = now;
-    } while (spun < cycles);
+    // Thread 0 alone reads the timer between its clock reads and keeps the largest gap: with
+    // every thread of a 1024-thread block reading %globaltimer, the reads themselves queued up for
+    // tens of µs and slowed the kernels (seen on an H100). The other threads only spin.
+    unsigned long long last = start;
+    unsigned long long gap = 0, gap_at = start;
+    if (threadIdx.x == 0) {
+        do {
+            spun = clock64() - c0;
+            unsigned long long now = global_timer();
+            if (now - last > gap) {
+                gap = now - last;
+                gap_at = last;
+            }
+            last = now;
+        } while (spun < cycles);
+    } else {
+        do {
+            spun = clock64() - c0;
+        } while (spun < cycles);
+    }
     __syncthreads();
     write_stamp(stamps, start, spun, gap_at, gap);
 }

@@ -276,7 +276,13 @@ fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64
         .collect();
     // When each op was ready, with the offset taken from ops issued directly: a graph's nodes start
     // before its launch call returns, which would make every other op look ready too early.
-    let offset = timeline.issue_offset_without(|op| program.captured_by(op).is_some());
+    let positions: Vec<(usize, usize)> = program
+        .ops
+        .iter()
+        .map(|op| position(program, op.id))
+        .collect();
+    let offset =
+        timeline.issue_offset_without(|op| positions.get(op.0).is_some_and(|p| p.0 != op.0));
     let mut found = Vec::new();
     for op in &program.ops {
         let Some(wants) = need(&op.kind) else {
@@ -290,12 +296,11 @@ fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64
         let Some(ready) = offset.and_then(|o| Some(timeline.issued_ns(op.id)? as i64 + o)) else {
             continue;
         };
-        let mine = position(program, op.id);
+        let mine = positions[op.id.0];
         let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
         let mut unknown_before = false;
         for other in &program.ops {
-            if other.id == op.id || position(program, other.id) >= mine || !takes_time(&other.kind)
-            {
+            if other.id == op.id || positions[other.id.0] >= mine || !takes_time(&other.kind) {
                 continue;
             }
             match placed[other.id.0] {

@@ -52,6 +52,9 @@ pub enum Error {
     /// Running a program in a child process failed.
     #[error("the child process for environment [{env}] failed: {detail}")]
     Child { env: String, detail: String },
+    /// `--exclusive`: the GPU did not become ours in time, or nobody can tell.
+    #[error("{detail}")]
+    Shared { detail: String },
     /// Reading or writing a file.
     #[error("{path}: {detail}")]
     File { path: String, detail: String },

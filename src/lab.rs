@@ -12,6 +12,7 @@ use crate::gpu::Gpu;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
 use crate::relation::Check;
+use crate::sharing::Sharing;
 use crate::verdict::judge_claim;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub const MAX_TRIAL_FACTOR: usize = 3;
 /// leave a whole batch undecided; replacements run after it has passed. Measured on an H100: one
 /// child run in 320 claim runs had 13 of 15 back-to-back trials issued 35–60 µs late.
 const RETRY_PAUSE: Duration = Duration::from_millis(25);
+/// How often `--exclusive` looks whether the GPU is free.
+const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
 /// How long a child may take beyond its programs' own spin time.
 const CHILD_GRACE: Duration = Duration::from_secs(60);
 
@@ -39,6 +42,8 @@ pub struct Lab {
     child_binary: Option<PathBuf>,
     gpu: OnceLock<Result<Gpu, Error>>,
     child_time: std::sync::Mutex<Duration>,
+    /// `--exclusive`: wait before each claim until the GPU is ours, at most this long.
+    exclusive: Option<Duration>,
 }
 
 impl Default for Lab {
@@ -61,11 +66,19 @@ impl Lab {
             child_binary: None,
             gpu: OnceLock::new(),
             child_time: std::sync::Mutex::new(Duration::ZERO),
+            exclusive: None,
         }
     }
 
     pub fn with_trials(mut self, trials: usize) -> Lab {
         self.trials = trials.max(1);
+        self
+    }
+
+    /// Before each claim, waits until no other process holds a context on the GPU, for at most
+    /// `timeout` (then [`Lab::try_check_all`] stops with [`Error::Shared`]).
+    pub fn with_exclusive(mut self, timeout: Duration) -> Lab {
+        self.exclusive = Some(timeout);
         self
     }
 
@@ -150,25 +163,61 @@ impl Lab {
     }
 
     /// Runs and judges every claim, calling `done` as each record is ready (claims that share an
-    /// environment run together in one child). Records come back in the claims' order.
-    pub fn check_all(
+    /// environment run together in one child). Records come back in the claims' order. With
+    /// [`Lab::with_exclusive`], a GPU that stays shared fails every claim not yet run; see
+    /// [`Lab::try_check_all`] to stop instead.
+    pub fn check_all(&self, claims: &[Claim], done: impl FnMut(&ClaimRecord)) -> Vec<ClaimRecord> {
+        let mut records = Vec::new();
+        if let Err(e) = self.try_check_all(claims, done, &mut records) {
+            // Stopped by `--exclusive`: the claims not run fail with its reason.
+            let mut ran: Vec<Option<ClaimRecord>> = records.into_iter().map(Some).collect();
+            return claims
+                .iter()
+                .map(|c| {
+                    ran.iter_mut()
+                        .find(|r| r.as_ref().is_some_and(|r| r.claim.id == c.id))
+                        .and_then(Option::take)
+                        .unwrap_or_else(|| ClaimRecord::failed(c.clone(), e.clone()))
+                })
+                .collect();
+        }
+        records
+    }
+
+    /// [`Lab::check_all`], stopping at the first claim for which `--exclusive` found the GPU
+    /// still shared: `records` then holds the claims already judged, in the claims' order on
+    /// success.
+    pub fn try_check_all(
         &self,
         claims: &[Claim],
         mut done: impl FnMut(&ClaimRecord),
-    ) -> Vec<ClaimRecord> {
-        let mut records: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
+        records: &mut Vec<ClaimRecord>,
+    ) -> Result<(), Error> {
+        let mut judged: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
         let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
+        let mut seen = self.look();
+        let mut finish = |i: usize, record: ClaimRecord, judged: &mut Vec<Option<ClaimRecord>>| {
+            done(&record);
+            records.push(record.clone());
+            judged[i] = Some(record);
+        };
         for (i, claim) in claims.iter().enumerate() {
             if claim.needs_child() {
                 groups.entry(claim.env.clone()).or_default().push(i);
                 continue;
             }
-            let record = match self.run_claim(claim) {
-                Ok(trials) => ClaimRecord::judged(claim.clone(), trials),
+            seen = self.wait_alone(seen)?;
+            let result = self.run_claim(claim);
+            let (sharing, after) = self.around(seen);
+            seen = after;
+            let record = match result {
+                Ok(mut trials) => {
+                    trials.sharing = sharing;
+                    ClaimRecord::judged(claim.clone(), trials)
+                }
                 Err(e) => ClaimRecord::failed(claim.clone(), e),
             };
-            done(&record);
-            records[i] = Some(record);
+            finish(i, record, &mut judged);
         }
         for (env, members) in groups {
             let jobs: Vec<Job> = members
@@ -178,23 +227,94 @@ impl Lab {
                     checks: claims[i].checks.clone(),
                 })
                 .collect();
+            seen = self.wait_alone(seen)?;
             let results = match self.run_in_child(&env, &jobs) {
                 Ok(results) => results,
                 Err(e) => members.iter().map(|_| Err(e.clone())).collect(),
             };
+            let (sharing, after) = self.around(seen);
+            seen = after;
             for (&i, result) in members.iter().zip(results) {
                 let record = match result {
-                    Ok(trials) => ClaimRecord::judged(claims[i].clone(), trials),
+                    Ok(mut trials) => {
+                        trials.sharing = sharing.clone();
+                        ClaimRecord::judged(claims[i].clone(), trials)
+                    }
                     Err(e) => ClaimRecord::failed(claims[i].clone(), e),
                 };
-                done(&record);
-                records[i] = Some(record);
+                finish(i, record, &mut judged);
             }
         }
-        records
-            .into_iter()
-            .map(|r| r.expect("every claim ran"))
-            .collect()
+        *records = judged.into_iter().flatten().collect();
+        Ok(())
+    }
+
+    /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
+    pub fn look(&self) -> Option<Sharing> {
+        self.gpu().ok().map(Gpu::neighbours)
+    }
+
+    /// What was seen around a claim (the look before it, and one after it), and the look after,
+    /// which is the next claim's look before.
+    fn around(&self, before: Option<Sharing>) -> (Option<Sharing>, Option<Sharing>) {
+        let after = self.look();
+        let sharing = match (&before, &after) {
+            (None, None) => None,
+            _ => Some(Sharing {
+                before: before.map(|b| b.after).unwrap_or_default(),
+                after: after.as_ref().map(|a| a.after.clone()).unwrap_or_default(),
+                limit: after.as_ref().and_then(|a| a.limit.clone()),
+            }),
+        };
+        (sharing, after)
+    }
+
+    /// With [`Lab::with_exclusive`]: waits until no other process holds a context on the GPU,
+    /// looking every [`EXCLUSIVE_POLL`], and gives up after the timeout. Returns the last look.
+    fn wait_alone(&self, seen: Option<Sharing>) -> Result<Option<Sharing>, Error> {
+        let Some(timeout) = self.exclusive else {
+            return Ok(seen);
+        };
+        let started = Instant::now();
+        let mut seen = seen.or_else(|| self.look());
+        loop {
+            let Some(now) = &seen else {
+                return Ok(seen); // no GPU: the claim fails with that error
+            };
+            if now.after.is_empty() {
+                if let Some(why) = now.limit.as_ref().filter(|_| !self.can_see(now)) {
+                    return Err(Error::Shared {
+                        detail: format!(
+                            "--exclusive needs to see the other processes on the GPU, and {why}; \
+                             run without --exclusive, or where NVML works"
+                        ),
+                    });
+                }
+                return Ok(seen);
+            }
+            if started.elapsed() >= timeout {
+                let who = now.describe().unwrap_or_default();
+                return Err(Error::Shared {
+                    detail: format!(
+                        "--exclusive: the GPU was still shared after {:.0} s ({who}); stopped \
+                         before the next claim, and no results were written: stop the other \
+                         processes, or run without --exclusive (the verdicts then leave out \
+                         disturbed trials; see README, \"Shared GPUs\")",
+                        timeout.as_secs_f64()
+                    ),
+                });
+            }
+            std::thread::sleep(EXCLUSIVE_POLL);
+            seen = self.look();
+        }
+    }
+
+    /// Whether an empty list of processes means the GPU is ours: NVML listed processes, ours
+    /// among them.
+    fn can_see(&self, look: &Sharing) -> bool {
+        look.limit.as_deref().map_or(true, |why| {
+            why.starts_with("NVML gives no per-process utilisation")
+        })
     }
 
     fn run_in_child(

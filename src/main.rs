@@ -9,7 +9,8 @@ use stream_litmus::catalogue;
 mod commands;
 
 use commands::{
-    arguments, check, compare, fuzz, judge, outln, predict, render, run, show, sweep, CliResult,
+    arguments, check, compare, fuzz, hog, judge, outln, predict, render, run, show, sweep,
+    CliResult,
 };
 
 #[derive(Parser)]
@@ -42,6 +43,11 @@ struct RunArgs {
     /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
     #[arg(long)]
     details: bool,
+    /// Before each claim, wait until no other process holds a context on the GPU (seen through
+    /// NVML), for at most SECS seconds; then stop with exit status 2 and write nothing.
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60",
+          value_parser = arguments::exclusive_secs)]
+    exclusive: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -64,6 +70,11 @@ struct CheckArgs {
     /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
     #[arg(long)]
     details: bool,
+    /// Before each claim, wait until no other process holds a context on the GPU (seen through
+    /// NVML), for at most SECS seconds; then stop with exit status 2 and write nothing.
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60",
+          value_parser = arguments::exclusive_secs)]
+    exclusive: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -139,6 +150,12 @@ enum Command {
         #[arg(long, default_value_t = 16, value_parser = arguments::streams)]
         max_streams: usize,
     },
+    /// Internal: keep the GPU busy for a while, as a neighbour for tests of shared GPUs.
+    #[command(hide = true)]
+    Hog {
+        #[arg(long, default_value_t = 10, value_parser = arguments::exclusive_secs)]
+        seconds: u64,
+    },
     /// Internal: run programs from stdin for a parent process.
     #[command(hide = true)]
     Child,
@@ -159,6 +176,7 @@ fn main() -> ExitCode {
         Some(Command::List) => list(),
         Some(Command::Show { id, json, litmus }) => show(&id, json, litmus),
         Some(Command::Check(args)) => check(args),
+        Some(Command::Hog { seconds }) => hog(seconds),
         Some(Command::Predict { files }) => predict(&files),
         Some(Command::Judge { results, write }) => judge(&results, write.as_deref()),
         Some(Command::Render { results, out }) => render(&results, &out),

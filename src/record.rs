@@ -140,6 +140,9 @@ pub struct RunRecord {
     pub trials_per_claim: usize,
     pub claims: Vec<ClaimRecord>,
     pub timing: RunTiming,
+    /// Who else held a context on the GPU when the run began, where NVML could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
 }
 
 impl RunRecord {
@@ -151,6 +154,7 @@ impl RunRecord {
             trials_per_claim,
             claims: Vec::new(),
             timing: RunTiming::default(),
+            sharing: None,
         }
     }
 

@@ -28,6 +28,12 @@ pub fn trials(s: &str) -> Result<usize, String> {
     in_range(s, 1, MAX_TRIALS as u64, " trials").map(|n| n as usize)
 }
 
+/// `--exclusive`'s timeout: 1 s to a day. Waiting is for a GPU that becomes free; a day is
+/// already beyond any batch job's patience.
+pub fn exclusive_secs(s: &str) -> Result<u64, String> {
+    in_range(s, 1, 86_400, " s")
+}
+
 /// A spin length in µs: 1 µs up to the programs' own limit ([`MAX_SPIN_NS`]).
 pub fn spin_us(s: &str) -> Result<u64, String> {
     in_range(s, 1, MAX_SPIN_NS / 1000, " µs")

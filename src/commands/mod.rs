@@ -2,9 +2,10 @@
 //! writing the reports and the progress line.
 
 pub mod arguments;
-mod cli_error;
 mod check;
+mod cli_error;
 mod fuzz;
+mod hog;
 mod predict;
 mod replay;
 mod run;
@@ -13,6 +14,7 @@ mod sweep;
 
 pub use check::check;
 pub use fuzz::fuzz;
+pub use hog::hog;
 pub use predict::predict;
 pub use replay::{compare, judge, render};
 pub use run::run;

@@ -51,19 +51,32 @@ pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
     if let Some(n) = trials {
         lab = lab.with_trials(n);
     }
+    if let Some(secs) = args.exclusive {
+        lab = lab.with_exclusive(Duration::from_secs(secs));
+    }
     let gpu = super::open_gpu(&lab, lab.trials())?;
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
+    record.sharing = lab.look();
+    if let Some(line) = record.sharing.as_ref().map(terminal::sharing_line) {
+        outln!("{line}");
+    }
     let mut progress = Progress::new(claims.len());
     let mut stdout_error = None;
-    record.claims = lab.check_all(claims, |rec| {
-        use std::io::Write;
-        progress.clear();
-        if stdout_error.is_none() {
-            stdout_error = writeln!(std::io::stdout(), "{}", terminal::claim_line(rec)).err();
-        }
-        progress.step(&rec.claim.id);
-    });
+    let ran = lab.try_check_all(
+        claims,
+        |rec| {
+            use std::io::Write;
+            progress.clear();
+            if stdout_error.is_none() {
+                stdout_error = writeln!(std::io::stdout(), "{}", terminal::claim_line(rec)).err();
+            }
+            progress.step(&rec.claim.id);
+        },
+        &mut record.claims,
+    );
     progress.clear();
+    // `--exclusive` gave up: nothing is written, so no results file holds a partial run.
+    ran?;
     if let Some(e) = stdout_error {
         // The run is done: keep its results before saying that the terminal output was lost.
         save(args, &record, folder)?;

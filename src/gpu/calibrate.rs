@@ -95,10 +95,17 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
         .collect();
     calls.sort_unstable();
     let median_call = calls.get(calls.len() / 2).copied().unwrap_or(0);
+    // A trial whose launch call was interrupted on the host, or one of whose kernels was switched
+    // out for another context's time slice (a paused block, see `crate::disturbance`), measures
+    // the host or a neighbour, not the launch path.
     let disturbed = |t: &crate::timeline::Timeline| {
         t.host_calls
             .iter()
             .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
+            || t.spans.iter().flat_map(|s| &s.blocks).any(|b| {
+                b.pause
+                    .is_some_and(|p| p.ns > crate::disturbance::STALL_FLOOR_NS)
+            })
     };
     let spread = |t: &crate::timeline::Timeline| {
         let lat: Vec<i64> = t

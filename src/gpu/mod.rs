@@ -19,11 +19,13 @@ mod graphs;
 mod host_fn;
 mod kernels;
 mod memory;
+mod neighbours;
 mod probe;
 mod resources;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
+pub use neighbours::NVML_ENV;
 
 /// Hooks for the executor's error-path test; not part of the API.
 #[doc(hidden)]
@@ -37,6 +39,7 @@ use crate::calibration::{Calibration, Device};
 use crate::error::Error;
 use crate::program::Program;
 use crate::record::Trials;
+use crate::sharing::Sharing;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
 use std::sync::Arc;
@@ -48,6 +51,9 @@ pub struct Gpu {
     kernels: kernels::Kernels,
     calibration: Calibration,
     setup: Duration,
+    /// NVML on this GPU, opened on the first look (a child process never looks).
+    observer: std::sync::Mutex<Option<Result<neighbours::Observer, String>>>,
+    pci_bus_id: Option<String>,
 }
 
 impl Gpu {
@@ -63,11 +69,36 @@ impl Gpu {
         let kernels = kernels::Kernels::build(&ctx)?;
         let calibration = calibrate::calibrate(&kernels, device)?;
         Ok(Gpu {
+            pci_bus_id: pci_bus_id(&ctx),
             ctx,
             kernels,
             calibration,
             setup: started.elapsed(),
+            observer: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The other processes with a context on this GPU now, or why they cannot be seen.
+    pub fn neighbours(&self) -> Sharing {
+        let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
+        let opened = observer.get_or_insert_with(|| match &self.pci_bus_id {
+            Some(id) => neighbours::Observer::open(id),
+            None => Err("the GPU's PCI bus id is unknown: NVML cannot find it".into()),
+        });
+        match opened {
+            Ok(o) => {
+                let look = o.look();
+                Sharing {
+                    before: Vec::new(),
+                    after: look.neighbours,
+                    limit: look.limit,
+                }
+            }
+            Err(why) => Sharing {
+                limit: Some(why.clone()),
+                ..Sharing::default()
+            },
+        }
     }
 
     pub fn calibration(&self) -> &Calibration {
@@ -97,6 +128,18 @@ impl Gpu {
             sharing: None,
         })
     }
+}
+
+/// "0000:18:00.0", the form NVML looks devices up by.
+fn pci_bus_id(ctx: &Arc<CudaContext>) -> Option<String> {
+    use sys::CUdevice_attribute as A;
+    let attr = |a| ctx.attribute(a).ok();
+    Some(format!(
+        "{:04x}:{:02x}:{:02x}.0",
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
+    ))
 }
 
 fn device(ctx: &Arc<CudaContext>) -> Result<Device, Error> {

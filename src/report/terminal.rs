@@ -7,7 +7,9 @@ use super::thin::{thin, Drawn};
 use crate::calibration::Calibration;
 use crate::program::{OpKind, Program};
 use crate::record::{ClaimRecord, Outcome, RunRecord};
+use crate::sharing::Sharing;
 use crate::timeline::Timeline;
+use crate::verdict::{Judgement, Verdict};
 use std::fmt::Write;
 
 /// "NVIDIA H100 …, driver 580.x (CUDA 13.0), 132 SMs, 1980 MHz (measured 1.98 cycles/ns), …"
@@ -77,14 +79,43 @@ pub fn footer(run: &RunRecord) -> String {
     let failed = run.claims.len() - ok;
     let t = &run.timing;
     format!(
-        "{ok} as expected, {failed} not, of {} claims\n\
+        "{ok} as expected, {failed} not, of {} claims\n{}\n\
          time   wall {:.2} s = setup {:.2} s (context, NVRTC, calibration) + child processes \
          {:.2} s + the rest; GPU time of the catalogue {:.1} ms",
         run.claims.len(),
+        disturbed_line(run),
         t.wall_ns as f64 / 1e9,
         t.setup_ns as f64 / 1e9,
         t.child_ns as f64 / 1e9,
         t.gpu_ns as f64 / 1e6,
+    )
+}
+
+/// "shared pid 1234 python3 (87 % SM, 714 MiB)", "shared no other process on the GPU (NVML)",
+/// or why nobody can tell: the run header's word on neighbours.
+pub fn sharing_line(s: &Sharing) -> String {
+    match (s.describe(), &s.limit) {
+        (Some(who), None) => format!("shared {who}: verdicts leave out disturbed trials"),
+        (Some(who), Some(why)) => format!("shared {who} ({why})"),
+        (None, None) => "shared no other process on the GPU (NVML)".into(),
+        (None, Some(why)) => format!("shared unknown: {why}"),
+    }
+}
+
+/// "disturbed 12 of 410 trials (others on the GPU), in 5 claims; 2 claims Inconclusive for it":
+/// the run's count of trials that carried no evidence because of something outside them.
+pub fn disturbed_line(run: &RunRecord) -> String {
+    let judged: Vec<&Judgement> = run.claims.iter().filter_map(|c| c.judgement()).collect();
+    let trials: usize = judged.iter().map(|j| j.trials.len()).sum();
+    let disturbed: usize = judged.iter().map(|j| j.counts.disturbed).sum();
+    let claims = judged.iter().filter(|j| j.counts.disturbed > 0).count();
+    let undecided = judged
+        .iter()
+        .filter(|j| j.verdict == Verdict::Inconclusive && j.counts.disturbed > 0)
+        .count();
+    format!(
+        "disturbed {disturbed} of {trials} trials, in {claims} claims; {undecided} claims \
+         Inconclusive with disturbed trials"
     )
 }
 

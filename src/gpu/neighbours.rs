@@ -1,0 +1,130 @@
+//! NVML: the other processes that hold a context on our GPU, and how busy they were.
+//!
+//! NVML is loaded at run time (`libnvidia-ml.so.1`, through `nvml-wrapper`), like cudarc loads
+//! the driver, so the crate builds and runs without it. Our GPU is found by its PCI bus id, which
+//! is the same in CUDA's numbering and NVML's. What it sees is plain data ([`Neighbour`]); the
+//! analysis uses it to name a disturbance's cause and to protect speed-up checks
+//! (see `crate::disturbance`).
+
+use crate::sharing::Neighbour;
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::Nvml;
+
+/// Set to `off` to leave NVML unused, as on a machine without it.
+pub const NVML_ENV: &str = "STREAM_LITMUS_NVML";
+
+/// An open NVML handle on our GPU.
+pub struct Observer {
+    nvml: Nvml,
+    /// The device handle borrows the library, so it is looked up anew for every look.
+    pci_bus_id: String,
+    /// The newest utilisation sample seen, so each look reads only what came after it.
+    last_sample_us: u64,
+}
+
+/// What one look found: the neighbours, and why the list may be incomplete.
+pub struct Look {
+    pub neighbours: Vec<Neighbour>,
+    pub limit: Option<String>,
+}
+
+impl Observer {
+    /// Opens NVML on the device with this PCI bus id ("0000:18:00.0"); the error says why not,
+    /// in words for the run header.
+    pub fn open(pci_bus_id: &str) -> Result<Observer, String> {
+        if std::env::var(NVML_ENV).is_ok_and(|v| v == "off") {
+            return Err(format!(
+                "NVML hidden ({NVML_ENV}=off): other processes on the GPU cannot be listed"
+            ));
+        }
+        let nvml = Nvml::init().map_err(|e| match e {
+            NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => {
+                "NVML (libnvidia-ml.so.1) not found: other processes on the GPU cannot be listed"
+                    .to_string()
+            }
+            other => format!("NVML could not start ({other}): other processes cannot be listed"),
+        })?;
+        nvml.device_by_pci_bus_id(pci_bus_id)
+            .map_err(|e| format!("NVML does not know the GPU at {pci_bus_id} ({e})"))?;
+        Ok(Observer {
+            nvml,
+            pci_bus_id: pci_bus_id.to_string(),
+            last_sample_us: 0,
+        })
+    }
+
+    /// The processes other than this one that hold a context on the GPU now, with their SM share
+    /// since the last look.
+    pub fn look(&mut self) -> Look {
+        let device = match self.nvml.device_by_pci_bus_id(self.pci_bus_id.as_str()) {
+            Ok(d) => d,
+            Err(e) => {
+                return Look {
+                    neighbours: Vec::new(),
+                    limit: Some(format!("NVML lost the GPU ({e})")),
+                }
+            }
+        };
+        let me = std::process::id();
+        let processes = match device.running_compute_processes() {
+            Ok(p) => p,
+            Err(e) => {
+                return Look {
+                    neighbours: Vec::new(),
+                    limit: Some(format!(
+                        "NVML could not list the processes on the GPU ({e}): run as a user who \
+                         may, or use --exclusive only where it can"
+                    )),
+                }
+            }
+        };
+        let mut limit = None;
+        if !processes.iter().any(|p| p.pid == me) {
+            limit = Some(
+                "NVML lists processes by ids this process cannot see (another PID namespace): \
+                 this process may be among the neighbours listed"
+                    .to_string(),
+            );
+        }
+        // Only processes that ran kernels in the sampling period are reported; the rest ran none.
+        let samples = match device.process_utilization_stats(self.last_sample_us) {
+            Ok(s) => Some(s),
+            Err(NvmlError::NotFound) => Some(Vec::new()),
+            Err(e) => {
+                limit.get_or_insert(format!("NVML gives no per-process utilisation ({e})"));
+                None
+            }
+        };
+        if let Some(s) = &samples {
+            self.last_sample_us = s
+                .iter()
+                .map(|x| x.timestamp)
+                .max()
+                .unwrap_or(self.last_sample_us)
+                .max(self.last_sample_us);
+        }
+        let neighbours = processes
+            .iter()
+            .filter(|p| p.pid != me)
+            .map(|p| Neighbour {
+                pid: p.pid,
+                name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_else(|_| "?".into()),
+                memory_mib: match p.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(b >> 20),
+                    UsedGpuMemory::Unavailable => None,
+                },
+                sm_percent: samples.as_ref().map(|s| {
+                    s.iter()
+                        .filter(|x| x.pid == p.pid)
+                        .map(|x| x.sm_util)
+                        .max()
+                        .unwrap_or(0)
+                }),
+            })
+            .collect();
+        Look { neighbours, limit }
+    }
+}
