@@ -53,9 +53,13 @@ __device__ __forceinline__ void spin_and_stamp(unsigned long long* stamps, long 
     // Thread 0 alone reads the timer between its clock reads and keeps the largest gap: with
     // every thread of a 1024-thread block reading %globaltimer, the reads themselves queued up for
     // tens of µs and slowed the kernels (seen on an H100). The other threads only spin.
-    unsigned long long last = start;
+    // The gap is measured from the loop's first read, not from `start`: the __syncthreads above
+    // can hold a block of a grid larger than the GPU for ~100 µs while its warps arrive (4096
+    // blocks of 256 threads on an H100), which is no switch.
     unsigned long long gap = 0, gap_at = start;
     if (threadIdx.x == 0) {
+        unsigned long long last = global_timer();
+        gap_at = last;
         do {
             spun = clock64() - c0;
             unsigned long long now = global_timer();
