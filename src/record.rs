@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::program::Warning;
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
+use crate::timing::ClaimTiming;
 use crate::verdict::{judge_claim, observe, Judgement, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -32,6 +33,9 @@ pub struct Trials {
     /// Who else used the GPU around these trials, where NVML could tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sharing: Option<Sharing>,
+    /// Where the claim's time went (`crate::timing`); absent in files written before issue 16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<ClaimTiming>,
 }
 
 /// How one claim's run ended.

@@ -2,8 +2,8 @@
 //! writing the reports and the progress line.
 
 pub mod arguments;
-mod cli_error;
 mod check;
+mod cli_error;
 mod fuzz;
 mod predict;
 mod replay;

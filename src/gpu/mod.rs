@@ -19,8 +19,10 @@ mod graphs;
 mod host_fn;
 mod kernels;
 mod memory;
+mod pool;
 mod probe;
 mod resources;
+mod stamps;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
@@ -39,11 +41,14 @@ use crate::program::Program;
 use crate::record::Trials;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// An open device: context, compiled kernels and calibration.
 pub struct Gpu {
+    /// Memory kept from program to program (`pool.rs`); declared first, so it is freed while
+    /// the context is still held.
+    kept: Mutex<executor::Kept>,
     ctx: Arc<CudaContext>,
     kernels: kernels::Kernels,
     calibration: Calibration,
@@ -63,6 +68,7 @@ impl Gpu {
         let kernels = kernels::Kernels::build(&ctx)?;
         let calibration = calibrate::calibrate(&kernels, device)?;
         Ok(Gpu {
+            kept: Mutex::new(executor::Kept::default()),
             ctx,
             kernels,
             calibration,
@@ -82,8 +88,10 @@ impl Gpu {
     /// Runs `trials` trials of `program` in this process.
     pub fn run(&self, program: &Program, trials: usize) -> Result<Trials, Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
-        let exec = executor::execute(
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let exec = executor::execute_with(
             &self.kernels,
+            &mut kept,
             self.calibration.cycles_per_ns,
             program,
             trials,
@@ -95,6 +103,7 @@ impl Gpu {
             gpu_time_ns: exec.gpu_time_ns,
             warnings: exec.warnings,
             sharing: None,
+            timing: Some(exec.timing),
         })
     }
 }

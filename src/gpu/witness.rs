@@ -6,8 +6,10 @@
 //! of the trial is an anchor too; with events, the marker is bracketed by events the same way the
 //! copies are. The alignment itself is pure (`crate::witness`).
 
+use super::buffers::Driver;
 use super::cupti::{Activity, Record, Tracing};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::pool::Pool;
 use super::probe::call;
 use super::resources::DeviceWords;
 use crate::error::Error;
@@ -38,22 +40,32 @@ pub struct Witness {
 impl Witness {
     /// A witness for `program`: CUPTI if it starts, else events. The second value says why CUPTI
     /// was not used.
-    pub fn new(program: &Program, cycles_per_ns: f64) -> Result<(Witness, Option<String>), Error> {
+    pub fn new(
+        program: &Program,
+        cycles_per_ns: f64,
+        pool: &mut Pool<Driver>,
+    ) -> Result<(Witness, Option<String>), Error> {
         let (mode, note) = match Tracing::begin() {
             Ok(t) => (Mode::Cupti(t), None),
             Err(why) => (events(program)?, Some(why)),
         };
+        let (stamps, _) = DeviceWords::take(2 * WORDS_PER_BLOCK, pool)?;
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(call("cuStreamCreate"))?;
         Ok((
             Witness {
                 mode,
                 stream,
-                stamps: DeviceWords::alloc(2 * WORDS_PER_BLOCK)?,
+                stamps,
                 marker_cycles: (MARKER_NS * cycles_per_ns) as i64,
             },
             note,
         ))
+    }
+
+    /// Gives the marker stamps back to `pool`, once the GPU is idle.
+    pub fn release(&mut self, pool: &mut Pool<Driver>) {
+        self.stamps.release(pool);
     }
 
     pub fn kind(&self) -> WitnessKind {
