@@ -269,7 +269,7 @@ fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
     if timed.is_empty() {
         return;
     }
-    let own: u64 = timed.iter().map(|t| t.wall_ns).sum();
+    let own = timed.iter().fold(0u64, |a, t| a.saturating_add(t.wall_ns));
     let share = waited_ns.saturating_sub(own) / timed.len() as u64;
     for t in timed {
         t.child_ns += share;

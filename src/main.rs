@@ -42,6 +42,9 @@ struct RunArgs {
     /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
     #[arg(long)]
     details: bool,
+    /// Also print wall, GPU time and the lab's overhead per claim family (see README).
+    #[arg(long)]
+    bench: bool,
 }
 
 #[derive(clap::Args)]

@@ -91,7 +91,9 @@ impl ClaimTiming {
         self.buffers_allocated = self.buffers_allocated.saturating_add(o.buffers_allocated);
     }
 
-    /// The named phases, largest first, for a one-line breakdown (zero phases left out).
+    /// The named phases, largest first, for a one-line breakdown (zero phases left out); "other"
+    /// is the overhead no phase accounts for (bookkeeping between phases, the lock, the calls
+    /// that bind the context).
     pub fn phases(&self) -> Vec<(&'static str, u64)> {
         let mut v = vec![
             ("warm-up", self.warmup_ns),
@@ -105,6 +107,8 @@ impl ClaimTiming {
             ("paused", self.paused_ns),
             ("child", self.child_ns),
         ];
+        let named = v.iter().fold(0u64, |a, p| a.saturating_add(p.1));
+        v.push(("other", self.overhead_ns().saturating_sub(named)));
         v.retain(|&(_, ns)| ns > 0);
         v.sort_by(|a, b| b.1.cmp(&a.1));
         v
@@ -138,7 +142,7 @@ mod tests {
         });
         assert_eq!((a.wall_ns, a.gpu_ns, a.batches), (15, 5, 2));
         assert_eq!(a.overhead_ns(), 10);
-        assert_eq!(a.phases(), vec![("setup", 3), ("paused", 2)]);
+        assert_eq!(a.phases(), vec![("other", 5), ("setup", 3), ("paused", 2)]);
         assert_eq!(family("scenario.pipeline.1"), "scenario");
         assert_eq!(family("fifo"), "fifo");
     }

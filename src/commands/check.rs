@@ -27,6 +27,7 @@ pub fn check(args: CheckArgs) -> CliResult {
         json: args.json,
         out: args.out,
         details: args.details,
+        bench: false,
     };
     super::run::run_claims(&claims, &run)
 }
