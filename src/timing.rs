@@ -110,7 +110,7 @@ impl ClaimTiming {
         let named = v.iter().fold(0u64, |a, p| a.saturating_add(p.1));
         v.push(("other", self.overhead_ns().saturating_sub(named)));
         v.retain(|&(_, ns)| ns > 0);
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|p| std::cmp::Reverse(p.1));
         v
     }
 }

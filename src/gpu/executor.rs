@@ -12,6 +12,7 @@
 
 use super::buffers::{Buffers, Driver};
 use super::clock::{now_ns, Mailbox};
+use super::cupti::Tracing;
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
@@ -38,11 +39,13 @@ pub struct Execution {
     pub timing: ClaimTiming,
 }
 
-/// What a `Gpu` keeps from one program to the next: the memory pool and the clock mailbox.
+/// What a `Gpu` keeps from one program to the next: the memory pool, the clock mailbox, and
+/// CUPTI tracing while programs with copies follow one another (`cupti.rs`).
 #[derive(Default)]
 pub struct Kept {
     pub pool: Pool<Driver>,
     mailbox: Option<Mailbox>,
+    tracing: Option<Tracing>,
 }
 
 impl Kept {
@@ -124,6 +127,9 @@ pub fn execute_with(
     trials: usize,
 ) -> Result<Execution, Error> {
     let started = now_ns();
+    if !program.has_copies() {
+        kept.tracing = None; // no witness: CUPTI off before anything of this program runs
+    }
     let mut warnings = program.validate()?;
     let mut first_record = Vec::with_capacity(program.ops.len());
     let mut next = 0usize;
@@ -158,7 +164,7 @@ pub fn execute_with(
         kept.mailbox()?;
     }
     let mut witness = if program.has_copies() {
-        let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool)?;
+        let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
         if let Some(reason) = note {
             warnings.push(Warning::NoCupti { reason });
         }

@@ -70,7 +70,7 @@ pub fn summary(run: &RunRecord, n: usize) -> String {
         sum.buffers_allocated,
         ms(sum.gpu_ns.saturating_add(t.setup_ns).saturating_mul(2)),
     );
-    claims.sort_by(|a, b| b.1.wall_ns.cmp(&a.1.wall_ns));
+    claims.sort_by_key(|c| std::cmp::Reverse(c.1.wall_ns));
     let _ = writeln!(s, "slowest claims (wall = GPU + lab: its largest phases)");
     for (c, t) in claims.into_iter().take(n) {
         let _ = writeln!(
