@@ -214,7 +214,10 @@ impl RunRecord {
                 serde_json::to_writer_pretty(&mut *out, self)?;
                 return Ok(());
             }
-            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::best());
+            // zlib's default level: for the whole catalogue (23 MB of JSON) 2.6 MB in about a
+            // second, where the best level saves 7 % of the size and takes three times as long,
+            // after the run, while the user waits.
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
             serde_json::to_writer(&mut gz, self)?;
             gz.finish().map(drop)
         })
