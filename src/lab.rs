@@ -13,6 +13,7 @@ use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
 use crate::relation::Check;
 use crate::sharing::Sharing;
+use crate::timing::ClaimTiming;
 use crate::verdict::judge_claim;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,7 +31,15 @@ pub const MAX_TRIAL_FACTOR: usize = 3;
 /// millisecond, so a host disturbance of a few milliseconds (the issuing thread descheduled) can
 /// leave a whole batch undecided; replacements run after it has passed. Measured on an H100: one
 /// child run in 320 claim runs had 13 of 15 back-to-back trials issued 35–60 µs late.
-const RETRY_PAUSE: Duration = Duration::from_millis(25);
+///
+/// A pause follows only a batch that left trials undecided or disturbed (a batch without any
+/// decides the claim, and nothing is replaced). 5 ms is longer than the scheduler slices that
+/// deschedule a thread on an idle machine (0.75–3 ms on Linux's default CFS/EEVDF settings), and
+/// the growth (5, 10, 15 ms…: 30 ms by the third batch) still outlasts a longer disturbance. It
+/// was 25 ms; a claim whose trials are undecided for a reason of its own (too short a spin) then
+/// slept 25 + 50 + 75 + … ms for nothing, and the run timing (`ClaimTiming::paused_ns`) shows
+/// what a claim slept.
+const RETRY_PAUSE: Duration = Duration::from_millis(5);
 /// How often `--exclusive` looks whether the GPU is free.
 const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
 /// How long a child may take beyond its programs' own spin time.
@@ -342,8 +351,11 @@ impl Lab {
         };
         let started = Instant::now();
         let reply = child::run(&binary, env, &request, timeout);
-        *self.child_time.lock().expect("not poisoned") += started.elapsed();
-        Ok(reply?.runs)
+        let waited = started.elapsed();
+        *self.child_time.lock().expect("not poisoned") += waited;
+        let mut runs = reply?.runs;
+        share_child_cost(&mut runs, waited.as_nanos() as u64);
+        Ok(runs)
     }
 
     fn child_binary(&self) -> Result<PathBuf, Error> {
@@ -367,6 +379,24 @@ impl Lab {
     }
 }
 
+/// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
+/// in equal shares, so that the claims' walls add up to the time the parent waited.
+fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
+    let timed: Vec<&mut ClaimTiming> = runs
+        .iter_mut()
+        .filter_map(|r| r.as_mut().ok()?.timing.as_mut())
+        .collect();
+    if timed.is_empty() {
+        return;
+    }
+    let own = timed.iter().fold(0u64, |a, t| a.saturating_add(t.wall_ns));
+    let share = waited_ns.saturating_sub(own) / timed.len() as u64;
+    for t in timed {
+        t.child_ns += share;
+        t.wall_ns += share;
+    }
+}
+
 /// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
 /// carry no evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
 /// batches spaced by a growing pause ([`RETRY_PAUSE`]) so that one host disturbance cannot
@@ -379,22 +409,35 @@ pub(crate) fn collect_trials(
     checks: &[Check],
     wanted: usize,
 ) -> Result<Trials, Error> {
+    let started = Instant::now();
     let mut trials = gpu.run(program, wanted)?;
-    if checks.is_empty() {
-        return Ok(trials);
-    }
-    let tol = trials.calibration.tolerances();
-    for batch in 1.. {
-        let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
-        let missing = wanted.saturating_sub(counts.positive);
-        let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
-        if counts.negative > 0 || missing == 0 || budget == 0 {
-            break;
+    let mut lab = ClaimTiming::default();
+    if !checks.is_empty() {
+        let tol = trials.calibration.tolerances();
+        for batch in 1.. {
+            let judging = Instant::now();
+            let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
+            lab.judge_ns += judging.elapsed().as_nanos() as u64;
+            let missing = wanted.saturating_sub(counts.positive);
+            let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
+            if counts.negative > 0 || missing == 0 || budget == 0 {
+                break;
+            }
+            let pausing = Instant::now();
+            std::thread::sleep(RETRY_PAUSE * batch);
+            lab.paused_ns += pausing.elapsed().as_nanos() as u64;
+            let more = gpu.run(program, missing.min(budget))?;
+            trials.timelines.extend(more.timelines);
+            trials.gpu_time_ns += more.gpu_time_ns;
+            if let (Some(t), Some(m)) = (&mut trials.timing, &more.timing) {
+                t.absorb(m);
+            }
         }
-        std::thread::sleep(RETRY_PAUSE * batch);
-        let more = gpu.run(program, missing.min(budget))?;
-        trials.timelines.extend(more.timelines);
-        trials.gpu_time_ns += more.gpu_time_ns;
+    }
+    if let Some(t) = &mut trials.timing {
+        t.judge_ns += lab.judge_ns;
+        t.paused_ns += lab.paused_ns;
+        t.wall_ns = started.elapsed().as_nanos() as u64;
     }
     Ok(trials)
 }

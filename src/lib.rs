@@ -72,6 +72,7 @@ pub mod scenario;
 mod sharing;
 pub mod sweep;
 mod timeline;
+pub mod timing;
 mod verdict;
 mod witness;
 

@@ -48,6 +48,9 @@ struct RunArgs {
     #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60",
           value_parser = arguments::exclusive_secs)]
     exclusive: Option<u64>,
+    /// Also print wall, GPU time and the lab's overhead per claim family (see README).
+    #[arg(long)]
+    bench: bool,
 }
 
 #[derive(clap::Args)]

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::program::Warning;
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
+use crate::timing::ClaimTiming;
 use crate::verdict::{judge_claim, observe, Judgement, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -32,6 +33,9 @@ pub struct Trials {
     /// Who else used the GPU around these trials, where NVML could tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sharing: Option<Sharing>,
+    /// Where the claim's time went (`crate::timing`); absent in files written before issue 16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<ClaimTiming>,
 }
 
 /// How one claim's run ended.
@@ -214,7 +218,10 @@ impl RunRecord {
                 serde_json::to_writer_pretty(&mut *out, self)?;
                 return Ok(());
             }
-            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::best());
+            // zlib's default level: for the whole catalogue (23 MB of JSON) 2.6 MB in about a
+            // second, where the best level saves 7 % of the size and takes three times as long,
+            // after the run, while the user waits.
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
             serde_json::to_writer(&mut gz, self)?;
             gz.finish().map(drop)
         })

@@ -306,6 +306,16 @@ fn fuzzing_a_gpu_that_ignores_waits_finds_and_shrinks_the_bug() {
     let mut exec = |p: &Program| Ok(simulate(p, &HappensBefore::of(&ignoring_waits(p))));
     let report = fuzz(&config(500), &mut exec, &mut |_, _| {});
     assert!(!report.violations.is_empty(), "the bug was not found");
+    // The counts behind the rate: shrinking runs are counted apart, and the rate is in the JSON.
+    let shrunk: usize = report.violations.iter().map(|v| v.shrink_runs).sum();
+    assert_eq!(report.shrink_runs, shrunk);
+    assert_eq!(report.programs_run, 500 + shrunk);
+    assert!(report.exec_ns <= report.elapsed_ns);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(
+        json["programs_per_second"].as_f64(),
+        Some(report.programs_per_second())
+    );
     let v = &report.violations[0];
     let listing = v.program.to_string();
     // Minimal: a kernel, its record, the wait, the waiting kernel (the shrinker may keep a

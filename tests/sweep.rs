@@ -34,6 +34,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
         gpu_time_ns: 0,
         warnings: vec![],
         sharing: None,
+        timing: None,
     }
 }
 

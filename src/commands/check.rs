@@ -28,6 +28,7 @@ pub fn check(args: CheckArgs) -> CliResult {
         out: args.out,
         details: args.details,
         exclusive: args.exclusive,
+        bench: false,
     };
     super::run::run_claims(&claims, &run)
 }

@@ -11,6 +11,7 @@ mod replay;
 mod run;
 mod show;
 mod sweep;
+mod timing;
 
 pub use check::check;
 pub use fuzz::fuzz;

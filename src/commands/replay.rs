@@ -47,6 +47,7 @@ fn rejudge(path: &Path) -> Result<(RunRecord, bool), CliError> {
         outln!("\n{table}");
     }
     outln!("{}", terminal::footer(&rejudged));
+    super::timing::print(&rejudged, true)?;
     Ok((rejudged, moved == 0))
 }
 

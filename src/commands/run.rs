@@ -100,6 +100,7 @@ pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
         .fold(0, u64::saturating_add);
     record.timing.wall_ns = started.elapsed().as_nanos() as u64;
     outln!("{}", terminal::footer(&record));
+    super::timing::print(&record, args.bench)?;
     save(args, &record, folder)?;
     Ok(if record.all_as_expected() {
         ExitCode::SUCCESS

@@ -83,6 +83,16 @@ pub struct FuzzReport {
     pub elapsed_ns: u64,
     /// Programs run in all, shrinking included.
     pub programs_run: usize,
+    /// `programs_run` per second of `elapsed_ns`: the throughput of this run.
+    #[serde(default)]
+    pub programs_per_second: f64,
+    /// Of `elapsed_ns`, the time spent in the executor (GPU work, setup, trials); the rest is
+    /// generating, checking and shrinking programs on the CPU.
+    #[serde(default)]
+    pub exec_ns: u64,
+    /// Of `programs_run`, the candidates run while shrinking violations.
+    #[serde(default)]
+    pub shrink_runs: usize,
     /// Must-precede pairs of kernels checked.
     pub must_pairs: usize,
     pub violations: Vec<Violation>,
@@ -238,12 +248,24 @@ pub fn fuzz(
         spin_ns: config.shape.spin.as_nanos() as u64,
         elapsed_ns: 0,
         programs_run: 0,
+        programs_per_second: 0.0,
+        exec_ns: 0,
+        shrink_runs: 0,
         must_pairs: 0,
         violations: Vec::new(),
         precision: BTreeMap::new(),
         errors: 0,
         first_error: None,
     };
+    // Every executor call is timed, so the report can tell the GPU side from the model's.
+    let mut exec_ns = 0u64;
+    let mut timed = |p: &Program| {
+        let t = Instant::now();
+        let r = exec(p);
+        exec_ns += t.elapsed().as_nanos() as u64;
+        r
+    };
+    let exec: &mut Executor<'_> = &mut timed;
     for case in 0..config.cases {
         let mut tree = strategy
             .new_tree(&mut runner)
@@ -268,6 +290,7 @@ pub fn fuzz(
                 if let Some(m) = bad {
                     let v = shrink(&mut tree, exec, program, m, timeline);
                     report.programs_run += v.shrink_runs;
+                    report.shrink_runs += v.shrink_runs;
                     report.violations.push(v);
                 }
             }
@@ -275,6 +298,8 @@ pub fn fuzz(
         progress(case + 1, config.cases);
     }
     report.elapsed_ns = started.elapsed().as_nanos() as u64;
+    report.exec_ns = exec_ns;
+    report.programs_per_second = report.programs_per_second();
     report
 }
 

@@ -1,4 +1,5 @@
-//! The program's buffers: allocated once per run, refilled before every trial, read back after.
+//! The program's buffers: taken from the run's pool (`pool.rs`) once per program, refilled before
+//! every trial, read back after, given back to the pool when the program is done.
 //!
 //! Everything here happens outside the timed region, so a copy's time is the copy's alone. Device
 //! buffers are set with `cuMemsetD32` (an `f32` fill value is a 32-bit pattern); host buffers are
@@ -6,95 +7,169 @@
 //! reads it. After a trial each buffer's memory type is asked of the driver, and buffers marked
 //! for reading back are summarized (see `crate::contents`).
 
+use super::pool::{Allocator, Pool};
 use super::probe::call;
 use crate::contents::{Contents, MemoryKind};
 use crate::error::Error;
-use crate::program::{BufferId, Place, Program};
+use crate::program::{Buffer, BufferId, Place};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
-enum Memory {
+/// Driver memory of one place: what the run's [`Pool`] keeps.
+pub enum Block {
     Device(sys::CUdeviceptr, usize),
     Pinned(*mut f32, usize),
     Pageable(Vec<f32>),
 }
 
-/// The buffers of one program, indexed like `Program::buffers`.
-pub struct Buffers {
-    memory: Vec<Memory>,
-    fills: Vec<f32>,
-    read_back: Vec<bool>,
+// SAFETY: the pointers are addresses in the process-wide primary context and in page-locked host
+// memory, valid from any thread; a block is only used by the thread that holds the pool's lock.
+unsafe impl Send for Block {}
+
+impl Block {
+    /// The address a copy or kernel uses.
+    pub fn ptr(&self) -> sys::CUdeviceptr {
+        match self {
+            Block::Device(p, _) => *p,
+            Block::Pinned(p, _) => *p as sys::CUdeviceptr,
+            Block::Pageable(v) => v.as_ptr() as sys::CUdeviceptr,
+        }
+    }
 }
 
-impl Buffers {
-    pub fn alloc(program: &Program) -> Result<Buffers, Error> {
-        let mut buffers = Buffers {
-            memory: Vec::with_capacity(program.buffers.len()),
-            fills: program.buffers.iter().map(|b| b.fill as f32).collect(),
-            read_back: program.buffers.iter().map(|b| b.read_back).collect(),
-        };
-        for b in &program.buffers {
-            let n = b.elements() as usize;
-            let m = match b.place {
-                // SAFETY: plain allocation, freed in Drop.
-                Place::Device => Memory::Device(
-                    unsafe { result::malloc_sync(b.bytes as usize) }.map_err(call("cuMemAlloc"))?,
-                    n,
-                ),
-                Place::Pinned => {
-                    let mut p: *mut c_void = std::ptr::null_mut();
-                    // SAFETY: out-pointer valid; flags 0 (not write-combined: the CPU reads it
-                    // back); freed in Drop.
-                    unsafe { sys::cuMemHostAlloc(&mut p, b.bytes as usize, 0) }
-                        .result()
-                        .map_err(call("cuMemHostAlloc"))?;
-                    Memory::Pinned(p as *mut f32, n)
-                }
-                Place::Pageable => Memory::Pageable(vec![0f32; n]),
-            };
-            buffers.memory.push(m);
-        }
-        Ok(buffers)
-    }
+/// `cuMemAlloc`, `cuMemHostAlloc` or a `Vec`, by place.
+pub struct Driver;
 
-    /// The address a copy or kernel uses.
-    pub fn ptr(&self, b: BufferId) -> sys::CUdeviceptr {
-        match &self.memory[b.0] {
-            Memory::Device(p, _) => *p,
-            Memory::Pinned(p, _) => *p as sys::CUdeviceptr,
-            Memory::Pageable(v) => v.as_ptr() as sys::CUdeviceptr,
-        }
-    }
+impl Allocator for Driver {
+    type Block = Block;
 
-    /// Sets every element to its fill value; the device part is complete when this returns.
-    pub fn fill(&mut self) -> Result<(), Error> {
-        for (m, &fill) in self.memory.iter_mut().zip(&self.fills) {
-            match m {
-                // SAFETY: `n` elements were allocated.
-                Memory::Device(p, n) => unsafe { sys::cuMemsetD32_v2(*p, fill.to_bits(), *n) }
+    fn alloc(place: Place, bytes: usize) -> Result<Block, Error> {
+        let n = bytes / 4;
+        Ok(match place {
+            // SAFETY: plain allocation, freed in `free`.
+            Place::Device => Block::Device(
+                unsafe { result::malloc_sync(bytes.max(1)) }.map_err(call("cuMemAlloc"))?,
+                n,
+            ),
+            Place::Pinned => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                // SAFETY: out-pointer valid; flags 0 (not write-combined: the CPU reads it
+                // back); freed in `free`.
+                unsafe { sys::cuMemHostAlloc(&mut p, bytes.max(1), 0) }
                     .result()
-                    .map_err(call("cuMemsetD32"))?,
-                Memory::Pinned(p, n) => {
-                    // SAFETY: `n` elements were allocated; no copy runs between trials.
-                    unsafe { std::slice::from_raw_parts_mut(*p, *n) }.fill(fill)
-                }
-                Memory::Pageable(v) => v.fill(fill),
+                    .map_err(call("cuMemHostAlloc"))?;
+                Block::Pinned(p as *mut f32, n)
             }
+            Place::Pageable => Block::Pageable(vec![0f32; n]),
+        })
+    }
+
+    fn fill(block: &mut Block, fill: f32) -> Result<(), Error> {
+        match block {
+            // SAFETY: `n` elements were allocated.
+            Block::Device(p, n) => unsafe { sys::cuMemsetD32_v2(*p, fill.to_bits(), *n) }
+                .result()
+                .map_err(call("cuMemsetD32")),
+            Block::Pinned(p, n) => {
+                // SAFETY: `n` elements were allocated; no copy runs between trials.
+                unsafe { std::slice::from_raw_parts_mut(*p, *n) }.fill(fill);
+                Ok(())
+            }
+            Block::Pageable(v) => {
+                v.fill(fill);
+                Ok(())
+            }
+        }
+    }
+
+    fn free(block: Block) {
+        // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
+        match block {
+            Block::Device(p, _) => {
+                let _ = unsafe { result::free_sync(p) };
+            }
+            Block::Pinned(p, _) => {
+                let _ = unsafe { sys::cuMemFreeHost(p as *mut c_void) };
+            }
+            Block::Pageable(_) => {}
+        }
+    }
+}
+
+/// The buffers of one program, indexed like `Program::buffers`, taken from the run's pool.
+pub struct Buffers<A: Allocator = Driver> {
+    blocks: Vec<A::Block>,
+    keys: Vec<(Place, usize)>,
+    fills: Vec<f32>,
+    read_back: Vec<bool>,
+    /// Blocks the pool had, and blocks it had to allocate.
+    pub reused: u32,
+    pub allocated: u32,
+}
+
+impl<A: Allocator> Buffers<A> {
+    /// Takes every buffer from `pool`. Their contents are undefined until [`Buffers::fill`].
+    pub fn take(buffers: &[Buffer], pool: &mut Pool<A>) -> Result<Buffers<A>, Error> {
+        let mut out = Buffers {
+            blocks: Vec::with_capacity(buffers.len()),
+            keys: Vec::with_capacity(buffers.len()),
+            fills: buffers.iter().map(|b| b.fill as f32).collect(),
+            read_back: buffers.iter().map(|b| b.read_back).collect(),
+            reused: 0,
+            allocated: 0,
+        };
+        for b in buffers {
+            let key = (b.place, b.bytes as usize);
+            let (block, reused) = pool.take(key.0, key.1)?;
+            match reused {
+                true => out.reused += 1,
+                false => out.allocated += 1,
+            }
+            out.blocks.push(block);
+            out.keys.push(key);
+        }
+        Ok(out)
+    }
+
+    /// Sets every element to its fill value; the device part is complete when this returns. The
+    /// executor calls it before every trial, so a trial never sees what another left.
+    pub fn fill(&mut self) -> Result<(), Error> {
+        for (m, &fill) in self.blocks.iter_mut().zip(&self.fills) {
+            A::fill(m, fill)?;
         }
         Ok(())
     }
 
+    /// Gives every block back to `pool`; only once nothing on the GPU uses them any more.
+    pub fn release(&mut self, pool: &mut Pool<A>) {
+        for (block, (place, bytes)) in self.blocks.drain(..).zip(self.keys.drain(..)) {
+            pool.give(place, bytes, block);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn block_mut(&mut self, i: usize) -> &mut A::Block {
+        &mut self.blocks[i]
+    }
+}
+
+impl Buffers<Driver> {
+    /// The address a copy or kernel uses.
+    pub fn ptr(&self, b: BufferId) -> sys::CUdeviceptr {
+        self.blocks[b.0].ptr()
+    }
+
     /// After a trial: each buffer's memory type, and the contents of those marked for reading.
     pub fn contents(&self) -> Result<Vec<Contents>, Error> {
-        let mut out = Vec::with_capacity(self.memory.len());
-        for (i, m) in self.memory.iter().enumerate() {
+        let mut out = Vec::with_capacity(self.blocks.len());
+        for (i, m) in self.blocks.iter().enumerate() {
             let id = BufferId(i);
             let memory = memory_kind(self.ptr(id));
             let data: Vec<f32> = if !self.read_back[i] {
                 Vec::new()
             } else {
                 match m {
-                    Memory::Device(p, n) => {
+                    Block::Device(p, n) => {
                         let mut v = vec![0f32; *n];
                         // SAFETY: `n` elements on both sides; the context is idle.
                         unsafe { result::memcpy_dtoh_sync(&mut v, *p) }
@@ -102,8 +177,8 @@ impl Buffers {
                         v
                     }
                     // SAFETY: `n` elements were allocated; the context is idle.
-                    Memory::Pinned(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) }.to_vec(),
-                    Memory::Pageable(v) => v.clone(),
+                    Block::Pinned(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) }.to_vec(),
+                    Block::Pageable(v) => v.clone(),
                 }
             };
             out.push(Contents::summarize(id, memory, &data));
@@ -135,19 +210,65 @@ fn memory_kind(ptr: sys::CUdeviceptr) -> MemoryKind {
     }
 }
 
-impl Drop for Buffers {
+impl<A: Allocator> Drop for Buffers<A> {
+    /// Frees what was not given back (an error path): the executor synchronized first.
     fn drop(&mut self) {
-        for m in self.memory.drain(..) {
-            // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
-            match m {
-                Memory::Device(p, _) => {
-                    let _ = unsafe { result::free_sync(p) };
-                }
-                Memory::Pinned(p, _) => {
-                    let _ = unsafe { sys::cuMemFreeHost(p as *mut c_void) };
-                }
-                Memory::Pageable(_) => {}
-            }
+        for b in self.blocks.drain(..) {
+            A::free(b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::pool::fake::{allocs, Fake};
+    use super::*;
+
+    fn buffer(place: Place, bytes: u64, fill: i32) -> Buffer {
+        Buffer {
+            label: format!("{place:?}"),
+            bytes,
+            place,
+            fill,
+            read_back: false,
+        }
+    }
+
+    /// A block the pool hands to a second program still holds what the first one's trial wrote;
+    /// the fill before the trial resets it to the second program's values.
+    #[test]
+    fn a_pooled_buffer_is_reset_before_the_next_trial() {
+        let a0 = allocs();
+        let mut pool: Pool<Fake> = Pool::default();
+        let first = [buffer(Place::Pinned, 64, 1), buffer(Place::Device, 64, 2)];
+        let mut b = Buffers::take(&first, &mut pool).unwrap();
+        assert_eq!((b.reused, b.allocated), (0, 2));
+        b.fill().unwrap();
+        assert!(b.block_mut(0).iter().all(|&x| x == 1.0));
+        b.block_mut(0).fill(9.0); // what a trial's copy wrote
+        b.block_mut(1)[3] = 9.0;
+        b.release(&mut pool);
+        drop(b);
+
+        let second = [
+            buffer(Place::Device, 64, 5),
+            buffer(Place::Pinned, 64, 4),
+            buffer(Place::Pinned, 64, 6),
+        ];
+        let mut b = Buffers::take(&second, &mut pool).unwrap();
+        assert_eq!(
+            (b.reused, b.allocated),
+            (2, 1),
+            "same place and size: reused"
+        );
+        assert_eq!(allocs() - a0, 3);
+        assert!(
+            b.block_mut(1).contains(&9.0),
+            "the pool itself resets nothing"
+        );
+        b.fill().unwrap();
+        for (i, want) in [5.0, 4.0, 6.0].into_iter().enumerate() {
+            assert!(b.block_mut(i).iter().all(|&x| x == want), "buffer {i}");
         }
     }
 }

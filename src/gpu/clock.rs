@@ -132,6 +132,10 @@ impl Mailbox {
     }
 }
 
+// SAFETY: mapped page-locked memory of the process, valid from any thread; the `Gpu` keeps one
+// mailbox behind a lock, so only one thread aligns with it at a time.
+unsafe impl Send for Mailbox {}
+
 impl Drop for Mailbox {
     fn drop(&mut self) {
         // SAFETY: allocated in `alloc`, freed once; the ping kernel has finished (align syncs).

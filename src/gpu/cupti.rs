@@ -10,8 +10,12 @@
 //! which numbers driver calls in issue order, so sorting by it gives the issue order back; the
 //! witness matches records to ops by that order between two marker kernels (found by name). CUPTI
 //! could also map its ids to ours (external correlation), but only with driver-API records
-//! switched on, which would slow every call the experiments time. Tracing is enabled only while a
-//! program with copies runs, so no other claim pays its overhead.
+//! switched on, which would slow every call the experiments time. Tracing is enabled only while
+//! programs with copies run, so no other claim pays its overhead: the `Gpu` keeps it on from the
+//! first of a row of such programs (the copy and scenario claims come in rows) until the next
+//! program without copies, so a row pays for switching it on and off once. Between two programs
+//! it records fills and setup work too; each trial's first flush (`Witness::reset`) drops them,
+//! and only records between the trial's own two markers are ever matched.
 
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
@@ -86,7 +90,7 @@ fn try_start() -> Result<String, String> {
     Ok(name)
 }
 
-/// Tracing switched on for one execution; switched off when dropped.
+/// Tracing switched on; switched off when dropped.
 pub struct Tracing(());
 
 impl Tracing {
@@ -107,8 +111,9 @@ impl Tracing {
         Ok(Tracing(()))
     }
 
-    /// Flushes CUPTI's buffers and takes every record so far, in issue order.
-    pub fn collect(&self) -> Result<Vec<Record>, String> {
+    /// Flushes CUPTI's buffers and takes every record so far, in issue order (call it while a
+    /// [`Tracing`] is alive).
+    pub fn collect() -> Result<Vec<Record>, String> {
         // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: hand back buffers even if not full.
         activity::flush_all(1).map_err(|e| format!("cuptiActivityFlushAll failed: {e:?}"))?;
         let mut records = drain();

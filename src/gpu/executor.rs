@@ -1,24 +1,31 @@
 //! The executor: runs a program's trials and reads their stamps back.
 //!
 //! Everything the program needs (streams, events, the stamp buffer, the host copy of it, the
-//! cycle counts, host-function slots, the buffers API calls use) is created before the first op
-//! is issued; the timed region holds nothing but the program's own driver calls. One warm-up
+//! cycle counts, host-function slots, the buffers API calls use) is made before the first op is
+//! issued; the timed region holds nothing but the program's own driver calls. Memory that outlives
+//! one program (its buffers and stamp words, the clock mailbox) comes from the [`Kept`] state of
+//! the `Gpu` and goes back to it, so a run allocates each size once (`pool.rs`). One warm-up
 //! trial runs first and is discarded, so first-use costs (lazy module loading, a stream's first
 //! launch) do not land in trial 1. A trial with host-side work first aligns the host clock to
-//! `%globaltimer` (see `clock.rs`), outside the timed region.
+//! `%globaltimer` (see `clock.rs`), outside the timed region. Every phase is timed
+//! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
-use super::buffers::Buffers;
+use super::buffers::{Buffers, Driver};
 use super::clock::{now_ns, Mailbox};
+use super::cupti::Tracing;
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
+use super::pool::Pool;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
+use super::stamps::{graph_issue, timeline};
 use super::witness::Witness;
 use crate::error::Error;
 use crate::program::{BufferId, CopyDir, OpKind, Program, SyncTarget, Warning};
-use crate::timeline::{BlockStamp, ClockSync, HostCall, Pause, Reading, Span, Timeline};
+use crate::timeline::{ClockSync, HostCall, Reading, Timeline};
+use crate::timing::ClaimTiming;
 use cudarc::driver::{result, sys};
 
 /// What an execution returns before the lab attaches its calibration.
@@ -28,6 +35,26 @@ pub struct Execution {
     /// recorded trials.
     pub gpu_time_ns: u64,
     pub warnings: Vec<Warning>,
+    /// Where the execution's time went (judging, pauses and children are the lab's to add).
+    pub timing: ClaimTiming,
+}
+
+/// What a `Gpu` keeps from one program to the next: the memory pool, the clock mailbox, and
+/// CUPTI tracing while programs with copies follow one another (`cupti.rs`).
+#[derive(Default)]
+pub struct Kept {
+    pub pool: Pool<Driver>,
+    mailbox: Option<Mailbox>,
+    tracing: Option<Tracing>,
+}
+
+impl Kept {
+    fn mailbox(&mut self) -> Result<(), Error> {
+        if self.mailbox.is_none() {
+            self.mailbox = Some(Mailbox::alloc()?);
+        }
+        Ok(())
+    }
 }
 
 /// The driver objects of one program, and where each op's stamps go.
@@ -47,20 +74,11 @@ struct Issuer<'a> {
     cycles: Vec<i64>,
 }
 
-/// Synchronizes the context when dropped. Declared after every resource a trial uses, it is
-/// dropped first: on every path out of [`execute`], an early `?` included, no queued host
-/// function, kernel or copy can still use a slot, a buffer or a stream when it is freed.
-struct SyncOnDrop;
-
-impl Drop for SyncOnDrop {
-    fn drop(&mut self) {
-        let _ = result::ctx::synchronize();
-    }
-}
-
 impl Drop for Issuer<'_> {
-    /// Runs before the fields are freed. If the context cannot be synchronized (it is broken),
-    /// a host function may still be queued: its slots are leaked rather than freed under it.
+    /// Runs before the fields are freed: on every path out of [`execute_with`], an early `?`
+    /// included, no queued host function, kernel or copy can still use a slot, a buffer or a
+    /// stream when it is freed. If the context cannot be synchronized (it is broken), a host
+    /// function may still be queued: its slots are leaked rather than freed under it.
     fn drop(&mut self) {
         if result::ctx::synchronize().is_err() {
             self.host_fns.leak();
@@ -82,13 +100,36 @@ pub fn fail_at_op(op: Option<usize>) {
     );
 }
 
-/// Runs `trials` recorded trials (plus one warm-up) of a validated program.
+/// Runs `trials` recorded trials (plus one warm-up) of a validated program, with memory of its
+/// own (calibration, which runs before the `Gpu` exists).
 pub fn execute(
     kernels: &Kernels,
     cycles_per_ns: f64,
     program: &Program,
     trials: usize,
 ) -> Result<Execution, Error> {
+    execute_with(
+        kernels,
+        &mut Kept::default(),
+        cycles_per_ns,
+        program,
+        trials,
+    )
+}
+
+/// Runs `trials` recorded trials (plus one warm-up) of a validated program, taking memory from
+/// `kept` and giving it back afterwards.
+pub fn execute_with(
+    kernels: &Kernels,
+    kept: &mut Kept,
+    cycles_per_ns: f64,
+    program: &Program,
+    trials: usize,
+) -> Result<Execution, Error> {
+    let started = now_ns();
+    if !program.has_copies() {
+        kept.tracing = None; // no witness: CUPTI off before anything of this program runs
+    }
     let mut warnings = program.validate()?;
     let mut first_record = Vec::with_capacity(program.ops.len());
     let mut next = 0usize;
@@ -104,26 +145,26 @@ pub fn execute(
             _ => 0,
         })
         .collect();
+    let (stamps, stamps_reused) =
+        DeviceWords::take(program.stamped_blocks() * WORDS_PER_BLOCK, &mut kept.pool)?;
     let mut issuer = Issuer {
         kernels,
         program,
         streams: Streams::create(&program.streams)?,
         events: Events::create(program)?,
-        stamps: DeviceWords::alloc(program.stamped_blocks() * WORDS_PER_BLOCK)?,
+        stamps,
         host_fns: HostFns::new(program),
         memory: Memory::new(program)?,
-        buffers: Buffers::alloc(program)?,
+        buffers: Buffers::take(&program.buffers, &mut kept.pool)?,
         graphs: Graphs::new(program.ops.len()),
         first_record,
         cycles,
     };
-    let mailbox = if program.needs_host_clock() {
-        Some(Mailbox::alloc()?)
-    } else {
-        None
-    };
-    let witness = if program.has_copies() {
-        let (w, note) = Witness::new(program, cycles_per_ns)?;
+    if program.needs_host_clock() {
+        kept.mailbox()?;
+    }
+    let mut witness = if program.has_copies() {
+        let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
         if let Some(reason) = note {
             warnings.push(Warning::NoCupti { reason });
         }
@@ -131,34 +172,90 @@ pub fn execute(
     } else {
         None
     };
-    let mut host = vec![0u64; program.stamped_blocks() * WORDS_PER_BLOCK];
-    let _synced = SyncOnDrop; // dropped first: see SyncOnDrop
-    let fail_at = FAIL_AT_OP.load(std::sync::atomic::Ordering::SeqCst);
+    let mut timing = ClaimTiming {
+        setup_ns: now_ns() - started,
+        batches: 1,
+        buffers_reused: issuer.buffers.reused + u32::from(stamps_reused),
+        buffers_allocated: issuer.buffers.allocated + u32::from(!stamps_reused),
+        ..ClaimTiming::default()
+    };
+    let mailbox = kept.mailbox.as_ref().filter(|_| program.needs_host_clock());
+    let outcome = run_trials(&mut issuer, mailbox, witness.as_ref(), trials, &mut timing);
+    // Teardown: wait for the GPU, then give the memory back (or free it, if the context broke).
+    let teardown = now_ns();
+    if result::ctx::synchronize().is_ok() {
+        issuer.stamps.release(&mut kept.pool);
+        issuer.buffers.release(&mut kept.pool);
+        if let Some(w) = &mut witness {
+            w.release(&mut kept.pool);
+        }
+    }
+    drop(witness);
+    drop(issuer);
+    timing.teardown_ns = now_ns() - teardown;
+    timing.wall_ns = now_ns() - started;
+    let (timelines, gpu_time_ns) = outcome?;
+    timing.gpu_ns = gpu_time_ns;
+    Ok(Execution {
+        timelines,
+        gpu_time_ns,
+        warnings,
+        timing,
+    })
+}
 
+/// A stopwatch whose every lap goes to one phase.
+struct Lap(u64);
+
+impl Lap {
+    fn to(&mut self, phase: &mut u64) {
+        let now = now_ns();
+        *phase += now - self.0;
+        self.0 = now;
+    }
+}
+
+/// The trial loop: the recorded timelines and their timed regions summed.
+fn run_trials(
+    issuer: &mut Issuer<'_>,
+    mailbox: Option<&Mailbox>,
+    witness: Option<&Witness>,
+    trials: usize,
+    timing: &mut ClaimTiming,
+) -> Result<(Vec<Timeline>, u64), Error> {
+    let (program, kernels) = (issuer.program, issuer.kernels);
+    let mut host = vec![0u64; program.stamped_blocks() * WORDS_PER_BLOCK];
+    let fail_at = FAIL_AT_OP.load(std::sync::atomic::Ordering::SeqCst);
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
     let mut host_calls = Vec::with_capacity(program.ops.len());
     let mut readings = Vec::new();
     for trial in 0..=trials {
+        let mut lap = Lap(now_ns());
         issuer.stamps.zero()?;
         issuer.host_fns.reset();
         issuer.memory.prepare(program)?;
         issuer.buffers.fill()?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-        let alignment = match &mailbox {
-            Some(m) => Some(m.align(kernels)?),
-            None => None,
+        lap.to(&mut timing.prepare_ns);
+        // The warm-up's timeline is discarded, and with it any alignment: each recorded trial
+        // still aligns right before its own timed region.
+        let alignment = match mailbox {
+            Some(m) if trial > 0 => Some(m.align(kernels)?),
+            _ => None,
         };
-        if let Some(w) = &witness {
+        lap.to(&mut timing.clock_ns);
+        if let Some(w) = witness {
             w.reset()?;
             w.marker(kernels, 0)?;
         }
+        lap.to(&mut timing.witness_ns);
         host_calls.clear();
         readings.clear();
         let t0 = now_ns();
         for (i, op) in program.ops.iter().enumerate() {
             let on = op.kind.stream().map(|s| issuer.streams.get(s.0));
-            if let Some(w) = &witness {
+            if let Some(w) = witness {
                 w.before(i, on)?;
             }
             let begin = now_ns() - t0;
@@ -170,7 +267,7 @@ pub fn execute(
             }
             let value = issuer.issue(i)?;
             let end = now_ns() - t0;
-            if let Some(w) = &witness {
+            if let Some(w) = witness {
                 w.after(i, on)?;
             }
             if let Some(value) = value {
@@ -187,13 +284,18 @@ pub fn execute(
         }
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let elapsed = now_ns() - t0;
-        if let Some(w) = &witness {
+        let mut region = 0;
+        lap.to(&mut region);
+        if let Some(w) = witness {
             w.marker(kernels, 1)?;
         }
+        lap.to(&mut timing.witness_ns);
         let host_spans = issuer.host_fns.spans(program, t0)?;
         issuer.graphs.clear();
         issuer.memory.after_trial()?;
+        lap.to(&mut timing.prepare_ns);
         if trial == 0 {
+            timing.warmup_ns += region;
             continue; // warm-up
         }
         gpu_time_ns += elapsed;
@@ -212,17 +314,15 @@ pub fn execute(
         .with_readings(readings.clone())
         .with_host(host_spans, clock)
         .with_contents(issuer.buffers.contents()?);
-        if let Some(w) = &witness {
+        lap.to(&mut timing.readback_ns);
+        if let Some(w) = witness {
             let (spans, sync) = w.collect(program, &t.spans)?;
             t = t.with_witness(spans, sync);
         }
+        lap.to(&mut timing.witness_ns);
         timelines.push(t);
     }
-    Ok(Execution {
-        timelines,
-        gpu_time_ns,
-        warnings,
-    })
+    Ok((timelines, gpu_time_ns))
 }
 
 impl Issuer<'_> {
@@ -365,63 +465,4 @@ impl Issuer<'_> {
             }
         }
     }
-}
-
-/// The host calls with every captured op's replaced by its graph's launch: a captured op reaches
-/// the GPU when its graph is launched, so that is when it was issued for every readiness
-/// judgement.
-fn graph_issue(program: &Program, calls: &[HostCall]) -> Vec<HostCall> {
-    calls
-        .iter()
-        .map(|c| {
-            match program
-                .captured_by(c.op)
-                .and_then(|end| program.launch_of(end))
-            {
-                Some(launch) => HostCall {
-                    op: c.op,
-                    ..calls[launch.0]
-                },
-                None => *c,
-            }
-        })
-        .collect()
-}
-
-fn timeline(
-    program: &Program,
-    first_record: &[usize],
-    host: &[u64],
-    host_calls: Vec<HostCall>,
-) -> Result<Timeline, Error> {
-    let mut spans = Vec::new();
-    for (i, op) in program.ops.iter().enumerate() {
-        let grid = op.kind.stamped_grid();
-        if grid == 0 {
-            continue;
-        }
-        let mut blocks = Vec::with_capacity(grid as usize);
-        for b in 0..grid as usize {
-            let w = &host[(first_record[i] + b) * WORDS_PER_BLOCK..][..WORDS_PER_BLOCK];
-            if w[0] == 0 || w[1] < w[0] {
-                return Err(Error::MissingStamps {
-                    op: i,
-                    label: op.label.clone(),
-                    block: b,
-                });
-            }
-            blocks.push(BlockStamp {
-                start_ns: w[0],
-                end_ns: w[1],
-                sm: w[2] as u32,
-                cycles: w[3],
-                pause: (w[5] >= Pause::RECORDED_NS).then_some(Pause {
-                    at_ns: w[4],
-                    ns: w[5],
-                }),
-            });
-        }
-        spans.push(Span { op: op.id, blocks });
-    }
-    Ok(Timeline::new(spans, host_calls))
 }

@@ -20,8 +20,10 @@ mod host_fn;
 mod kernels;
 mod memory;
 mod neighbours;
+mod pool;
 mod probe;
 mod resources;
+mod stamps;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
@@ -42,11 +44,14 @@ use crate::record::Trials;
 use crate::sharing::Sharing;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// An open device: context, compiled kernels and calibration.
 pub struct Gpu {
+    /// Memory kept from program to program (`pool.rs`); declared first, so it is freed while
+    /// the context is still held.
+    kept: Mutex<executor::Kept>,
     ctx: Arc<CudaContext>,
     kernels: kernels::Kernels,
     calibration: Calibration,
@@ -70,6 +75,7 @@ impl Gpu {
         let calibration = calibrate::calibrate(&kernels, device)?;
         Ok(Gpu {
             pci_bus_id: pci_bus_id(&ctx),
+            kept: Mutex::new(executor::Kept::default()),
             ctx,
             kernels,
             calibration,
@@ -113,8 +119,10 @@ impl Gpu {
     /// Runs `trials` trials of `program` in this process.
     pub fn run(&self, program: &Program, trials: usize) -> Result<Trials, Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
-        let exec = executor::execute(
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let exec = executor::execute_with(
             &self.kernels,
+            &mut kept,
             self.calibration.cycles_per_ns,
             program,
             trials,
@@ -126,6 +134,7 @@ impl Gpu {
             gpu_time_ns: exec.gpu_time_ns,
             warnings: exec.warnings,
             sharing: None,
+            timing: Some(exec.timing),
         })
     }
 }

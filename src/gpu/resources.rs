@@ -1,11 +1,15 @@
 //! Driver objects a program needs, created before the first op is issued and destroyed after the
-//! last trial: streams of every kind, events, the stamp buffer. Owning them here (rather than
-//! through cudarc's safe wrappers) keeps every stream kind uniform and keeps cudarc's implicit
-//! event tracking out of the experiment.
+//! last trial: streams of every kind, events, the stamp buffer (a block of the run's pool).
+//! Owning them here (rather than through cudarc's safe wrappers) keeps every stream kind uniform
+//! and keeps cudarc's implicit event tracking out of the experiment. Streams and events are made
+//! per program, not pooled: with `CUDA_DEVICE_MAX_CONNECTIONS` a stream's hardware queue is
+//! chosen when it is created, so a reused stream could change what a claim observes.
 
+use super::buffers::{Block, Driver};
+use super::pool::{Allocator, Pool};
 use super::probe::call;
 use crate::error::Error;
-use crate::program::{Priority, Stream, StreamKind};
+use crate::program::{Place, Priority, Stream, StreamKind};
 use cudarc::driver::{result, sys};
 
 /// The streams of one program, indexed like `Program::streams`.
@@ -109,10 +113,12 @@ impl Drop for Events {
     }
 }
 
-/// A device allocation of `u64` words.
+/// A device allocation of `u64` words: its own, or a block of the run's pool.
 pub struct DeviceWords {
     ptr: sys::CUdeviceptr,
     len: usize,
+    /// The pool block behind `ptr` and its size, when it came from the pool.
+    pooled: Option<(Block, usize)>,
 }
 
 impl DeviceWords {
@@ -120,7 +126,37 @@ impl DeviceWords {
         let bytes = len.max(1) * 8;
         // SAFETY: plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(call("cuMemAlloc"))?;
-        Ok(DeviceWords { ptr, len })
+        Ok(DeviceWords {
+            ptr,
+            len,
+            pooled: None,
+        })
+    }
+
+    /// `len` words from `pool`, and whether they were reused. Sizes are rounded up to a power of
+    /// two (at least 4 KiB), so that programs of similar shapes share a block; only the first
+    /// `len` words are ever zeroed, written or read. Whatever the last user left there is cleared
+    /// by [`DeviceWords::zero`], which the executor calls before every trial.
+    pub fn take(len: usize, pool: &mut Pool<Driver>) -> Result<(DeviceWords, bool), Error> {
+        let bytes = (len.max(1) * 8).next_power_of_two().max(4096);
+        let (block, reused) = pool.take(Place::Device, bytes)?;
+        Ok((
+            DeviceWords {
+                ptr: block.ptr(),
+                len,
+                pooled: Some((block, bytes)),
+            },
+            reused,
+        ))
+    }
+
+    /// Gives pooled words back to `pool` (own allocations are freed); only once nothing on the
+    /// GPU uses them.
+    pub fn release(&mut self, pool: &mut Pool<Driver>) {
+        if let Some((block, bytes)) = self.pooled.take() {
+            pool.give(Place::Device, bytes, block);
+            self.ptr = 0; // nothing left to free
+        }
     }
 
     /// Device address of word `i`.
@@ -148,7 +184,13 @@ impl DeviceWords {
 
 impl Drop for DeviceWords {
     fn drop(&mut self) {
-        // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
-        let _ = unsafe { result::free_sync(self.ptr) };
+        match self.pooled.take() {
+            Some((block, _)) => Driver::free(block),
+            None if self.ptr == 0 => {} // given back to the pool
+            // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
+            None => {
+                let _ = unsafe { result::free_sync(self.ptr) };
+            }
+        }
     }
 }

@@ -6,8 +6,10 @@
 //! of the trial is an anchor too; with events, the marker is bracketed by events the same way the
 //! copies are. The alignment itself is pure (`crate::witness`).
 
+use super::buffers::Driver;
 use super::cupti::{Activity, Record, Tracing};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::pool::Pool;
 use super::probe::call;
 use super::resources::DeviceWords;
 use crate::error::Error;
@@ -20,7 +22,8 @@ use cudarc::driver::{result, sys};
 const MARKER_NS: f64 = 2_000.0;
 
 enum Mode {
-    Cupti(Tracing),
+    /// CUPTI, with tracing kept on by the caller (`Kept::tracing`) while the witness lives.
+    Cupti,
     /// Per op, the events around it (copies only); the four events around the two markers.
     Events {
         around: Vec<Option<(sys::CUevent, sys::CUevent)>>,
@@ -38,35 +41,51 @@ pub struct Witness {
 impl Witness {
     /// A witness for `program`: CUPTI if it starts, else events. The second value says why CUPTI
     /// was not used.
-    pub fn new(program: &Program, cycles_per_ns: f64) -> Result<(Witness, Option<String>), Error> {
-        let (mode, note) = match Tracing::begin() {
-            Ok(t) => (Mode::Cupti(t), None),
+    /// `tracing` is the caller's: switched on here if it is not yet, and left on.
+    pub fn new(
+        program: &Program,
+        cycles_per_ns: f64,
+        pool: &mut Pool<Driver>,
+        tracing: &mut Option<Tracing>,
+    ) -> Result<(Witness, Option<String>), Error> {
+        let on = match tracing {
+            Some(_) => Ok(()),
+            None => Tracing::begin().map(|t| *tracing = Some(t)),
+        };
+        let (mode, note) = match on {
+            Ok(()) => (Mode::Cupti, None),
             Err(why) => (events(program)?, Some(why)),
         };
+        let (stamps, _) = DeviceWords::take(2 * WORDS_PER_BLOCK, pool)?;
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(call("cuStreamCreate"))?;
         Ok((
             Witness {
                 mode,
                 stream,
-                stamps: DeviceWords::alloc(2 * WORDS_PER_BLOCK)?,
+                stamps,
                 marker_cycles: (MARKER_NS * cycles_per_ns) as i64,
             },
             note,
         ))
     }
 
+    /// Gives the marker stamps back to `pool`, once the GPU is idle.
+    pub fn release(&mut self, pool: &mut Pool<Driver>) {
+        self.stamps.release(pool);
+    }
+
     pub fn kind(&self) -> WitnessKind {
         match self.mode {
-            Mode::Cupti(_) => WitnessKind::Cupti,
+            Mode::Cupti => WitnessKind::Cupti,
             Mode::Events { .. } => WitnessKind::Events,
         }
     }
 
     /// Drops whatever the witness saw before this trial (the warm-up's records, buffer fills).
     pub fn reset(&self) -> Result<(), Error> {
-        if let Mode::Cupti(t) = &self.mode {
-            t.collect().map_err(|message| Error::Driver {
+        if let Mode::Cupti = &self.mode {
+            Tracing::collect().map_err(|message| Error::Driver {
                 call: "CUPTI".into(),
                 message,
             })?;
@@ -78,7 +97,7 @@ impl Witness {
     pub fn marker(&self, kernels: &Kernels, k: usize) -> Result<(), Error> {
         let stamps = self.stamps.addr(k * WORDS_PER_BLOCK);
         match &self.mode {
-            Mode::Cupti(_) => kernels.launch_marker(self.stream, stamps, self.marker_cycles)?,
+            Mode::Cupti => kernels.launch_marker(self.stream, stamps, self.marker_cycles)?,
             Mode::Events { markers, .. } => {
                 record(markers[2 * k], self.stream)?;
                 kernels.launch_marker(self.stream, stamps, self.marker_cycles)?;
@@ -133,8 +152,8 @@ impl Witness {
         let mut anchors = Vec::new();
         let mut witnessed = Vec::new();
         match &self.mode {
-            Mode::Cupti(t) => {
-                let records = t.collect().map_err(|message| Error::Driver {
+            Mode::Cupti => {
+                let records = Tracing::collect().map_err(|message| Error::Driver {
                     call: "CUPTI".into(),
                     message,
                 })?;

@@ -84,6 +84,14 @@ pub fn html_report(run: &RunRecord) -> String {
         run.timing.gpu_ns as f64 / 1e6,
         esc(&run.tool)
     );
+    let split = crate::report::timing::summary(run, 5);
+    if !split.is_empty() {
+        let _ = write!(
+            s,
+            "<details><summary>where the time went</summary><pre>{}</pre></details>",
+            esc(&split)
+        );
+    }
     s.push_str(r#"<div class="legend">"#);
     for k in StreamKind::ALL {
         let _ = write!(

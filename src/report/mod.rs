@@ -7,7 +7,8 @@
 //! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
-//! - [`fuzz`]: the fuzz command's report.
+//! - [`fuzz`]: the fuzz command's report;
+//! - [`timing`]: where a run's time went (the lab's own cost beside the GPU's), and `run --bench`.
 
 pub mod compare;
 pub mod fuzz;
@@ -18,4 +19,5 @@ pub mod svg;
 pub mod sweep;
 pub mod terminal;
 pub mod thin;
+pub mod timing;
 pub mod trace;
