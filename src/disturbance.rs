@@ -49,6 +49,13 @@ pub const STALL_GAPS: u64 = 16;
 /// of GPU-side scheduling noise is not a neighbour.
 pub const STALL_FLOOR_NS: u64 = 20_000;
 
+/// The shortest pause of a running block that counts as a switch-out. On an idle H100, blocks of
+/// grids larger than the GPU (4096 blocks of 256 threads) pause for 49.3 µs, again and again
+/// (six in ten blocks of `scenario.sleep.grid`), with nobody else on the GPU; blocks of
+/// smaller grids never pause for 1 µs. A neighbour's time slice switched our blocks out for
+/// 1.5–2.4 ms. Four times the idle pause sits far from both.
+pub const PAUSE_FLOOR_NS: u64 = 200_000;
+
 /// The shortest stall that counts as a disturbance, from the trial's tolerances.
 pub fn stall_threshold(tol: &Tolerances) -> u64 {
     STALL_GAPS
@@ -103,11 +110,15 @@ impl fmt::Display for StallKind {
 
 /// Every stall of the trial longer than the threshold, the longest first.
 pub fn stalls(program: &Program, timeline: &Timeline, tol: &Tolerances) -> Vec<Stall> {
-    stalls_longer_than(program, timeline, tol, stall_threshold(tol))
+    let threshold = stall_threshold(tol);
+    let mut found = paused(timeline, threshold.max(PAUSE_FLOOR_NS));
+    found.extend(idle(program, timeline, tol, threshold));
+    found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
+    found
 }
 
-/// Every stall of the trial longer than `threshold`, the longest first: with a small threshold,
-/// how close an undisturbed trial comes to the real one.
+/// Every stall of the trial (pauses too) longer than `threshold`, the longest first: with a small
+/// threshold, how close an undisturbed trial comes to the real one.
 pub fn stalls_longer_than(
     program: &Program,
     timeline: &Timeline,

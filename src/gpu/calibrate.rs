@@ -104,7 +104,7 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
             .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
             || t.spans.iter().flat_map(|s| &s.blocks).any(|b| {
                 b.pause
-                    .is_some_and(|p| p.ns > crate::disturbance::STALL_FLOOR_NS)
+                    .is_some_and(|p| p.ns > crate::disturbance::PAUSE_FLOOR_NS)
             })
     };
     let spread = |t: &crate::timeline::Timeline| {
