@@ -54,6 +54,7 @@ mod calibration;
 pub mod catalogue;
 mod child;
 mod claim;
+mod collect;
 mod contents;
 pub mod disturbance;
 mod error;
@@ -79,12 +80,13 @@ mod witness;
 pub use calibration::{Calibration, Device, Tolerances};
 pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
+pub use collect::MAX_TRIAL_FACTOR;
 pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
 pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
-pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
+pub use lab::{Lab, DEFAULT_TRIALS, TRIALS_ENV};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
     Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,
