@@ -1,10 +1,11 @@
 //! Trial collection: running a program on the open GPU until enough trials are decided.
 //!
 //! Used by the lab (claims run in this process) and by the child (claims run under another
-//! environment), so it sits below both. It asks the verdict rules which trials count.
+//! environment), so it sits below both. It turns the GPU's plain [`Execution`] into the results
+//! file's [`Trials`], and asks the verdict rules which trials count.
 
 use crate::error::Error;
-use crate::gpu::Gpu;
+use crate::gpu::{Execution, Gpu};
 use crate::program::Program;
 use crate::record::Trials;
 use crate::relation::Check;
@@ -29,9 +30,23 @@ pub const MAX_TRIAL_FACTOR: usize = 3;
 /// what a claim slept.
 const RETRY_PAUSE: Duration = Duration::from_millis(5);
 
+/// The trials of one execution on `gpu`, as the results file keeps them (no sharing seen yet:
+/// the lab adds that).
+pub(crate) fn trials_of(gpu: &Gpu, wanted: usize, exec: Execution) -> Trials {
+    Trials {
+        calibration: gpu.calibration().clone(),
+        wanted,
+        timelines: exec.timelines,
+        gpu_time_ns: exec.gpu_time_ns,
+        warnings: exec.warnings,
+        sharing: None,
+        timing: Some(exec.timing),
+    }
+}
+
 /// Runs exactly `trials` trials of `program` on `gpu`.
 pub(crate) fn run(gpu: &Gpu, program: &Program, trials: usize) -> Result<Trials, Error> {
-    gpu.run(program, trials)
+    Ok(trials_of(gpu, trials, gpu.run(program, trials)?))
 }
 
 /// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
@@ -66,8 +81,8 @@ pub(crate) fn collect_trials(
             let more = gpu.run(program, missing.min(budget))?;
             trials.timelines.extend(more.timelines);
             trials.gpu_time_ns += more.gpu_time_ns;
-            if let (Some(t), Some(m)) = (&mut trials.timing, &more.timing) {
-                t.absorb(m);
+            if let Some(t) = &mut trials.timing {
+                t.absorb(&more.timing);
             }
         }
     }

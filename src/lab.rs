@@ -243,7 +243,14 @@ impl Lab {
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
     pub fn look(&self) -> Option<Sharing> {
-        self.gpu().ok().map(Gpu::neighbours)
+        self.gpu().ok().map(|gpu| {
+            let look = gpu.neighbours();
+            Sharing {
+                before: Vec::new(),
+                after: look.neighbours,
+                limit: look.limit,
+            }
+        })
     }
 
     /// What was seen around a claim (the look before it, and one after it), and the look after,

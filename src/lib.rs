@@ -85,7 +85,7 @@ pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
-pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
+pub use gpu::{Execution, Gpu, Look, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
 pub use lab::{Lab, DEFAULT_TRIALS, TRIALS_ENV};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
