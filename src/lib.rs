@@ -69,7 +69,6 @@ mod record;
 mod record_check;
 mod relation;
 pub mod report;
-pub mod scenario;
 mod sharing;
 pub mod sweep;
 mod timeline;
@@ -79,7 +78,7 @@ mod witness;
 
 pub use calibration::{Calibration, Device, Tolerances};
 pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
-pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
+pub use claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
 pub use collect::MAX_TRIAL_FACTOR;
 pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
