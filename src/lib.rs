@@ -92,7 +92,7 @@ pub use program::{
     Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
-pub use relation::{Check, Measurement, Truth};
+pub use relation::{Check, Measurement, Truth, Unit, Value};
 pub use sharing::{Neighbour, Sharing};
 pub use timeline::{
     BlockStamp, ClockSync, HostCall, HostSpan, Interval, Pause, Reading, Span, Timeline,
