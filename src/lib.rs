@@ -23,7 +23,8 @@
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
 //! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
 //!   to a temporary file and renamed into place, so no failure destroys a file.
-//! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare.
+//! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare,
+//!   the scenario tables.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
 //! on the CPU with timelines recorded on real GPUs.
