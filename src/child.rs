@@ -9,9 +9,9 @@
 //! size limit of results files (`limits.rs`), and the request's trial count is checked.
 
 use crate::claim::EnvVar;
+use crate::collect::collect_trials;
 use crate::error::Error;
 use crate::gpu::Gpu;
-use crate::lab::collect_trials;
 use crate::limits::MAX_TRIALS;
 use crate::program::Program;
 use crate::record::Trials;

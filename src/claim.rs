@@ -61,6 +61,57 @@ impl std::fmt::Display for EnvVar {
     }
 }
 
+/// Which scenario table a claim is a row of (`report::scenario`): the reports choose claims by
+/// this field, not by their ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Table {
+    /// Seed 000's sleep experiment.
+    Sleep,
+    /// Seed 004's chunked pipeline.
+    Pipeline,
+    /// Seed 002's weight prefetch.
+    Prefetch,
+}
+
+impl Table {
+    pub const ALL: [Table; 3] = [Table::Sleep, Table::Pipeline, Table::Prefetch];
+
+    /// The name in claim files and results files: `sleep`, `pipeline`, `prefetch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Sleep => "sleep",
+            Table::Pipeline => "pipeline",
+            Table::Prefetch => "prefetch",
+        }
+    }
+
+    /// The table a claim id names, for results files written before claims carried the field:
+    /// the catalogue's scenario claims were `scenario.sleep.*`, `scenario.pipeline.*` and
+    /// `scenario.prefetch.*`. Used only when loading such a file (`RunRecord::load`).
+    pub fn from_legacy_id(id: &str) -> Option<Table> {
+        Table::ALL
+            .into_iter()
+            .find(|t| id.starts_with(&format!("scenario.{}.", t.name())))
+    }
+}
+
+impl std::fmt::Display for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Table {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Table, String> {
+        Table::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("unknown table `{s}`"))
+    }
+}
+
 /// A claim, ready to run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claim {
@@ -82,6 +133,9 @@ pub struct Claim {
     pub observations: Vec<Check>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
+    /// The scenario table this claim is a row of, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<Table>,
 }
 
 impl Claim {
@@ -119,6 +173,7 @@ impl Claim {
             checks: Vec::new(),
             observations: Vec::new(),
             env: Vec::new(),
+            table: None,
         }
     }
 
@@ -139,6 +194,7 @@ pub struct ClaimBuilder {
     checks: Vec<Check>,
     observations: Vec<Check>,
     env: Vec<EnvVar>,
+    table: Option<Table>,
 }
 
 impl ClaimBuilder {
@@ -213,6 +269,12 @@ impl ClaimBuilder {
         self
     }
 
+    /// Make the claim a row of the scenario table `table`.
+    pub fn table(&mut self, table: Table) -> &mut Self {
+        self.table = Some(table);
+        self
+    }
+
     pub fn build(self, expect: Expect) -> Claim {
         let mut env = self.env;
         env.sort();
@@ -226,6 +288,7 @@ impl ClaimBuilder {
             checks: self.checks,
             observations: self.observations,
             env,
+            table: self.table,
         }
     }
 }

@@ -7,14 +7,13 @@
 
 use crate::child::{self, ChildRequest, Job, BIN_ENV};
 use crate::claim::{Claim, EnvVar};
+use crate::collect::{self, MAX_TRIAL_FACTOR};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
-use crate::relation::Check;
 use crate::sharing::Sharing;
 use crate::timing::ClaimTiming;
-use crate::verdict::judge_claim;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -24,22 +23,6 @@ use std::time::{Duration, Instant};
 pub const TRIALS_ENV: &str = "STREAM_LITMUS_TRIALS";
 /// Trials per claim unless [`TRIALS_ENV`] says otherwise.
 pub const DEFAULT_TRIALS: usize = 5;
-/// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
-/// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
-pub const MAX_TRIAL_FACTOR: usize = 3;
-/// Pause before the k-th batch of replacement trials, times k. A trial lasts a fraction of a
-/// millisecond, so a host disturbance of a few milliseconds (the issuing thread descheduled) can
-/// leave a whole batch undecided; replacements run after it has passed. Measured on an H100: one
-/// child run in 320 claim runs had 13 of 15 back-to-back trials issued 35–60 µs late.
-///
-/// A pause follows only a batch that left trials undecided or disturbed (a batch without any
-/// decides the claim, and nothing is replaced). 5 ms is longer than the scheduler slices that
-/// deschedule a thread on an idle machine (0.75–3 ms on Linux's default CFS/EEVDF settings), and
-/// the growth (5, 10, 15 ms…: 30 ms by the third batch) still outlasts a longer disturbance. It
-/// was 25 ms; a claim whose trials are undecided for a reason of its own (too short a spin) then
-/// slept 25 + 50 + 75 + … ms for nothing, and the run timing (`ClaimTiming::paused_ns`) shows
-/// what a claim slept.
-const RETRY_PAUSE: Duration = Duration::from_millis(5);
 /// How often `--exclusive` looks whether the GPU is free.
 const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
 /// How long a child may take beyond its programs' own spin time.
@@ -117,13 +100,13 @@ impl Lab {
 
     /// Runs the lab's number of trials of `program` in this process.
     pub fn run(&self, program: &Program) -> Result<Trials, Error> {
-        self.gpu()?.run(program, self.trials)
+        collect::run(self.gpu()?, program, self.trials)
     }
 
     /// Runs a claim's program in this process until it has the lab's number of decided trials
     /// (or a negative one, or the trial budget is spent).
     fn run_claim(&self, claim: &Claim) -> Result<Trials, Error> {
-        collect_trials(self.gpu()?, &claim.program, &claim.checks, self.trials)
+        collect::collect_trials(self.gpu()?, &claim.program, &claim.checks, self.trials)
     }
 
     /// Runs `program` in a child process with `env` set on top of this process's environment.
@@ -260,7 +243,14 @@ impl Lab {
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
     pub fn look(&self) -> Option<Sharing> {
-        self.gpu().ok().map(Gpu::neighbours)
+        self.gpu().ok().map(|gpu| {
+            let look = gpu.neighbours();
+            Sharing {
+                before: Vec::new(),
+                after: look.neighbours,
+                limit: look.limit,
+            }
+        })
     }
 
     /// What was seen around a claim (the look before it, and one after it), and the look after,
@@ -395,49 +385,4 @@ fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
         t.child_ns += share;
         t.wall_ns += share;
     }
-}
-
-/// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
-/// carry no evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
-/// batches spaced by a growing pause ([`RETRY_PAUSE`]) so that one host disturbance cannot
-/// spoil them all. Stops at
-/// the first negative trial's batch, since one counterexample already decides. Without checks,
-/// runs exactly `wanted` trials.
-pub(crate) fn collect_trials(
-    gpu: &Gpu,
-    program: &Program,
-    checks: &[Check],
-    wanted: usize,
-) -> Result<Trials, Error> {
-    let started = Instant::now();
-    let mut trials = gpu.run(program, wanted)?;
-    let mut lab = ClaimTiming::default();
-    if !checks.is_empty() {
-        let tol = trials.calibration.tolerances();
-        for batch in 1.. {
-            let judging = Instant::now();
-            let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
-            lab.judge_ns += judging.elapsed().as_nanos() as u64;
-            let missing = wanted.saturating_sub(counts.positive);
-            let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
-            if counts.negative > 0 || missing == 0 || budget == 0 {
-                break;
-            }
-            let pausing = Instant::now();
-            std::thread::sleep(RETRY_PAUSE * batch);
-            lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-            let more = gpu.run(program, missing.min(budget))?;
-            trials.timelines.extend(more.timelines);
-            trials.gpu_time_ns += more.gpu_time_ns;
-            if let (Some(t), Some(m)) = (&mut trials.timing, &more.timing) {
-                t.absorb(m);
-            }
-        }
-    }
-    if let Some(t) = &mut trials.timing {
-        t.judge_ns += lab.judge_ns;
-        t.paused_ns += lab.paused_ns;
-        t.wall_ns = started.elapsed().as_nanos() as u64;
-    }
-    Ok(trials)
 }

@@ -23,7 +23,8 @@
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
 //! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
 //!   to a temporary file and renamed into place, so no failure destroys a file.
-//! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare.
+//! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare,
+//!   the scenario tables.
 //!
 //! Only the private `gpu` module touches cudarc; everything from timelines on is pure and tested
 //! on the CPU with timelines recorded on real GPUs.
@@ -54,6 +55,7 @@ mod calibration;
 pub mod catalogue;
 mod child;
 mod claim;
+mod collect;
 mod contents;
 pub mod disturbance;
 mod error;
@@ -68,7 +70,6 @@ mod record;
 mod record_check;
 mod relation;
 pub mod report;
-pub mod scenario;
 mod sharing;
 pub mod sweep;
 mod timeline;
@@ -78,20 +79,21 @@ mod witness;
 
 pub use calibration::{Calibration, Device, Tolerances};
 pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
-pub use claim::{Claim, ClaimBuilder, EnvVar, Source};
+pub use claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
+pub use collect::MAX_TRIAL_FACTOR;
 pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
-pub use gpu::{Gpu, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
-pub use lab::{Lab, DEFAULT_TRIALS, MAX_TRIAL_FACTOR, TRIALS_ENV};
+pub use gpu::{Execution, Gpu, Look, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
+pub use lab::{Lab, DEFAULT_TRIALS, TRIALS_ENV};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
     Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,
     Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
-pub use relation::{Check, Measurement, Truth};
+pub use relation::{Check, Measurement, Truth, Unit, Value};
 pub use sharing::{Neighbour, Sharing};
 pub use timeline::{
     BlockStamp, ClockSync, HostCall, HostSpan, Interval, Pause, Reading, Span, Timeline,

@@ -172,6 +172,9 @@ impl RunRecord {
     /// The file is user input: at most [`crate::limits::read_limit`] bytes are read (after
     /// decompression), and everything is checked before it is returned (`record_check.rs`): a
     /// damaged or crafted file is refused with a message naming the claim and the field.
+    /// A claim without a scenario table whose id is `scenario.sleep.*`, `scenario.pipeline.*`
+    /// or `scenario.prefetch.*` gets that table ([`crate::Table::from_legacy_id`]): files
+    /// written before claims carried the field load as they were recorded.
     pub fn load(path: &Path) -> Result<RunRecord, Error> {
         use std::io::BufReader;
         let file_err = |detail: String| Error::File {
@@ -190,9 +193,15 @@ impl RunRecord {
             true => file_err(e),
             false => file_err(format!("not a stream-litmus results file: {e}")),
         })?;
-        let record: RunRecord = serde_json::from_slice(&bytes)
+        let mut record: RunRecord = serde_json::from_slice(&bytes)
             .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
         drop(bytes);
+        // Files written before claims carried `table` name a scenario row only by its id.
+        for c in &mut record.claims {
+            if c.claim.table.is_none() {
+                c.claim.table = crate::claim::Table::from_legacy_id(&c.claim.id);
+            }
+        }
         if record.schema != SCHEMA_VERSION {
             return Err(file_err(format!(
                 "results schema {} is not the supported {SCHEMA_VERSION}",

@@ -17,7 +17,7 @@
 //! problem found is reported, naming the claim and the field.
 
 use crate::calibration::Calibration;
-use crate::lab::MAX_TRIAL_FACTOR;
+use crate::collect::MAX_TRIAL_FACTOR;
 use crate::limits::{CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, TRIAL_WINDOW_NS};
 use crate::program::{OpId, OpKind, Program};
 use crate::record::{Outcome, RunRecord, Trials};

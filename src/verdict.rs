@@ -16,7 +16,7 @@
 
 use crate::calibration::Tolerances;
 use crate::program::Program;
-use crate::relation::{Check, HostWaits, Measurement, Truth};
+use crate::relation::{Check, HostWaits, Measurement, Truth, Value};
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
 use serde::{Deserialize, Serialize};
@@ -123,8 +123,17 @@ pub struct TrialOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRange {
     pub check: Check,
+    /// The smallest and largest number measured, in the check's unit (ns for times; typed:
+    /// [`CheckRange::values`]).
     pub min_ns: i64,
     pub max_ns: i64,
+}
+
+impl CheckRange {
+    /// The smallest and largest value measured, with their unit.
+    pub fn values(&self) -> (Value, Value) {
+        (self.check.value(self.min_ns), self.check.value(self.max_ns))
+    }
 }
 
 /// An observation over all trials: how often it held, and the range of its value.
@@ -132,8 +141,17 @@ pub struct CheckRange {
 pub struct Observed {
     pub check: Check,
     pub counts: Counts,
+    /// The smallest and largest number measured, in the check's unit (typed:
+    /// [`Observed::values`]).
     pub min_ns: i64,
     pub max_ns: i64,
+}
+
+impl Observed {
+    /// The smallest and largest value measured, with their unit.
+    pub fn values(&self) -> (Value, Value) {
+        (self.check.value(self.min_ns), self.check.value(self.max_ns))
+    }
 }
 
 /// Measures `checks` on every timeline of `program` as observations.
@@ -172,19 +190,11 @@ pub fn observe(
 /// "A→B gap +1.20 µs" or "A→B gap +1.20..+1.41 µs".
 fn range(check: &Check, min: i64, max: i64, program: &Program) -> String {
     let what = check.quantity();
+    let (lo, hi) = (check.value(min), check.value(max));
     if min == max {
-        format!(
-            "{} {what} {}",
-            check.describe(program),
-            check.format_value(min)
-        )
+        format!("{} {what} {lo}", check.describe(program))
     } else {
-        format!(
-            "{} {what} {}..{}",
-            check.describe(program),
-            check.format_value(min),
-            check.format_value(max)
-        )
+        format!("{} {what} {lo}..{hi}", check.describe(program))
     }
 }
 

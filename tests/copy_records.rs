@@ -7,7 +7,7 @@
 mod common;
 
 use std::sync::OnceLock;
-use stream_litmus::scenario;
+use stream_litmus::report::scenario;
 use stream_litmus::{ClaimRecord, RunRecord, Warning, WitnessKind};
 
 /// The recorded run `name`, loaded once per test binary (the catalogue's takes seconds to parse
@@ -150,4 +150,12 @@ fn the_scenario_tables_rebuild_from_a_recorded_run(
         .cloned()
         .collect();
     assert!(scenario::tables(&no_scenarios).is_empty());
+    // Rows are chosen by the claims' `table` field (filled in on load for files recorded
+    // before it existed), not by their ids.
+    assert!(run.claims.iter().any(|c| c.claim.table.is_some()));
+    let mut untabled = run.claims.clone();
+    for c in &mut untabled {
+        c.claim.table = None;
+    }
+    assert!(scenario::tables(&untabled).is_empty());
 }

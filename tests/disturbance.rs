@@ -203,7 +203,7 @@ fn disturbed_trials_are_counted_apart_and_never_decide() {
         "{why}"
     );
     // Without the rule the same stamps refute the claim.
-    let plain = stream_litmus::judge(&p, &overlaps, &[stalled.clone()], &TOL, 1);
+    let plain = stream_litmus::judge(&p, &overlaps, std::slice::from_ref(&stalled), &TOL, 1);
     assert_eq!(plain.verdict, Verdict::Violated);
     // One calm trial is no Holds when two are wanted; the stalled one is left out.
     let precedes = [Check::Precedes {
@@ -233,7 +233,14 @@ fn a_speed_up_beside_a_busy_neighbour_is_disturbed() {
         }],
         ..Sharing::default()
     };
-    let j = judge_claim(&p, &faster, &[calm.clone()], Some(&busy), &TOL, 1);
+    let j = judge_claim(
+        &p,
+        &faster,
+        std::slice::from_ref(&calm),
+        Some(&busy),
+        &TOL,
+        1,
+    );
     assert_eq!(j.counts.disturbed, 1);
     let why = j.evidence(&p);
     assert!(
@@ -243,7 +250,14 @@ fn a_speed_up_beside_a_busy_neighbour_is_disturbed() {
     // An idle neighbour, or none, leaves it alone.
     let mut idle = busy.clone();
     idle.after[0].sm_percent = Some(0);
-    let j = judge_claim(&p, &faster, &[calm.clone()], Some(&idle), &TOL, 1);
+    let j = judge_claim(
+        &p,
+        &faster,
+        std::slice::from_ref(&calm),
+        Some(&idle),
+        &TOL,
+        1,
+    );
     assert_eq!(j.counts.disturbed, 0);
     let j = judge_claim(&p, &faster, &[calm], None, &TOL, 1);
     assert_eq!(j.counts.disturbed, 0);

@@ -25,9 +25,9 @@ fn random_programs_never_break_a_documented_order() {
         ),
     };
     let mut exec = |p: &stream_litmus::Program| {
-        let trials = gpu.run(p, 1)?;
-        let tol = trials.calibration.tolerances();
-        Ok((trials.timelines.into_iter().next().unwrap(), tol))
+        let run = gpu.run(p, 1)?;
+        let tol = gpu.calibration().tolerances();
+        Ok((run.timelines.into_iter().next().unwrap(), tol))
     };
     let report = fuzz(&config, &mut exec, &mut |_, _| {});
     let text = fuzz_report(&report);
@@ -51,9 +51,9 @@ fn the_fuzz_regressions_replay_soundly() {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let gpu = lab().gpu().unwrap();
     for v in &violations {
-        let trials = gpu.run(&v.program, 5).unwrap();
-        let tol = trials.calibration.tolerances();
-        for t in &trials.timelines {
+        let run = gpu.run(&v.program, 5).unwrap();
+        let tol = gpu.calibration().tolerances();
+        for t in &run.timelines {
             let (bad, _) = stream_litmus::fuzz::unsound(&v.program, t, &tol);
             assert!(bad.is_none(), "{}\n{bad:?}", v.program);
         }

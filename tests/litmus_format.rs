@@ -144,6 +144,8 @@ fn comments_crlf_chain_and_indices() {
 #[case::bad_size("buffer b = device 3B", 8, 19, "whole number of f32")]
 #[case::bad_escape("rationale \"\\q\"", 8, 13, "expected an escape")]
 #[case::capture_never_ended("begin_capture s", 8, 1, "invalid program")]
+#[case::unknown_table("table lunch", 8, 7, "unknown table `lunch`")]
+#[case::second_table("table sleep\ntable pipeline", 9, 1, "second `table` line")]
 #[case::free_twice(
     "x: alloc_async 4KiB on s\nfree_async x on s\nfree_async x on s",
     10,
@@ -223,6 +225,7 @@ mod properties {
                 checks,
                 observations: vec![],
                 env: vec![],
+                table: None,
             };
             let text = litmus::print_claim(&claim);
             let back = litmus::parse("random.litmus", &text);

@@ -1,10 +1,10 @@
 //! The notes' example systems as runnable scenarios: seed 000's sleep experiment, seed 004's
 //! chunked pipeline and seed 002's weight-prefetch model. Each runs both versions it compares
 //! in one program, one after the other behind a device sync, so one trial measures both; the
-//! tables in `crate::scenario` are computed from the recorded timelines.
+//! tables in `crate::report::scenario` are computed from the recorded timelines.
 
 use super::seeds::{S000, S002, S004};
-use crate::claim::{Claim, Source};
+use crate::claim::{Claim, Source, Table};
 use crate::program::{BufferId, OpId, Place, StreamId, StreamKind, SyncTarget};
 use crate::relation::Check;
 use crate::verdict::Expect;
@@ -33,6 +33,7 @@ pub fn sleep(grid: u32, spin: Duration) -> Claim {
         ),
         Source::new(S000, "代码实战"),
     );
+    c.table(Table::Sleep);
     let host = c.buffer("src_host", Place::Pinned, SLEEP_BYTES, 1);
     let dev = c.buffer("src_device", Place::Device, SLEEP_BYTES, 0);
     let single = c.stream(StreamKind::Blocking);
@@ -87,6 +88,7 @@ pub fn pipeline(streams: usize, kernel: Duration) -> Claim {
         ),
         Source::new(S004, "2. 多Stream并行"),
     );
+    c.table(Table::Pipeline);
     let whole = c.stream(StreamKind::NonBlocking);
     let h_in = c.buffer("in_host", Place::Pinned, PIPELINE_BYTES, 1);
     let d = c.buffer("data", Place::Device, PIPELINE_BYTES, 0);
@@ -207,6 +209,7 @@ pub fn prefetch(regime: Regime, without: Option<usize>) -> Claim {
         ),
     };
     let mut c = Claim::builder(id, statement, Source::new(S002, "4. 流同步"));
+    c.table(Table::Prefetch);
     let (ops, _) = prefetch_program(&mut c, regime, without);
     c.check(Check::Contents {
         buffer: ops.prefetch_out,

@@ -38,9 +38,9 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     };
     let tty = std::io::stderr().is_terminal();
     let mut exec = |p: &stream_litmus::Program| {
-        let trials = gpu.run(p, 1)?;
-        let tol = trials.calibration.tolerances();
-        let timeline = trials.timelines.into_iter().next().expect("one trial");
+        let run = gpu.run(p, 1)?;
+        let tol = gpu.calibration().tolerances();
+        let timeline = run.timelines.into_iter().next().expect("one trial");
         Ok((timeline, tol))
     };
     let mut progress = |done: usize, total: usize| {

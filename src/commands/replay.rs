@@ -43,7 +43,7 @@ fn rejudge(path: &Path) -> Result<(RunRecord, bool), CliError> {
             );
         }
     }
-    for table in stream_litmus::scenario::tables(&rejudged.claims) {
+    for table in stream_litmus::report::scenario::tables(&rejudged.claims) {
         outln!("\n{table}");
     }
     outln!("{}", terminal::footer(&rejudged));

@@ -82,7 +82,7 @@ pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
         save(args, &record, folder)?;
         return Err(CliError::stdout(e));
     }
-    for table in stream_litmus::scenario::tables(&record.claims) {
+    for table in stream_litmus::report::scenario::tables(&record.claims) {
         outln!("\n{table}");
     }
     for rec in &record.claims {

@@ -28,7 +28,9 @@ use crate::timeline::{ClockSync, HostCall, Reading, Timeline};
 use crate::timing::ClaimTiming;
 use cudarc::driver::{result, sys};
 
-/// What an execution returns before the lab attaches its calibration.
+/// What [`super::Gpu::run`] returns: plain data, before the lab attaches its calibration and
+/// makes the results file's `Trials` of it (`collect.rs`).
+#[derive(Debug, Clone)]
 pub struct Execution {
     pub timelines: Vec<Timeline>,
     /// Host wall time from the first issue to the end of the final synchronize, summed over the

@@ -27,7 +27,8 @@ mod stamps;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
-pub use neighbours::NVML_ENV;
+pub use executor::Execution;
+pub use neighbours::{Look, NVML_ENV};
 
 /// Hooks for the executor's error-path test; not part of the API.
 #[doc(hidden)]
@@ -40,8 +41,6 @@ pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 use crate::calibration::{Calibration, Device};
 use crate::error::Error;
 use crate::program::Program;
-use crate::record::Trials;
-use crate::sharing::Sharing;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
 use std::sync::{Arc, Mutex};
@@ -85,24 +84,17 @@ impl Gpu {
     }
 
     /// The other processes with a context on this GPU now, or why they cannot be seen.
-    pub fn neighbours(&self) -> Sharing {
+    pub fn neighbours(&self) -> Look {
         let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
         let opened = observer.get_or_insert_with(|| match &self.pci_bus_id {
             Some(id) => neighbours::Observer::open(id),
             None => Err("the GPU's PCI bus id is unknown: NVML cannot find it".into()),
         });
         match opened {
-            Ok(o) => {
-                let look = o.look();
-                Sharing {
-                    before: Vec::new(),
-                    after: look.neighbours,
-                    limit: look.limit,
-                }
-            }
-            Err(why) => Sharing {
+            Ok(o) => o.look(),
+            Err(why) => Look {
+                neighbours: Vec::new(),
                 limit: Some(why.clone()),
-                ..Sharing::default()
             },
         }
     }
@@ -116,26 +108,18 @@ impl Gpu {
         self.setup
     }
 
-    /// Runs `trials` trials of `program` in this process.
-    pub fn run(&self, program: &Program, trials: usize) -> Result<Trials, Error> {
+    /// Runs `trials` trials of `program` in this process: the timelines and what they cost, as
+    /// plain data (the lab makes the results file's `Trials` of them, with the calibration).
+    pub fn run(&self, program: &Program, trials: usize) -> Result<Execution, Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let exec = executor::execute_with(
+        executor::execute_with(
             &self.kernels,
             &mut kept,
             self.calibration.cycles_per_ns,
             program,
             trials,
-        )?;
-        Ok(Trials {
-            calibration: self.calibration.clone(),
-            wanted: trials,
-            timelines: exec.timelines,
-            gpu_time_ns: exec.gpu_time_ns,
-            warnings: exec.warnings,
-            sharing: None,
-            timing: Some(exec.timing),
-        })
+        )
     }
 }
 

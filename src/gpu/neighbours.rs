@@ -24,6 +24,7 @@ pub struct Observer {
 }
 
 /// What one look found: the neighbours, and why the list may be incomplete.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Look {
     pub neighbours: Vec<Neighbour>,
     pub limit: Option<String>,

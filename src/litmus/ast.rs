@@ -125,6 +125,7 @@ pub(super) enum Stmt {
     },
     Expect(Name),
     Rationale(Name),
+    Table(Name),
     Program(Name),
     Env {
         name: Name,
@@ -181,7 +182,7 @@ pub(super) const OPS: [&str; 15] = [
 ];
 
 pub(super) const STATEMENT: &str =
-    "a statement (claim, statement, source, expect, rationale, program, env, \
+    "a statement (claim, statement, source, expect, rationale, table, program, env, \
      stream, event, buffer, check, observe) or an op (spin, record, wait, host_sync, query, \
      elapsed, host_fn, api, alloc_async, free_async, begin_capture, end_capture, graph_launch, \
      copy, add)";

@@ -221,3 +221,32 @@ pub(super) fn print(check: &Check, program: &Program, op: impl Fn(OpId) -> Strin
         Check::MemoryIs { buffer: b, place } => format!("memory_is({}, {place})", buffer(b)),
     }
 }
+
+/// The error for a name that is not among `known` (streams, events, buffers, op labels).
+pub(super) fn unknown<'a>(
+    cx: Cx<'_>,
+    n: &Name,
+    what: &str,
+    known: impl Iterator<Item = &'a String>,
+    (place, hint): (&str, &str),
+) -> LitmusError {
+    let mut known: Vec<&String> = known.collect();
+    known.sort();
+    known.dedup();
+    let help = if known.is_empty() {
+        hint.to_string()
+    } else {
+        let list: Vec<String> = known.iter().take(12).map(|k| format!("`{k}`")).collect();
+        format!(
+            "known: {}{}; {hint}",
+            list.join(", "),
+            if known.len() > 12 { ", …" } else { "" }
+        )
+    };
+    cx.help(
+        &n.span,
+        format!("unknown {what} `{}`", n.text),
+        &format!("no {what} `{}` {place}", n.text),
+        &help,
+    )
+}

@@ -28,6 +28,9 @@ pub fn claim(c: &Claim) -> String {
     if let Some(r) = &c.rationale {
         let _ = writeln!(out, "rationale {}", quote(r));
     }
+    if let Some(t) = c.table {
+        let _ = writeln!(out, "table {t}");
+    }
     if p.name != c.id {
         let _ = writeln!(out, "program {}", name(&p.name));
     }

@@ -6,11 +6,11 @@
 //! program goes through [`Program::validate`], the same check the executor makes, and a problem
 //! found there is pinned to the first op line whose program prefix shows it.
 
-use super::checks;
+use super::checks::{self, unknown};
 use super::error::LitmusError;
 use super::ops::bytes;
 use super::syntax::{Line, Name, OpRef, Span, Stmt};
-use crate::claim::{Claim, EnvVar, Source};
+use crate::claim::{Claim, EnvVar, Source, Table};
 use crate::program::{
     Buffer, BufferId, Event, EventId, Op, OpId, Priority, Program, Stream, StreamId, StreamKind,
 };
@@ -90,6 +90,7 @@ pub(super) struct Draft {
     source: Option<Source>,
     expect: Option<Expect>,
     rationale: Option<String>,
+    table: Option<Table>,
     name: Option<String>,
     env: Vec<EnvVar>,
     pub(super) program: Program,
@@ -120,6 +121,7 @@ impl Draft {
             source: None,
             expect: None,
             rationale: None,
+            table: None,
             name: None,
             env: Vec::new(),
             op_spans: Vec::new(),
@@ -171,6 +173,13 @@ impl Draft {
             Stmt::Rationale(r) => {
                 once(self.rationale.is_some(), "rationale")?;
                 self.rationale = Some(r.text);
+            }
+            Stmt::Table(t) => {
+                once(self.table.is_some(), "table")?;
+                let table = t.text.parse().map_err(|e: String| {
+                    cx.err(&t.span, e, "expected `sleep`, `pipeline` or `prefetch`")
+                })?;
+                self.table = Some(table);
             }
             Stmt::Program(p) => {
                 once(self.name.is_some(), "program")?;
@@ -457,34 +466,7 @@ impl Draft {
             checks: all,
             observations,
             env: self.env,
+            table: self.table,
         })
     }
-}
-
-fn unknown<'a>(
-    cx: Cx<'_>,
-    n: &Name,
-    what: &str,
-    known: impl Iterator<Item = &'a String>,
-    (place, hint): (&str, &str),
-) -> LitmusError {
-    let mut known: Vec<&String> = known.collect();
-    known.sort();
-    known.dedup();
-    let help = if known.is_empty() {
-        hint.to_string()
-    } else {
-        let list: Vec<String> = known.iter().take(12).map(|k| format!("`{k}`")).collect();
-        format!(
-            "known: {}{}; {hint}",
-            list.join(", "),
-            if known.len() > 12 { ", …" } else { "" }
-        )
-    };
-    cx.help(
-        &n.span,
-        format!("unknown {what} `{}`", n.text),
-        &format!("no {what} `{}` {place}", n.text),
-        &help,
-    )
 }

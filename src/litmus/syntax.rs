@@ -273,6 +273,7 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
         }
         "expect" => Stmt::Expect(text("`holds` or `violated`")(i)?),
         "rationale" => Stmt::Rationale(text("the rationale in quotes")(i)?),
+        "table" => Stmt::Table(text("`sleep`, `pipeline` or `prefetch`")(i)?),
         "program" => Stmt::Program(text("the program's name")(i)?),
         "env" => {
             let name = text("a variable's name")(i)?;

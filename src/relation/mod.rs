@@ -26,6 +26,7 @@ mod host;
 mod host_order;
 mod kernel;
 mod order;
+mod value;
 mod waits;
 
 use crate::calibration::Tolerances;
@@ -35,6 +36,7 @@ use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+pub use value::{Unit, Value};
 pub(crate) use waits::HostWaits;
 
 /// An expected relation between two ops, as data.
@@ -143,17 +145,25 @@ impl Check {
         )
     }
 
-    /// A measured value in the check's unit: bytes for address offsets, a count for contents,
-    /// a memory kind for memory types, else µs.
-    pub fn format_value(&self, value: i64) -> String {
+    /// What the check's measured number counts: bytes for address offsets, elements for
+    /// contents, a memory kind for memory types, else ns.
+    pub fn unit(&self) -> Unit {
         match self {
-            Check::Reuses { .. } => format!("{value:+} B"),
-            Check::Contents { .. } => format!("{value}"),
-            Check::MemoryIs { .. } => crate::contents::MemoryKind::from_code(value)
-                .map_or("unknown", |k| k.short_name())
-                .to_string(),
-            _ => micros(value),
+            Check::Reuses { .. } => Unit::Bytes,
+            Check::Contents { .. } => Unit::Count,
+            Check::MemoryIs { .. } => Unit::Memory,
+            _ => Unit::Time,
         }
+    }
+
+    /// A stored number of this check as a typed value.
+    pub fn value(&self, raw: i64) -> Value {
+        Value::of(self.unit(), raw)
+    }
+
+    /// A measured value in the check's unit (see [`Value`]'s display).
+    pub fn format_value(&self, value: i64) -> String {
+        self.value(value).to_string()
     }
 
     /// What the measured value is, for evidence lines.
@@ -359,8 +369,10 @@ impl Truth {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Measurement {
     pub check: Check,
-    /// For `Precedes`: the gap `after.start - before.end` (negative: they overlapped).
-    /// For `Overlaps`: the overlap `min(ends) - max(starts)` (negative: a gap between them).
+    /// The number measured, in the check's unit ([`Check::unit`]; typed: [`Measurement::value`]).
+    /// For `Precedes`: the gap `after.start - before.end` in ns (negative: they overlapped).
+    /// For `Overlaps`: the overlap `min(ends) - max(starts)` in ns (negative: a gap between
+    /// them). Bytes for `Reuses`, a count for `Contents`, a memory-kind code for `MemoryIs`.
     pub value_ns: i64,
     pub truth: Truth,
     /// Why the truth is what it is, with the tolerance that decided it.
@@ -368,13 +380,18 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// The measured number with its unit.
+    pub fn value(&self) -> Value {
+        self.check.value(self.value_ns)
+    }
+
     /// "A→B gap +1.18 µs" / "A∥B overlap 38.20 µs".
     pub fn describe(&self, program: &Program) -> String {
         format!(
             "{} {} {}",
             self.check.describe(program),
             self.check.quantity(),
-            self.check.format_value(self.value_ns)
+            self.value()
         )
     }
 }

@@ -10,7 +10,7 @@
 //! The caller re-judges both runs under the current rules first (`stream-litmus compare`).
 
 use crate::record::{ClaimRecord, RunRecord};
-use crate::relation::{micros, Check};
+use crate::relation::{micros, Value};
 use std::fmt::Write;
 
 fn device(run: &RunRecord) -> String {
@@ -34,16 +34,6 @@ fn jitter(run: &RunRecord) -> i64 {
         .unwrap_or(0)
 }
 
-/// Whether `check` measures a time (in ns): the others measure bytes, element counts or a memory
-/// kind (see [`Check::format_value`]), which launch jitter does not move, so they differ when
-/// they differ at all.
-fn is_time(check: &Check) -> bool {
-    !matches!(
-        check,
-        Check::Reuses { .. } | Check::Contents { .. } | Check::MemoryIs { .. }
-    )
-}
-
 /// The differences of one claim, as lines.
 fn claim_differences(a: &ClaimRecord, b: &ClaimRecord, tol: i64) -> Vec<String> {
     let mut out = Vec::new();
@@ -63,22 +53,19 @@ fn claim_differences(a: &ClaimRecord, b: &ClaimRecord, tol: i64) -> Vec<String> 
         return out;
     };
     for (ra, rb) in ja.ranges.iter().zip(&jb.ranges) {
-        let differs = if is_time(&ra.check) {
-            let apart =
-                (ra.min_ns.saturating_sub(rb.max_ns)).max(rb.min_ns.saturating_sub(ra.max_ns));
-            apart > tol
-        } else {
-            (ra.min_ns, ra.max_ns) != (rb.min_ns, rb.max_ns)
+        // Times move with launch jitter; bytes, element counts and memory kinds do not, so they
+        // differ when they differ at all.
+        let ((a_min, a_max), (b_min, b_max)) = (ra.values(), rb.values());
+        let differs = match (a_min, a_max, b_min, b_max) {
+            (Value::Time(a_min), Value::Time(a_max), Value::Time(b_min), Value::Time(b_max)) => {
+                a_min.saturating_sub(b_max).max(b_min.saturating_sub(a_max)) > tol
+            }
+            _ => (ra.min_ns, ra.max_ns) != (rb.min_ns, rb.max_ns),
         };
         if differs {
-            let v = |x: i64| ra.check.format_value(x);
             out.push(format!(
-                "{} {}..{} → {}..{}",
+                "{} {a_min}..{a_max} → {b_min}..{b_max}",
                 ra.check.describe(&a.claim.program),
-                v(ra.min_ns),
-                v(ra.max_ns),
-                v(rb.min_ns),
-                v(rb.max_ns)
             ));
         }
     }

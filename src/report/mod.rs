@@ -8,6 +8,8 @@
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
 //! - [`fuzz`]: the fuzz command's report;
+//! - [`scenario`]: the tables of the notes' example systems (seeds 000, 004, 002);
+//! - [`sweep`]: the sweep command's tables;
 //! - [`timing`]: where a run's time went (the lab's own cost beside the GPU's), and `run --bench`.
 
 pub mod compare;
@@ -15,6 +17,7 @@ pub mod fuzz;
 pub mod html;
 mod marks;
 pub mod placement;
+pub mod scenario;
 pub mod svg;
 pub mod sweep;
 pub mod terminal;

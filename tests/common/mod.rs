@@ -2,6 +2,8 @@
 //! everything needed to understand a failure.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod witness;
+
 use std::sync::OnceLock;
 use stream_litmus::report::terminal;
 use stream_litmus::{

@@ -1,13 +1,31 @@
 //! The scenario tables: seed 000's sleep experiment, seed 004's pipeline, seed 002's weight
 //! prefetch, computed from recorded timelines (so `show`/replay and the CPU tests can print them
-//! without a GPU). Every figure is the median over the claim's trials.
+//! without a GPU). Every figure is the median over the claim's trials. A claim is a row of the
+//! table its [`Claim::table`](crate::Claim::table) names; a row's name is its id after the
+//! first two segments (`scenario.pipeline.4` → `4`).
 
 use crate::catalogue::scenarios::{DEPENDENCIES, PIPELINE_CHUNKS};
+use crate::claim::Table;
 use crate::program::{OpId, OpKind, Program};
 use crate::record::ClaimRecord;
 use crate::relation::Check;
 use crate::timeline::Timeline;
 use std::fmt::Write;
+
+/// The records of the claims in `table`.
+fn rows(records: &[ClaimRecord], table: Table) -> Vec<&ClaimRecord> {
+    records
+        .iter()
+        .filter(|r| r.claim.table == Some(table))
+        .collect()
+}
+
+/// A row's name: the claim's id after its first two segments (`scenario.sleep.grid` → `grid`),
+/// or the whole id when it has fewer.
+fn row_name(rec: &ClaimRecord) -> &str {
+    let id = rec.claim.id.as_str();
+    id.splitn(3, '.').nth(2).unwrap_or(id)
+}
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
@@ -69,10 +87,7 @@ fn most_at_once(
 
 /// Seed 000's sleep experiment: both versions, the speed-up, and what the timeline shows.
 pub fn sleep_table(records: &[ClaimRecord]) -> Option<String> {
-    let rows: Vec<_> = records
-        .iter()
-        .filter(|r| r.claim.id.starts_with("scenario.sleep."))
-        .collect();
+    let rows = rows(records, Table::Sleep);
     if rows.is_empty() {
         return None;
     }
@@ -102,7 +117,7 @@ pub fn sleep_table(records: &[ClaimRecord]) -> Option<String> {
             let _ = writeln!(
                 s,
                 "{:<12} {:>10}  {:>10}  {:>7.2}×  {:>15}  {:>14}",
-                r.claim.id.trim_start_matches("scenario.sleep."),
+                row_name(r),
                 ms(a),
                 ms(b),
                 a / b,
@@ -117,10 +132,7 @@ pub fn sleep_table(records: &[ClaimRecord]) -> Option<String> {
 
 /// Seed 004's pipeline: speed-up per stream count beside the bound from the unsplit stage times.
 pub fn pipeline_table(records: &[ClaimRecord]) -> Option<String> {
-    let rows: Vec<_> = records
-        .iter()
-        .filter(|r| r.claim.id.starts_with("scenario.pipeline."))
-        .collect();
+    let rows = rows(records, Table::Pipeline);
     if rows.is_empty() {
         return None;
     }
@@ -155,11 +167,7 @@ pub fn pipeline_table(records: &[ClaimRecord]) -> Option<String> {
         ) else {
             continue;
         };
-        let n = r
-            .claim
-            .id
-            .trim_start_matches("scenario.pipeline.")
-            .to_string();
+        let n = row_name(r).to_string();
         let bound = if n == "1" {
             1.0
         } else {
@@ -196,10 +204,7 @@ pub fn pipeline_table(records: &[ClaimRecord]) -> Option<String> {
 
 /// Seed 002's prefetch model: cost and memory per regime, then each dependency removed.
 pub fn prefetch_table(records: &[ClaimRecord]) -> Option<String> {
-    let rows: Vec<_> = records
-        .iter()
-        .filter(|r| r.claim.id.starts_with("scenario.prefetch."))
-        .collect();
+    let rows = rows(records, Table::Prefetch);
     if rows.is_empty() {
         return None;
     }
@@ -207,7 +212,7 @@ pub fn prefetch_table(records: &[ClaimRecord]) -> Option<String> {
         "seed 002 weight prefetch (4 layers of 4 MiB)\n\
          regime        load-all    prefetch    cost       output right  weight memory\n",
     );
-    for r in rows.iter().filter(|r| !r.claim.id.contains("without")) {
+    for r in rows.iter().filter(|r| !row_name(r).contains("without")) {
         let Some((slow, fast)) = faster_phases(r) else {
             continue;
         };
@@ -225,7 +230,7 @@ pub fn prefetch_table(records: &[ClaimRecord]) -> Option<String> {
             let _ = writeln!(
                 s,
                 "{:<12}  {:<10}  {:<10}  {:>+7.1} %  {:>5}/{:<6}  {} → {} MiB",
-                r.claim.id.trim_start_matches("scenario.prefetch."),
+                row_name(r),
                 ms(a),
                 ms(b),
                 100.0 * (b - a) / a,
@@ -239,8 +244,8 @@ pub fn prefetch_table(records: &[ClaimRecord]) -> Option<String> {
     s.push_str("dependency removed                    slow kernels: wrong / overlap   fast kernels: wrong / overlap\n");
     for (k, name) in DEPENDENCIES.iter().enumerate() {
         let cell = |regime: &str| {
-            let id = format!("scenario.prefetch.{regime}.without_dep{}", k + 1);
-            let r = rows.iter().find(|r| r.claim.id == id)?;
+            let name = format!("{regime}.without_dep{}", k + 1);
+            let r = rows.iter().find(|r| row_name(r) == name)?;
             let j = r.judgement()?;
             let wrong = j
                 .trials
