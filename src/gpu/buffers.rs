@@ -102,6 +102,11 @@ pub struct Buffers<A: Allocator = Driver> {
     keys: Vec<(Place, usize)>,
     fills: Vec<f32>,
     read_back: Vec<bool>,
+    /// Per buffer: whether an op writes it (a copy's destination, an add's output). A buffer no
+    /// op writes keeps its fill from one trial to the next, so it is filled only before the
+    /// first; every buffer counts as written until [`Buffers::written_by`] says otherwise.
+    written: Vec<bool>,
+    filled: bool,
     /// Blocks the pool had, and blocks it had to allocate.
     pub reused: u32,
     pub allocated: u32,
@@ -115,6 +120,8 @@ impl<A: Allocator> Buffers<A> {
             keys: Vec::with_capacity(buffers.len()),
             fills: buffers.iter().map(|b| b.fill as f32).collect(),
             read_back: buffers.iter().map(|b| b.read_back).collect(),
+            written: vec![true; buffers.len()],
+            filled: false,
             reused: 0,
             allocated: 0,
         };
@@ -131,12 +138,28 @@ impl<A: Allocator> Buffers<A> {
         Ok(out)
     }
 
-    /// Sets every element to its fill value; the device part is complete when this returns. The
-    /// executor calls it before every trial, so a trial never sees what another left.
-    pub fn fill(&mut self) -> Result<(), Error> {
-        for (m, &fill) in self.blocks.iter_mut().zip(&self.fills) {
-            A::fill(m, fill)?;
+    /// Which buffers the program's ops write; the others need filling once (they are only read).
+    pub fn written_by(&mut self, program: &crate::program::Program) {
+        use crate::program::OpKind;
+        for (i, w) in self.written.iter_mut().enumerate() {
+            *w = program.ops.iter().any(|op| match op.kind {
+                OpKind::Copy { dst, .. } => dst.0 == i,
+                OpKind::Add { out, .. } => out.0 == i,
+                _ => false,
+            });
         }
+    }
+
+    /// Sets every element to its fill value; the device part is complete when this returns. The
+    /// executor calls it before every trial, so a trial never sees what another left: a buffer
+    /// that no op writes still holds the fill of the first call.
+    pub fn fill(&mut self) -> Result<(), Error> {
+        for ((m, &fill), &written) in self.blocks.iter_mut().zip(&self.fills).zip(&self.written) {
+            if written || !self.filled {
+                A::fill(m, fill)?;
+            }
+        }
+        self.filled = true;
         Ok(())
     }
 
@@ -270,5 +293,34 @@ mod tests {
         for (i, want) in [5.0, 4.0, 6.0].into_iter().enumerate() {
             assert!(b.block_mut(i).iter().all(|&x| x == want), "buffer {i}");
         }
+    }
+
+    /// A buffer no op writes is filled before the first trial only; one an op writes is filled
+    /// before every trial, so each trial starts from the same contents either way.
+    #[test]
+    fn only_written_buffers_are_refilled() {
+        use crate::program::{CopyDir, Program, StreamKind};
+        let mut p = Program::builder("copy");
+        let s = p.stream(StreamKind::NonBlocking);
+        p.copy_new(s, "up", CopyDir::H2D, 64, Place::Pinned);
+        let program = p.build();
+        let mut pool: Pool<Fake> = Pool::default();
+        let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
+        b.written_by(&program);
+        b.fill().unwrap();
+        let (src, dst) = (
+            program.buffers[0].fill as f32,
+            program.buffers[1].fill as f32,
+        );
+        assert!(b.block_mut(0).iter().all(|&x| x == src));
+        b.block_mut(1).fill(9.0); // the trial's copy wrote the destination
+        b.fill().unwrap();
+        assert!(
+            b.block_mut(1).iter().all(|&x| x == dst),
+            "written: refilled"
+        );
+        b.block_mut(0)[0] = 7.0; // nothing writes the source: a second fill leaves it be
+        b.fill().unwrap();
+        assert_eq!(b.block_mut(0)[0], 7.0, "read only: filled once");
     }
 }

@@ -162,6 +162,7 @@ pub fn execute_with(
         first_record,
         cycles,
     };
+    issuer.buffers.written_by(program);
     if program.needs_host_clock() {
         kept.mailbox()?;
     }
