@@ -8,27 +8,30 @@
 //! misconceptions into "Holds") on a GPU shared with a training job.
 //!
 //! A stall has two signatures that real waiting has not:
-//! - **Idle**: an op was ready, every op issued before it had ended (so nothing it may wait for
-//!   was left), none of our own work was holding what it needs (the SMs for a kernel, a copy
-//!   engine for a copy), and still it did not start for longer than the stall threshold. A real
-//!   wait ends within a dependent gap of its blocker's end (1.7–2.2 µs on an H100 and an H200);
-//!   a neighbour's time slice lasts hundreds of µs, its copies milliseconds.
-//! - **Paused**: a running block of ours stopped reading the clock for longer than the stall
-//!   threshold (the spin records the largest gap between two consecutive `%globaltimer` reads;
-//!   see `kernels/stamp.cu`). Within one context nothing suspends a running block; a context
-//!   switch to a neighbour does.
+//! - **Idle**: an op was ready, every op it may wait for had ended, none of our own work was
+//!   holding what it needs (the SMs for a kernel, a copy engine of its direction for a copy), and
+//!   still it did not start for longer than the stall threshold. A real wait ends within a
+//!   dependent gap of its blocker's end (1.7–2.2 µs on an H100 and an H200); a neighbour's time
+//!   slice lasts hundreds of µs, its copies milliseconds.
+//! - **Paused**: a running block of ours stopped reading the clock for longer than
+//!   [`PAUSE_FLOOR_NS`] (the spin records the largest gap between two consecutive `%globaltimer`
+//!   reads; see `kernels/stamp.cu`). Within one context nothing suspends a running block that
+//!   long; a context switch to a neighbour does.
 //!
-//! "Every op issued before it" is a superset of what the model says an op may wait for (legacy
-//! null-stream rules, events, one hardware queue, stream order all order an op only after ops
-//! issued before it), so no real wait can pass for a stall. Taking the superset costs detection
-//! only where a stall hides behind an earlier op that still runs; then that op's own blocks
-//! pause, which the second signature sees.
+//! "May wait for" is what the happens-before model ([`crate::model`]) orders before the op, by
+//! the documented rules or with every stream in one hardware queue, the most any connection
+//! setting serializes; ops in graphs fall back to everything issued before them. A first version
+//! took every op issued before, a superset that no real wait can escape; on an H100 beside two
+//! neighbours it let 8 wrong verdicts in 10 catalogue runs through, all stalls hidden behind an
+//! earlier op of another stream that held nothing the stalled op needed (a kernel in front of a
+//! copy, an H2D copy in front of a D2H one, a kernel of equal priority issued just before).
 //!
 //! A disturbed trial carries no evidence: the verdict counts it apart and the lab replaces it like
 //! an undecided trial (see [`crate::verdict`]).
 
 use crate::calibration::Tolerances;
-use crate::program::{ApiCall, OpId, OpKind, Program};
+use crate::model::{HappensBefore, Refinement};
+use crate::program::{ApiCall, CopyDir, OpId, OpKind, Program};
 use crate::relation::Check;
 use crate::sharing::Sharing;
 use crate::timeline::{Interval, Timeline};
@@ -38,13 +41,13 @@ use std::fmt;
 
 /// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
 /// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
-/// launch jitter after it was ready, so the threshold need not hold the jitter again. Sixteen
-/// gaps (30 µs on an H100) are twice the longest idle stretch in the idle runs recorded as
-/// fixtures (14 µs, a kernel behind a copy in its stream, over 1,100 trials; see
-/// `tests/disturbance.rs`), and a tenth of the shortest time slice a neighbour took (270 µs).
+/// launch jitter after it was ready, so the threshold need not hold the jitter again. 24 gaps
+/// (45–53 µs on an H100, 37 µs on an H200) are over twice the longest idle stretch in the idle
+/// runs recorded as fixtures (19.5 µs, a D2H copy behind a kernel in its stream, over 1,500
+/// trials; see `tests/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
 /// The jitter is no part of it because it is the first thing a neighbour inflates: a run
 /// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
-pub const STALL_GAPS: u64 = 16;
+pub const STALL_GAPS: u64 = 24;
 /// The smallest stall threshold: a dependent gap measured under load can be small, and a few µs
 /// of GPU-side scheduling noise is not a neighbour.
 pub const STALL_FLOOR_NS: u64 = 20_000;
@@ -110,9 +113,18 @@ impl fmt::Display for StallKind {
 
 /// Every stall of the trial longer than the threshold, the longest first.
 pub fn stalls(program: &Program, timeline: &Timeline, tol: &Tolerances) -> Vec<Stall> {
+    stalls_with(&Waits::of(program), program, timeline, tol)
+}
+
+fn stalls_with(
+    waits: &Waits,
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> Vec<Stall> {
     let threshold = stall_threshold(tol);
     let mut found = paused(timeline, threshold.max(PAUSE_FLOOR_NS));
-    found.extend(idle(program, timeline, tol, threshold));
+    found.extend(idle(waits, program, timeline, tol, threshold));
     found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
     found
 }
@@ -126,9 +138,45 @@ pub fn stalls_longer_than(
     threshold: u64,
 ) -> Vec<Stall> {
     let mut found: Vec<Stall> = paused(timeline, threshold);
-    found.extend(idle(program, timeline, tol, threshold));
+    found.extend(idle(&Waits::of(program), program, timeline, tol, threshold));
     found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
     found
+}
+
+/// Which earlier ops an op may wait for: those the model orders before it, by the documented
+/// rules or with every stream in one hardware queue (the most any driver setting serializes).
+/// Ops in a graph fall back to everything the device received before them.
+struct Waits {
+    positions: Vec<(usize, usize)>,
+    models: [HappensBefore; 2],
+}
+
+impl Waits {
+    fn of(program: &Program) -> Waits {
+        Waits {
+            positions: program
+                .ops
+                .iter()
+                .map(|op| position(program, op.id))
+                .collect(),
+            models: [
+                HappensBefore::of(program),
+                HappensBefore::with(program, Refinement::Queues(1)),
+            ],
+        }
+    }
+
+    fn captured(&self, op: OpId) -> bool {
+        self.positions.get(op.0).is_some_and(|p| p.0 != op.0)
+    }
+
+    /// Whether `op` may have waited for the end of `before`.
+    fn may_wait(&self, before: OpId, op: OpId) -> bool {
+        if self.captured(op) || self.captured(before) {
+            return self.positions[before.0] < self.positions[op.0];
+        }
+        self.models.iter().any(|m| m.must_precede(before, op))
+    }
 }
 
 /// Which trials of a claim were disturbed, and why.
@@ -187,8 +235,9 @@ pub fn marks(
         shared: busy.clone(),
         ..Marks::default()
     };
+    let waits = Waits::of(program);
     for t in timelines {
-        let found = stalls(program, t, tol);
+        let found = stalls_with(&waits, program, t, tol);
         let mark = if let Some(worst) = found.first() {
             marks.stalls.push(worst.len_ns);
             Some(format!(
@@ -236,18 +285,38 @@ fn paused(timeline: &Timeline, threshold: u64) -> Vec<Stall> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Need {
     Sms,
-    CopyEngine,
+    /// A copy engine: host to device, device to host, or either (`None`: a copy within one
+    /// side, or a memset, whose engine we do not know).
+    CopyEngine(Option<CopyDir>),
+}
+
+impl Need {
+    /// Whether work needing `self` can hold back work needing `other`. H2D and D2H copies run on
+    /// engines of their own on the GPUs measured (async engine count 3), so one does not hold
+    /// the other back; on a GPU with a single copy engine a wait behind the other direction is
+    /// counted as a stall, which leaves the claim undecided, never wrongly decided.
+    fn holds(self, other: Need) -> bool {
+        match (self, other) {
+            (Need::Sms, Need::Sms) => true,
+            (Need::CopyEngine(a), Need::CopyEngine(b)) => a.is_none() || b.is_none() || a == b,
+            _ => false,
+        }
+    }
 }
 
 /// What the op needs on the device, if it runs there.
-fn need(kind: &OpKind) -> Option<Need> {
-    match kind {
+fn need(program: &Program, op: &crate::program::Op) -> Option<Need> {
+    match op.kind {
         OpKind::Spin { .. } | OpKind::Add { .. } => Some(Need::Sms),
-        OpKind::Copy { .. }
-        | OpKind::Api {
+        OpKind::Copy { .. } => Some(Need::CopyEngine(
+            program
+                .copy_dir(op.id)
+                .filter(|d| matches!(d, CopyDir::H2D | CopyDir::D2H)),
+        )),
+        OpKind::Api {
             call: ApiCall::Memset,
             ..
-        } => Some(Need::CopyEngine),
+        } => Some(Need::CopyEngine(None)),
         _ => None,
     }
 }
@@ -255,7 +324,17 @@ fn need(kind: &OpKind) -> Option<Need> {
 /// Whether the op occupies the device (or the host on the device's behalf) for a while, so that
 /// an op issued after it may wait for its end. Host functions do: work behind them waits.
 fn takes_time(kind: &OpKind) -> bool {
-    need(kind).is_some() || matches!(kind, OpKind::HostFn { .. })
+    matches!(
+        kind,
+        OpKind::Spin { .. }
+            | OpKind::Add { .. }
+            | OpKind::Copy { .. }
+            | OpKind::HostFn { .. }
+            | OpKind::Api {
+                call: ApiCall::Memset,
+                ..
+            }
+    )
 }
 
 /// Where an op stands in the order the device receives work: a captured op reaches the device
@@ -270,7 +349,13 @@ fn position(program: &Program, op: OpId) -> (usize, usize) {
 
 /// Ops that were free to start, with nothing of ours holding them, and yet idle for longer than
 /// `threshold`.
-fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64) -> Vec<Stall> {
+fn idle(
+    waits: &Waits,
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+    threshold: u64,
+) -> Vec<Stall> {
     let events_witness = timeline
         .witness
         .is_some_and(|w| w.kind == WitnessKind::Events);
@@ -287,31 +372,24 @@ fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64
         .collect();
     // When each op was ready, with the offset taken from ops issued directly: a graph's nodes start
     // before its launch call returns, which would make every other op look ready too early.
-    let positions: Vec<(usize, usize)> = program
-        .ops
-        .iter()
-        .map(|op| position(program, op.id))
-        .collect();
-    let offset =
-        timeline.issue_offset_without(|op| positions.get(op.0).is_some_and(|p| p.0 != op.0));
+    let offset = timeline.issue_offset_without(|op| waits.captured(op));
     let mut found = Vec::new();
     for op in &program.ops {
-        let Some(wants) = need(&op.kind) else {
+        let Some(wants) = need(program, op) else {
             continue;
         };
         // Event pairs around a copy bound it from outside: their start is not the copy's.
-        if wants == Need::CopyEngine && events_witness {
+        if matches!(wants, Need::CopyEngine(_)) && events_witness {
             continue;
         }
         let Some(me) = placed[op.id.0] else { continue };
         let Some(ready) = offset.and_then(|o| Some(timeline.issued_ns(op.id)? as i64 + o)) else {
             continue;
         };
-        let mine = positions[op.id.0];
         let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
         let mut unknown_before = false;
         for other in &program.ops {
-            if other.id == op.id || positions[other.id.0] >= mine || !takes_time(&other.kind) {
+            if other.id == op.id || !takes_time(&other.kind) || !waits.may_wait(other.id, op.id) {
                 continue;
             }
             match placed[other.id.0] {
@@ -331,7 +409,7 @@ fn idle(program: &Program, timeline: &Timeline, tol: &Tolerances, threshold: u64
         let mut busy: Vec<(i64, i64)> = program
             .ops
             .iter()
-            .filter(|o| o.id != op.id && need(&o.kind) == Some(wants))
+            .filter(|o| o.id != op.id && need(program, o).is_some_and(|n| n.holds(wants)))
             .filter_map(|o| placed[o.id.0])
             .map(|p| {
                 (
