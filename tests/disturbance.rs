@@ -131,9 +131,9 @@ fn a_start_right_after_the_blocker_is_no_stall() {
 
 #[test]
 fn an_idle_stretch_before_a_ready_op_is_a_stall_from_the_threshold_on() {
-    // TOL's dependent gap is 1 µs, so the threshold is the 20 µs floor.
+    // TOL's dependent gap is 1 µs: the threshold is 24 gaps, above the 20 µs floor.
     let threshold = stall_threshold(&TOL);
-    assert_eq!(threshold, 20_000);
+    assert_eq!(threshold, 24_000);
     let (p, t) = pair(50_000 + threshold, None);
     assert!(stalls(&p, &t, &TOL).is_empty(), "exactly the threshold");
     let (p, t) = pair(50_000 + threshold + 1, None);
