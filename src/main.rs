@@ -24,9 +24,6 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct RunArgs {
-    /// Trials per claim, 1..=1000 [default: $STREAM_LITMUS_TRIALS, else 5].
-    #[arg(long, value_parser = arguments::trials)]
-    trials: Option<usize>,
     /// Run only claims whose id contains this text (repeatable; each must match a claim).
     #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
     filters: Vec<String>,
@@ -34,6 +31,16 @@ struct RunArgs {
     #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64,
           value_parser = arguments::spin_us)]
     spin_us: u64,
+    #[command(flatten)]
+    options: RunOptions,
+}
+
+/// How claims run and what is written: shared by the catalogue (`run`) and claim files (`check`).
+#[derive(clap::Args, Clone)]
+struct RunOptions {
+    /// Trials per claim, 1..=1000 [default: $STREAM_LITMUS_TRIALS, else 5].
+    #[arg(long, value_parser = arguments::trials)]
+    trials: Option<usize>,
     /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -58,26 +65,11 @@ struct CheckArgs {
     /// Claim files (docs/writing-claims.md), or directories of them.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Trials per claim [default: $STREAM_LITMUS_TRIALS, else 5].
-    #[arg(long, value_parser = arguments::trials)]
-    trials: Option<usize>,
     /// Run only claims whose id contains this text (repeatable).
     #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
     filters: Vec<String>,
-    /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write results.json, report.html and trace.json into this directory.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
-    #[arg(long)]
-    details: bool,
-    /// Before each claim, wait until no other process holds a context on the GPU (seen through
-    /// NVML), for at most SECS seconds; then stop with exit status 2 and write nothing.
-    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60",
-          value_parser = arguments::exclusive_secs)]
-    exclusive: Option<u64>,
+    #[command(flatten)]
+    options: RunOptions,
 }
 
 #[derive(clap::Args)]

@@ -2,7 +2,7 @@
 //! Every file is read and checked before the GPU is opened, so a typo costs no GPU time.
 
 use super::{CliError, CliResult};
-use crate::{CheckArgs, RunArgs};
+use crate::CheckArgs;
 use std::path::PathBuf;
 use stream_litmus::{litmus, Claim};
 
@@ -20,17 +20,7 @@ pub fn check(args: CheckArgs) -> CliResult {
             args.filters
         )));
     }
-    let run = RunArgs {
-        trials: args.trials,
-        filters: Vec::new(),
-        spin_us: 0,
-        json: args.json,
-        out: args.out,
-        details: args.details,
-        exclusive: args.exclusive,
-        bench: false,
-    };
-    super::run::run_claims(&claims, &run)
+    super::run::run_claims(&claims, &args.options)
 }
 
 /// The claims of every file, in order (a directory stands for its `*.litmus` files, in name

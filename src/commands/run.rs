@@ -4,7 +4,7 @@
 
 use super::arguments::{trials_from_env, writable_file, writable_folder};
 use super::{outln, write_reports, CliError, CliResult, Progress};
-use crate::RunArgs;
+use crate::{RunArgs, RunOptions};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
@@ -32,12 +32,12 @@ fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
 
 pub fn run(args: RunArgs) -> CliResult {
     let claims = selected(&args)?;
-    run_claims(&claims, &args)
+    run_claims(&claims, &args.options)
 }
 
 /// Runs `claims` on the GPU as the catalogue runs (verdict lines, tables, details, footer,
-/// `--json`, `--out`); `run` and `check` share it. `args.filters` and `args.spin_us` are not read.
-pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
+/// `--json`, `--out`); `run` and `check` share it.
+pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     let started = Instant::now();
     let trials = match args.trials {
         Some(n) => Some(n),
@@ -111,7 +111,7 @@ pub fn run_claims(claims: &[Claim], args: &RunArgs) -> CliResult {
 
 /// Writes the results file and the report folder the arguments ask for.
 fn save(
-    args: &RunArgs,
+    args: &RunOptions,
     record: &RunRecord,
     folder: Option<stream_litmus::atomic_write::Folder>,
 ) -> Result<(), CliError> {
