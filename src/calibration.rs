@@ -18,6 +18,11 @@
 //!   passing for a semantic order.
 //! - The **dependent gap** is the gap between two kernels in one stream: how soon a dependent
 //!   kernel starts after its predecessor ends. It is reported as context for measured gaps.
+//! - The **launch latency** is how long after its launch call returns a kernel that waits for
+//!   nothing starts, measured through the host-to-GPU clock sync every trial takes. The offset of
+//!   the previous point is taken from the trial's own ops, so a trial that something outside held
+//!   back as a whole looks on time to it; the latency does not, which is what the disturbance
+//!   rule needs ([`crate::disturbance`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +81,11 @@ pub struct Calibration {
     pub launch_jitter_ns: u64,
     /// Median gap between two kernels in one stream.
     pub dependent_gap_ns: u64,
+    /// Median launch latency of a trial's first kernel: from its launch call's return to its
+    /// first block's start, through the trial's host-to-GPU clock sync. Runs recorded before
+    /// every trial was clock-synced have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_latency_ns: Option<u64>,
     /// Environment variables the driver saw that change scheduling, as `NAME=value`.
     pub environment: Vec<String>,
 }
@@ -86,6 +96,7 @@ impl Calibration {
             timer_step_ns: self.timer_step_ns.max(1),
             launch_jitter_ns: self.launch_jitter_ns,
             dependent_gap_ns: self.dependent_gap_ns,
+            launch_latency_ns: self.launch_latency_ns,
         }
     }
 }
@@ -96,6 +107,10 @@ pub struct Tolerances {
     pub timer_step_ns: u64,
     pub launch_jitter_ns: u64,
     pub dependent_gap_ns: u64,
+    /// See [`Calibration::launch_latency_ns`]: with a trial's clock sync, when its first op could
+    /// have started at the earliest, however late every op of the trial started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_latency_ns: Option<u64>,
 }
 
 impl std::fmt::Display for Tolerances {
@@ -106,6 +121,10 @@ impl std::fmt::Display for Tolerances {
             self.timer_step_ns,
             self.launch_jitter_ns as f64 / 1e3,
             self.dependent_gap_ns as f64 / 1e3
-        )
+        )?;
+        match self.launch_latency_ns {
+            Some(l) => write!(f, ", launch latency {:.2} µs", l as f64 / 1e3),
+            None => Ok(()),
+        }
     }
 }

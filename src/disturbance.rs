@@ -13,6 +13,12 @@
 //!   still it did not start for longer than the stall threshold. A real wait ends within a
 //!   dependent gap of its blocker's end (1.7–2.2 µs on an H100 and an H200); a neighbour's time
 //!   slice lasts hundreds of µs, its copies milliseconds.
+//!   An op's readiness is its issue time plus the trial's host-to-GPU offset. Taken from the
+//!   trial's own starts, that offset hides a trial that a neighbour held back as a whole: both
+//!   kernels of `priority.equal_waits_behind` waited out a neighbour's time slice, were released
+//!   together, and the later one went first, in 2 of 10 catalogue runs beside a neighbour on an
+//!   H100. So every trial is clock-synced (`gpu/clock.rs`), and an op counts as ready from its
+//!   issue plus the calibrated launch latency as well ([`crate::Calibration::launch_latency_ns`]).
 //! - **Paused**: a running block of ours stopped reading the clock for longer than
 //!   [`PAUSE_FLOOR_NS`] (the spin records the largest gap between two consecutive `%globaltimer`
 //!   reads; see `kernels/stamp.cu`). Within one context nothing suspends a running block that
@@ -219,9 +225,13 @@ impl Marks {
 }
 
 /// Marks the disturbed trials of a claim. A trial is disturbed when its stamps show a stall
-/// ([`stalls`]). A claim with a speed-up check ([`Check::Faster`]) is disturbed as a whole when
-/// another process was busy on the GPU: a neighbour's copies share the bus and its kernels the
-/// SMs, which stretches makespans without any stall, so no stamp could protect such a ratio.
+/// ([`stalls`]). A claim that compares amounts of time ([`Check::Faster`]'s makespans,
+/// [`Check::LaunchCheaper`]'s host time in launch calls) is disturbed as a whole when another
+/// process was busy on the GPU: a neighbour's copies share the bus and its kernels the SMs, which
+/// stretches makespans without any stall, and a launch call that must reach the GPU (a graph's
+/// first launch uploads it) waits out the neighbour's time slice on the host. No stamp could
+/// protect such a ratio: beside a catalogue loop on an H100, one graph launch of 100 kernels took
+/// 838 µs of host time against 474 µs for the 100 launches, in a trial with no stall.
 pub fn marks(
     program: &Program,
     checks: &[Check],
@@ -230,7 +240,9 @@ pub fn marks(
     tol: &Tolerances,
 ) -> Marks {
     let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
-    let makespans = checks.iter().any(|c| matches!(c, Check::Faster { .. }));
+    let amounts = checks
+        .iter()
+        .any(|c| matches!(c, Check::Faster { .. } | Check::LaunchCheaper { .. }));
     let mut marks = Marks {
         shared: busy.clone(),
         ..Marks::default()
@@ -247,10 +259,10 @@ pub fn marks(
                 stall_threshold(tol) as f64 / 1e3,
                 worst.describe(program, t)
             ))
-        } else if let (true, Some(who)) = (makespans, &busy) {
+        } else if let (true, Some(who)) = (amounts, &busy) {
             Some(format!(
-                "disturbed: a speed-up measured while {who} used the GPU says nothing about \
-                 this program"
+                "disturbed: an amount of time measured while {who} used the GPU says nothing \
+                 about this program"
             ))
         } else {
             None
@@ -372,7 +384,15 @@ fn idle(
         .collect();
     // When each op was ready, with the offset taken from ops issued directly: a graph's nodes start
     // before its launch call returns, which would make every other op look ready too early.
-    let offset = timeline.issue_offset_without(|op| waits.captured(op));
+    // That offset comes from the trial's own starts, so a trial held back as a whole looks on
+    // time to it; the clock sync with the calibrated launch latency does not.
+    let offset = match (
+        timeline.issue_offset_without(|op| waits.captured(op)),
+        clocked_offset(timeline, tol, threshold),
+    ) {
+        (Some(own), Some(clocked)) => Some(own.min(clocked)),
+        (own, clocked) => own.or(clocked),
+    };
     let mut found = Vec::new();
     for op in &program.ops {
         let Some(wants) = need(program, op) else {
@@ -430,6 +450,20 @@ fn idle(
         }
     }
     found
+}
+
+/// The host-to-GPU offset of an op that waits for nothing, from the trial's clock sync and the
+/// calibrated launch latency: `ready = issued + offset`. The sync's error is added, so that the
+/// op is taken as ready no sooner than it could have been; a sync worse than a quarter of the
+/// stall threshold (its kernel held back by a neighbour in every round) is not used.
+fn clocked_offset(timeline: &Timeline, tol: &Tolerances, threshold: u64) -> Option<i64> {
+    let clock = timeline.clock?;
+    let latency = tol.launch_latency_ns?;
+    if clock.error_ns > threshold / 4 {
+        return None;
+    }
+    let late = i64::try_from(latency.saturating_add(clock.error_ns)).ok()?;
+    clock.offset_ns.checked_add(late)
 }
 
 /// The longest stretch of `[from, until]` that no interval of `busy` covers: (start, length).

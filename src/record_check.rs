@@ -128,6 +128,7 @@ fn calibration(c: &Calibration) -> Result<(), String> {
         ("timer_step_ns", c.timer_step_ns),
         ("launch_jitter_ns", c.launch_jitter_ns),
         ("dependent_gap_ns", c.dependent_gap_ns),
+        ("launch_latency_ns", c.launch_latency_ns.unwrap_or(0)),
     ] {
         bounded_tolerance(name, v)?;
     }

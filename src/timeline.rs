@@ -154,7 +154,8 @@ pub struct Timeline {
     /// Sorted by op id: the runs of host functions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_spans: Vec<HostSpan>,
-    /// The host clock's offset to `%globaltimer`, for trials with host-side work.
+    /// The host clock's offset to `%globaltimer`. Every trial has one since the disturbance rule
+    /// needed it (`crate::disturbance`); before, only trials with host-side work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockSync>,
     /// Sorted by op id: spans of copies (and memsets) in the witness's clock.

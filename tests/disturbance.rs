@@ -10,7 +10,9 @@
 //! the first had 12 and the second 25 unexpected verdicts among them. `contended-two-h100` was
 //! recorded by the binary with the rule and the pause stamps, beside a catalogue loop and the
 //! PyTorch job; under the rule's first form it kept one wrong verdict (a D2H copy held up behind
-//! an H2D copy of another stream).
+//! an H2D copy of another stream). `contended-one-h100` was recorded beside one catalogue loop by
+//! the binary that clock-syncs every trial, so the rule also sees trials held back as a whole;
+//! `catalogue-clock-h100` is the same binary on the idle GPU, where that must see nothing.
 
 mod common;
 
@@ -18,8 +20,8 @@ use stream_litmus::disturbance::{
     stall_threshold, stalls, stalls_longer_than, StallKind, PAUSE_FLOOR_NS,
 };
 use stream_litmus::{
-    judge_claim, BlockStamp, Check, Neighbour, OpId, Outcome, Pause, Program, Sharing, Span,
-    StreamKind, Timeline, Verdict,
+    judge_claim, BlockStamp, Check, ClockSync, Neighbour, OpId, Outcome, Pause, Program, Sharing,
+    Span, StreamKind, Timeline, Tolerances, Verdict,
 };
 
 use common::{call, TOL};
@@ -74,7 +76,7 @@ fn idle_runs_have_no_stall_and_stay_far_below_the_threshold() {
 #[test]
 fn contended_runs_rejudged_have_no_wrong_decided_verdict() {
     let runs = common::recorded("contended-");
-    assert_eq!(runs.len(), 3, "three contended recordings");
+    assert_eq!(runs.len(), 4, "four contended recordings");
     for (file, run) in runs {
         let (mut disturbed, mut inconclusive) = (0, 0);
         for rec in &run.claims {
@@ -92,8 +94,13 @@ fn contended_runs_rejudged_have_no_wrong_decided_verdict() {
                 ),
             }
             if j.counts.disturbed > 0 {
+                // Stalls in the stamps, or (for amounts of time) a busy neighbour, named.
                 let why = j.disturbance.as_deref().unwrap_or_default();
-                assert!(why.contains("unexplained stalls of"), "{why}");
+                assert!(
+                    why.contains("unexplained stalls of")
+                        || why.contains("the GPU was shared with"),
+                    "{why}"
+                );
             }
         }
         assert!(disturbed > 20, "{}: {disturbed} disturbed", file.display());
@@ -145,6 +152,66 @@ fn an_idle_stretch_before_a_ready_op_is_a_stall_from_the_threshold_on() {
     );
     let (p, t) = pair(350_000, None);
     assert_eq!(stalls(&p, &t, &TOL)[0].len_ns, 300_000);
+}
+
+/// `priority.equal_waits_behind` beside a neighbour, by hand: A (issued at host 0) and B (issued
+/// at host 5 µs) are both held back by a neighbour's time slice, released together at GPU
+/// 300 µs, and B goes first. Every start is late by the same amount, so the offset taken from
+/// the trial's own starts sees nothing; the clock sync with the calibrated launch latency does.
+fn held_back(clock: Option<ClockSync>) -> (Program, Timeline) {
+    let mut p = Program::builder("held back");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", std::time::Duration::from_micros(50));
+    let b = p.spin(s2, "B", std::time::Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 300_400, 350_400),
+            Span::single(b, 300_000, 350_000),
+        ],
+        vec![call(a, 0, 0), call(b, 5_000, 5_000)],
+    )
+    .with_host(vec![], clock);
+    (p.build(), t)
+}
+
+#[test]
+fn a_trial_held_back_as_a_whole_is_a_stall_with_the_clock_sync() {
+    // Host time h is GPU time h (the sync's offset 0, within ±1 µs); launches take 6 µs.
+    let sync = ClockSync {
+        offset_ns: 0,
+        error_ns: 1_000,
+    };
+    let tol = Tolerances {
+        launch_latency_ns: Some(6_000),
+        ..TOL
+    };
+    let (p, t) = held_back(Some(sync));
+    let found = stalls(&p, &t, &tol);
+    assert_eq!(found.len(), 2, "{found:?}");
+    // A was ready by 6 + 1 (sync error) + 2 (jitter) µs and idle until B took the SMs at 300 µs.
+    let a = found.iter().find(|s| s.op == OpId(0)).unwrap();
+    assert_eq!((a.kind, a.len_ns), (StallKind::Idle, 300_000 - 9_000));
+    // Without the sync, or without a calibrated latency (results files of before), it is not seen.
+    assert!(stalls(&p, &held_back(None).1, &tol).is_empty());
+    assert!(stalls(&p, &t, &TOL).is_empty());
+    // A sync too coarse to place the trial (error over a quarter of the threshold) is not used.
+    let coarse = ClockSync {
+        offset_ns: 0,
+        error_ns: stall_threshold(&tol) / 4 + 1,
+    };
+    assert!(stalls(&p, &held_back(Some(coarse)).1, &tol).is_empty());
+    // On time (started 6.4 µs after issue), the same trial is no stall.
+    let mut on_time = t.clone();
+    for s in &mut on_time.spans {
+        for b in &mut s.blocks {
+            b.start_ns -= 294_000;
+            b.end_ns -= 294_000;
+        }
+    }
+    assert!(stalls(&p, &on_time, &tol).is_empty());
 }
 
 #[test]
@@ -221,7 +288,7 @@ fn disturbed_trials_are_counted_apart_and_never_decide() {
 }
 
 #[test]
-fn a_speed_up_beside_a_busy_neighbour_is_disturbed() {
+fn a_speed_up_or_launch_cost_beside_a_busy_neighbour_is_disturbed() {
     let (p, calm) = pair(52_000, None);
     let faster = [Check::Faster {
         slow: (OpId(0), OpId(1)),
@@ -262,8 +329,17 @@ fn a_speed_up_beside_a_busy_neighbour_is_disturbed() {
         1,
     );
     assert_eq!(j.counts.disturbed, 0);
-    let j = judge_claim(&p, &faster, &[calm], None, &TOL, 1);
+    let j = judge_claim(&p, &faster, std::slice::from_ref(&calm), None, &TOL, 1);
     assert_eq!(j.counts.disturbed, 0);
+    // Host time in launch calls is an amount of time too: a launch that must reach the GPU waits
+    // out the neighbour's slice on the host.
+    let cheaper = [Check::LaunchCheaper {
+        graph: OpId(1),
+        first: OpId(0),
+        last: OpId(0),
+    }];
+    let j = judge_claim(&p, &cheaper, &[calm], Some(&busy), &TOL, 1);
+    assert_eq!(j.counts.disturbed, 1);
 }
 
 #[test]

@@ -27,6 +27,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
             timer_step_ns: 32,
             launch_jitter_ns: 500,
             dependent_gap_ns: 2_000,
+            launch_latency_ns: None,
             environment: vec![],
         },
         wanted: timelines.len(),

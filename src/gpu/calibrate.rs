@@ -21,7 +21,7 @@ pub fn calibrate(kernels: &Kernels, device: Device) -> Result<Calibration, Error
     // the calibration spin lasts, the measurement is what claims use.
     let guess = (device.clock_khz as f64 / 1e6).max(0.1);
     let cycles_per_ns = cycles_per_ns(kernels, guess)?;
-    let launch_jitter_ns = launch_jitter(kernels, cycles_per_ns)?;
+    let (launch_jitter_ns, launch_latency_ns) = launch_jitter(kernels, cycles_per_ns)?;
     let dependent_gap_ns = dependent_gap(kernels, cycles_per_ns)?;
     let mut environment: Vec<String> = std::env::vars()
         .filter(|(k, _)| k.starts_with("CUDA_"))
@@ -34,6 +34,7 @@ pub fn calibrate(kernels: &Kernels, device: Device) -> Result<Calibration, Error
         timer_step_ns,
         launch_jitter_ns,
         dependent_gap_ns,
+        launch_latency_ns,
         environment,
     })
 }
@@ -77,11 +78,14 @@ const DISTURBED_SLACK_NS: u64 = 2_000;
 
 /// Four independent kernels on four streams. Per trial, the spread of `start - issued` among them
 /// is how much launch latency varies when nothing waits; the jitter is the largest spread seen.
+/// The same trials give the launch latency: through each trial's clock sync, how long after its
+/// launch call returned the first kernel started (the median over the trials; `None` when no
+/// trial had a clock sync, which every trial takes).
 ///
 /// Trials in which a launch call was itself interrupted on the host are left out. Their `issued`
 /// time is late by the interruption, not by anything the GPU did: one such trial once made the
 /// jitter 42 µs instead of about 0.5 µs, and every verdict in that process came out undecided.
-fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
+fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u64>), Error> {
     let mut p = Program::builder("calibrate.launch-jitter");
     for i in 0..4 {
         let s = p.stream(StreamKind::NonBlocking);
@@ -115,14 +119,29 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
             .collect();
         Some((lat.iter().max()? - lat.iter().min()?) as u64)
     };
-    let calm: Vec<u64> = run
-        .timelines
-        .iter()
-        .filter(|t| !disturbed(t))
-        .filter_map(spread)
-        .collect();
+    let latency = |t: &crate::timeline::Timeline| {
+        let clock = t.clock?;
+        t.spans
+            .iter()
+            .filter_map(|s| Some(s.start() as i64 - clock.to_gpu(t.issued_ns(s.op)?)))
+            .min()
+    };
+    let calm: Vec<&crate::timeline::Timeline> =
+        run.timelines.iter().filter(|t| !disturbed(t)).collect();
     let all = || run.timelines.iter().filter_map(spread).max();
-    Ok(calm.iter().copied().max().or_else(all).unwrap_or(0))
+    let jitter = calm
+        .iter()
+        .filter_map(|t| spread(t))
+        .max()
+        .or_else(all)
+        .unwrap_or(0);
+    let mut latencies: Vec<u64> = calm
+        .iter()
+        .filter_map(|t| latency(t))
+        .map(|l| l.max(0) as u64)
+        .collect();
+    latencies.sort_unstable();
+    Ok((jitter, latencies.get(latencies.len() / 2).copied()))
 }
 
 fn dependent_gap(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {

@@ -6,12 +6,12 @@
 //! one program (its buffers and stamp words, the clock mailbox) comes from the [`Kept`] state of
 //! the `Gpu` and goes back to it, so a run allocates each size once (`pool.rs`). One warm-up
 //! trial runs first and is discarded, so first-use costs (lazy module loading, a stream's first
-//! launch) do not land in trial 1. A trial with host-side work first aligns the host clock to
+//! launch) do not land in trial 1. Every recorded trial first aligns the host clock to
 //! `%globaltimer` (see `clock.rs`), outside the timed region. Every phase is timed
 //! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
 use super::buffers::{Buffers, Driver};
-use super::clock::{now_ns, Mailbox};
+use super::clock::{now_ns, Mailbox, QUICK_ROUNDS, ROUNDS};
 use super::cupti::Tracing;
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
@@ -163,9 +163,7 @@ pub fn execute_with(
         cycles,
     };
     issuer.buffers.written_by(program);
-    if program.needs_host_clock() {
-        kept.mailbox()?;
-    }
+    kept.mailbox()?;
     let mut witness = if program.has_copies() {
         let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
         if let Some(reason) = note {
@@ -182,7 +180,12 @@ pub fn execute_with(
         buffers_allocated: issuer.buffers.allocated + u32::from(!stamps_reused),
         ..ClaimTiming::default()
     };
-    let mailbox = kept.mailbox.as_ref().filter(|_| program.needs_host_clock());
+    let rounds = if program.needs_host_clock() {
+        ROUNDS
+    } else {
+        QUICK_ROUNDS
+    };
+    let mailbox = kept.mailbox.as_ref().map(|m| (m, rounds));
     let outcome = run_trials(&mut issuer, mailbox, witness.as_ref(), trials, &mut timing);
     // Teardown: wait for the GPU, then give the memory back (or free it, if the context broke).
     let teardown = now_ns();
@@ -221,7 +224,7 @@ impl Lap {
 /// The trial loop: the recorded timelines and their timed regions summed.
 fn run_trials(
     issuer: &mut Issuer<'_>,
-    mailbox: Option<&Mailbox>,
+    mailbox: Option<(&Mailbox, usize)>,
     witness: Option<&Witness>,
     trials: usize,
     timing: &mut ClaimTiming,
@@ -244,7 +247,7 @@ fn run_trials(
         // The warm-up's timeline is discarded, and with it any alignment: each recorded trial
         // still aligns right before its own timed region.
         let alignment = match mailbox {
-            Some(m) if trial > 0 => Some(m.align(kernels)?),
+            Some((m, rounds)) if trial > 0 => Some(m.align(kernels, rounds)?),
             _ => None,
         };
         lap.to(&mut timing.clock_ns);
