@@ -192,6 +192,8 @@ pub struct Marks {
     pub trials: Vec<Option<String>>,
     /// The longest stall of each trial that had one, in ns.
     stalls: Vec<u64>,
+    /// Trials set aside because the OS preempted the issuing thread.
+    preempted: usize,
     /// The neighbours, when another process may have used the GPU during the claim.
     shared: Option<String>,
 }
@@ -217,6 +219,12 @@ impl Marks {
                 self.stalls.len()
             ));
         }
+        if self.preempted > 0 {
+            parts.push(format!(
+                "the issuing thread was preempted in {} trials",
+                self.preempted
+            ));
+        }
         if let Some(who) = &self.shared {
             parts.push(format!("the GPU was shared with {who}"));
         }
@@ -225,7 +233,9 @@ impl Marks {
 }
 
 /// Marks the disturbed trials of a claim. A trial is disturbed when its stamps show a stall
-/// ([`stalls`]). A claim that compares amounts of time ([`Check::Faster`]'s makespans,
+/// ([`stalls`]), or when the claim compares host times ([`Check::reads_host_time`]) and the OS
+/// preempted the issuing thread during the trial (a descheduled thread once made a graph launch
+/// of 1000 kernels look dearer than the launches one by one on an idle H100). A claim that compares amounts of time ([`Check::Faster`]'s makespans,
 /// [`Check::LaunchCheaper`]'s host time in launch calls) is disturbed as a whole when another
 /// process was busy on the GPU: a neighbour's copies share the bus and its kernels the SMs, which
 /// stretches makespans without any stall, and a launch call that must reach the GPU (a graph's
@@ -247,6 +257,7 @@ pub fn marks(
         shared: busy.clone(),
         ..Marks::default()
     };
+    let host_times = checks.iter().any(Check::reads_host_time);
     let waits = Waits::of(program);
     for t in timelines {
         let found = stalls_with(&waits, program, t, tol);
@@ -258,6 +269,14 @@ pub fn marks(
                 if found.len() == 1 { "" } else { "s" },
                 stall_threshold(tol) as f64 / 1e3,
                 worst.describe(program, t)
+            ))
+        } else if host_times && t.preempted > 0 {
+            marks.preempted += 1;
+            Some(format!(
+                "disturbed: the OS preempted the issuing thread {} time{} while it issued the \
+                 trial, which moves the host times this claim compares",
+                t.preempted,
+                if t.preempted == 1 { "" } else { "s" }
             ))
         } else if let (true, Some(who)) = (amounts, &busy) {
             Some(format!(

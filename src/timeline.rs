@@ -164,6 +164,11 @@ pub struct Timeline {
     /// How the witness's clock maps to `%globaltimer`, for trials with witnessed spans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<WitnessSync>,
+    /// How many times the OS preempted the issuing thread while it issued the trial's ops: host
+    /// times measured across a preemption include it (see [`crate::disturbance`]). Absent in
+    /// files recorded before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preempted: u32,
     /// Sorted by buffer id: what each buffer was and held after the trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contents: Vec<Contents>,
@@ -237,6 +242,12 @@ impl Timeline {
             end: self.host_to_gpu(h.end_ns)?,
             slack_ns: self.clock?.error_ns,
         })
+    }
+
+    /// The same timeline with the issuing thread's preemptions counted.
+    pub fn with_preempted(mut self, preempted: u32) -> Self {
+        self.preempted = preempted;
+        self
     }
 
     /// The same timeline with witnessed spans and their alignment.
@@ -335,4 +346,8 @@ impl Timeline {
         let end = self.spans.iter().map(Span::end).max().unwrap_or(0);
         end.saturating_sub(self.origin_ns())
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

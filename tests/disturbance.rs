@@ -417,3 +417,38 @@ fn a_copy_held_up_behind_a_kernel_of_another_stream_is_a_stall() {
     let (p, t) = kernel_then_copy(15_000, false);
     assert!(stalls(&p, &t, &TOL).is_empty());
 }
+
+#[test]
+fn a_preempted_issuing_thread_sets_aside_host_time_checks_only() {
+    let (p, calm) = pair(52_000, None);
+    let preempted = calm.clone().with_preempted(2);
+    let returns = [Check::ReturnsBefore {
+        call: OpId(1),
+        span: OpId(0),
+    }];
+    let j = judge_claim(
+        &p,
+        &returns,
+        std::slice::from_ref(&preempted),
+        None,
+        &TOL,
+        1,
+    );
+    assert_eq!(j.counts.disturbed, 1);
+    let why = j.evidence(&p);
+    assert!(
+        why.contains("the issuing thread was preempted in 1 trials"),
+        "{why}"
+    );
+    // Stamps alone do not move when the host thread is switched out (issue times only make ops
+    // ready later, which every relation already allows for).
+    let overlaps = [Check::Overlaps {
+        a: OpId(0),
+        b: OpId(1),
+    }];
+    let j = judge_claim(&p, &overlaps, &[preempted], None, &TOL, 1);
+    assert_eq!(j.counts.disturbed, 0);
+    // Not preempted: counted.
+    let j = judge_claim(&p, &returns, &[calm], None, &TOL, 1);
+    assert_eq!(j.counts.disturbed, 0);
+}

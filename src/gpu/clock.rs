@@ -42,6 +42,23 @@ pub fn now_ns() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
+/// How many times the OS has preempted the calling thread (involuntary context switches, from
+/// `getrusage(RUSAGE_THREAD)`; 0 where the OS does not say). A launch call that took long because
+/// the thread was switched out measured the host's scheduler, not the driver: the executor counts
+/// them over each trial's issue loop, and trials with host-time checks and a preemption are set
+/// aside (`crate::disturbance`).
+pub fn preemptions() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: a valid out-pointer; RUSAGE_THREAD reads the calling thread's counters.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } == 0;
+    if !ok {
+        return 0;
+    }
+    // SAFETY: initialised by the successful call (and zeroed before).
+    let usage = unsafe { usage.assume_init() };
+    u64::try_from(usage.ru_nivcsw).unwrap_or(0)
+}
+
 /// The measured alignment: `%globaltimer = now_ns() + offset_ns`, within `±error_ns`.
 #[derive(Debug, Clone, Copy)]
 pub struct Alignment {

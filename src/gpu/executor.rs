@@ -11,7 +11,7 @@
 //! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
 use super::buffers::{Buffers, Driver};
-use super::clock::{now_ns, Mailbox, QUICK_ROUNDS, ROUNDS};
+use super::clock::{now_ns, preemptions, Mailbox, QUICK_ROUNDS, ROUNDS};
 use super::cupti::Tracing;
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
@@ -258,6 +258,7 @@ fn run_trials(
         lap.to(&mut timing.witness_ns);
         host_calls.clear();
         readings.clear();
+        let switches = preemptions();
         let t0 = now_ns();
         for (i, op) in program.ops.iter().enumerate() {
             let on = op.kind.stream().map(|s| issuer.streams.get(s.0));
@@ -288,6 +289,7 @@ fn run_trials(
                 end_ns: end,
             });
         }
+        let preempted = preemptions().saturating_sub(switches);
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let elapsed = now_ns() - t0;
         let mut region = 0;
@@ -319,7 +321,8 @@ fn run_trials(
         )?
         .with_readings(readings.clone())
         .with_host(host_spans, clock)
-        .with_contents(issuer.buffers.contents()?);
+        .with_contents(issuer.buffers.contents()?)
+        .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX));
         lap.to(&mut timing.readback_ns);
         if let Some(w) = witness {
             let (spans, sync) = w.collect(program, &t.spans)?;

@@ -133,6 +133,20 @@ impl Check {
         matches!(self, Check::Precedes { .. } | Check::Overlaps { .. })
     }
 
+    /// Whether the check compares host-clock times of our own calls (when a call returned, how
+    /// long launches took): the OS preempting the issuing thread moves those, and nothing else.
+    pub fn reads_host_time(&self) -> bool {
+        matches!(
+            self,
+            Check::LaunchCheaper { .. }
+                | Check::ReturnsBefore { .. }
+                | Check::ReturnsAfter { .. }
+                | Check::Blocks { .. }
+                | Check::Answers { .. }
+                | Check::Separates { .. }
+        )
+    }
+
     /// Whether the check's reason carries a figure its value does not (a ratio), so evidence
     /// lines show the reason even when the claim holds.
     pub fn reason_is_evidence(&self) -> bool {
