@@ -33,8 +33,12 @@ pub struct Fleet {
     pub peers: Vec<Peer>,
 }
 
-/// How many CUDA devices the driver sees (0 without a driver).
+/// How many CUDA devices the driver sees (0 without a driver or NVRTC: the libraries are
+/// probed first, since cudarc would panic on a missing one).
 pub fn device_count() -> u32 {
+    if super::probe::libraries().is_err() {
+        return 0;
+    }
     CudaContext::device_count().map_or(0, |n| n.max(0) as u32)
 }
 

@@ -81,12 +81,28 @@ impl ProgramBuilder {
     /// A stream of `kind` on device `device` (a program on several GPUs; docs/model.md,
     /// "Several devices"). Labels name the device: `s1.gpu1`, `null.gpu1`.
     pub fn stream_on(&mut self, device: u32, kind: StreamKind) -> StreamId {
-        let id = self.stream(kind);
-        let s = &mut self.program.streams[id.0];
-        s.device = device;
-        if device != 0 {
-            s.label = format!("{}.gpu{device}", s.label);
+        if device == 0 {
+            return self.stream(kind);
         }
+        let streams = &self.program.streams;
+        if kind.is_builtin() {
+            if let Some(i) = streams
+                .iter()
+                .position(|s| s.kind == kind && s.device == device)
+            {
+                return StreamId(i);
+            }
+        }
+        let label = match kind {
+            StreamKind::LegacyNull => "null".to_string(),
+            StreamKind::PerThread => "per-thread".to_string(),
+            _ => format!(
+                "s{}",
+                1 + streams.iter().filter(|s| !s.kind.is_builtin()).count()
+            ),
+        };
+        let id = self.stream_labelled(kind, format!("{label}.gpu{device}"));
+        self.program.streams[id.0].device = device;
         id
     }
 
