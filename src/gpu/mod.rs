@@ -21,6 +21,7 @@ mod host_fn;
 mod kernels;
 mod memory;
 mod multi;
+mod multi_timeline;
 mod multi_witness;
 mod nccl;
 mod neighbours;

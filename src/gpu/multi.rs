@@ -29,25 +29,24 @@ use super::resources::{DeviceWords, Streams};
 use super::Execution;
 use crate::error::Error;
 use crate::program::{BufferId, OpKind, Place, Program, SyncTarget};
-use crate::timeline::{BlockStamp, ClockSync, DeviceClock, HostCall, Pause, Span, Timeline};
+use crate::timeline::{HostCall, Timeline};
 use crate::timing::ClaimTiming;
-use crate::witness::{WitnessKind, WitnessSpan, WitnessSync};
 use cudarc::driver::{result, sys, CudaContext};
 use std::sync::Arc;
 
 /// One device's side of a program.
-struct Side<'a> {
-    ctx: &'a Arc<CudaContext>,
-    kernels: &'a Kernels,
-    stamps: DeviceWords,
-    buffers: Buffers<Driver>,
+pub(super) struct Side<'a> {
+    pub ctx: &'a Arc<CudaContext>,
+    pub kernels: &'a Kernels,
+    pub stamps: DeviceWords,
+    pub buffers: Buffers<Driver>,
     /// Program buffer ids of `buffers`, in order.
-    buffer_ids: Vec<BufferId>,
-    witness: DeviceWitness,
+    pub buffer_ids: Vec<BufferId>,
+    pub witness: DeviceWitness,
 }
 
 impl Side<'_> {
-    fn bind(&self) -> Result<(), Error> {
+    pub fn bind(&self) -> Result<(), Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))
     }
 }
@@ -259,7 +258,16 @@ impl Issue<'_> {
                 }
             }
             let readback = now_ns();
-            timelines.push(self.timeline(sides, &aligned, t0, host_calls)?);
+            let t = super::multi_timeline::timeline(
+                program,
+                self.device,
+                self.first_record,
+                sides,
+                &aligned,
+                t0,
+                host_calls,
+            )?;
+            timelines.push(t);
             timing.readback_ns += now_ns() - readback;
         }
         Ok((timelines, gpu_time_ns))
@@ -407,118 +415,5 @@ impl Issue<'_> {
             }
         }
         Ok(())
-    }
-
-    /// One trial's timeline on device 0's axis.
-    fn timeline(
-        &self,
-        sides: &[Side<'_>],
-        aligned: &[Alignment],
-        t0: u64,
-        host_calls: Vec<HostCall>,
-    ) -> Result<Timeline, Error> {
-        let program = self.program;
-        let shift = |d: usize| aligned[0].offset_ns - aligned[d].offset_ns;
-        let mut words = Vec::with_capacity(sides.len());
-        for side in sides {
-            side.bind()?;
-            let mut host = vec![0u64; side.stamps.len()];
-            side.stamps.read(&mut host)?;
-            words.push(host);
-        }
-        let mut spans = Vec::new();
-        for (i, op) in program.ops.iter().enumerate() {
-            let grid = op.kind.stamped_grid() as usize;
-            let d = self.device[i];
-            let mut blocks = Vec::with_capacity(grid);
-            for b in 0..grid {
-                let w =
-                    &words[d][(self.first_record[i] + b) * WORDS_PER_BLOCK..][..WORDS_PER_BLOCK];
-                if w[0] == 0 || w[1] < w[0] {
-                    return Err(Error::MissingStamps {
-                        op: i,
-                        label: op.label.clone(),
-                        block: b,
-                    });
-                }
-                let to0 = |t: u64| t.saturating_add_signed(shift(d));
-                blocks.push(BlockStamp {
-                    start_ns: to0(w[0]),
-                    end_ns: to0(w[1]),
-                    sm: w[2] as u32,
-                    cycles: w[3],
-                    pause: (w[5] >= Pause::RECORDED_NS).then_some(Pause {
-                        at_ns: to0(w[4]),
-                        ns: w[5],
-                    }),
-                });
-            }
-            if grid > 0 {
-                spans.push(Span {
-                    op: op.id,
-                    blocks,
-                    device: d as u32,
-                });
-            }
-        }
-        let clocks: Vec<DeviceClock> = aligned
-            .iter()
-            .enumerate()
-            .map(|(d, a)| DeviceClock {
-                device: d as u32,
-                offset_ns: a.offset_ns + t0 as i64,
-                error_ns: a.error_ns,
-            })
-            .collect();
-        let clock = ClockSync {
-            offset_ns: aligned[0].offset_ns + t0 as i64,
-            error_ns: aligned[0].error_ns,
-        };
-        let mut t = Timeline::new(spans, host_calls).with_host(Vec::new(), Some(clock));
-        t.devices = clocks;
-        // Witnessed spans, each device's moved onto device 0's axis.
-        let mut witnessed: Vec<WitnessSpan> = Vec::new();
-        let mut sync: Option<WitnessSync> = None;
-        for (d, side) in sides.iter().enumerate() {
-            side.bind()?;
-            let Some((spans, s)) = side.witness.collect(program)? else {
-                continue;
-            };
-            let offset = s.offset_ns + shift(d);
-            witnessed.extend(spans.into_iter().map(|w| WitnessSpan {
-                op: w.op,
-                start_ns: w.start_ns + offset,
-                end_ns: w.end_ns + offset,
-            }));
-            let error = s.error_ns + t.device_slack_ns(d as u32);
-            sync = Some(match sync {
-                None => WitnessSync {
-                    kind: WitnessKind::Events,
-                    offset_ns: 0,
-                    error_ns: error,
-                    anchors: s.anchors,
-                    disagreement_ns: s.disagreement_ns,
-                },
-                Some(w) => WitnessSync {
-                    error_ns: w.error_ns.max(error),
-                    anchors: w.anchors + s.anchors,
-                    disagreement_ns: w.disagreement_ns.max(s.disagreement_ns),
-                    ..w
-                },
-            });
-        }
-        if !witnessed.is_empty() {
-            t = t.with_witness(witnessed, sync);
-        }
-        let mut contents = Vec::new();
-        for side in sides {
-            side.bind()?;
-            for mut c in side.buffers.contents()? {
-                c.buffer = side.buffer_ids[c.buffer.0];
-                contents.push(c);
-            }
-        }
-        sides[0].bind()?;
-        Ok(t.with_contents(contents))
     }
 }
