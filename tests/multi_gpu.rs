@@ -298,3 +298,59 @@ fn multi_gpu_claims_hold_as_expected() {
     }
     assert!(failed.is_empty(), "not as expected: {failed:?}");
 }
+
+/// A results file with a two-device claim and hand-made trials: saved, loaded back through the
+/// load checks, judged, and drawn with a lane per device's stream (what `render` and `judge` do
+/// with the 2 × H200 fixture, without a GPU).
+#[test]
+fn a_two_device_results_file_loads_judges_and_renders() {
+    let (program, t) = two_devices(3_000);
+    let mut claim = catalogue::multi::event_across_devices(SPIN);
+    claim.program = program;
+    let trials = stream_litmus::Trials {
+        calibration: stream_litmus::Calibration {
+            device: stream_litmus::Device {
+                name: "test".into(),
+                driver_version: 13000,
+                driver_release: None,
+                compute_capability: (9, 0),
+                sm_count: 132,
+                clock_khz: 1_980_000,
+                priority_range: None,
+                async_engines: None,
+                cupti: None,
+            },
+            cycles_per_ns: 1.98,
+            timer_step_ns: 32,
+            launch_jitter_ns: 2_000,
+            dependent_gap_ns: 2_000,
+            environment: vec![],
+        },
+        wanted: 5,
+        timelines: vec![t; 5],
+        gpu_time_ns: 1,
+        warnings: vec![],
+        sharing: None,
+        timing: None,
+    };
+    let mut run = stream_litmus::RunRecord::new(Some(trials.calibration.clone()), 5);
+    run.claims
+        .push(stream_litmus::ClaimRecord::judged(claim, trials));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.json");
+    run.save(&path).unwrap();
+    let back = stream_litmus::RunRecord::load(&path).unwrap();
+    assert_eq!(back.claims.len(), 1);
+    assert!(
+        back.claims[0].as_expected(),
+        "{:?}",
+        back.claims[0].verdict()
+    );
+    let html = stream_litmus::report::html::html_report(&back);
+    assert!(
+        html.contains("gpu1"),
+        "the device 1 stream's lane names its GPU"
+    );
+    let trace = serde_json::to_string(&stream_litmus::report::trace::chrome_trace(&back)).unwrap();
+    assert!(trace.contains("gpu1"));
+}
