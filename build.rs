@@ -9,6 +9,11 @@
 //! browser binary, or when Debian's `/usr/bin/chromium` exists. Without it the test shows as
 //! ignored with its reason.
 //!
+//! And for the multi-GPU tests (`cfg(gpus2)`): on when `MULTI_GPU_TESTS=1` or `GPU_TESTS=2`
+//! (both also force `cfg(gpu)`), off when `MULTI_GPU_TESTS=0`; unset, on when the machine shows
+//! two or more NVIDIA GPUs in `/proc/driver/nvidia/gpus/`. Off, those tests show as ignored with
+//! the reason "needs 2 GPUs"; forced on a machine with fewer, they fail naming the cause.
+//!
 //! And for the seed notes the catalogue cites (`cfg(seeds)`): on when `../shared/seeds` exists
 //! beside the checkout. Without them the test that checks every cited seed file shows as ignored
 //! with its reason, instead of passing without checking anything.
@@ -16,12 +21,14 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(gpu)");
     println!("cargo::rustc-check-cfg=cfg(chromium)");
     println!("cargo::rustc-check-cfg=cfg(seeds)");
+    println!("cargo::rustc-check-cfg=cfg(gpus2)");
     let seeds = std::path::Path::new("../shared/seeds");
     if seeds.is_dir() {
         println!("cargo::rustc-cfg=seeds");
         println!("cargo::rerun-if-changed=../shared/seeds");
     }
     println!("cargo::rerun-if-env-changed=GPU_TESTS");
+    println!("cargo::rerun-if-env-changed=MULTI_GPU_TESTS");
     println!("cargo::rerun-if-env-changed=CHROMIUM");
     let chromium = std::env::var_os("CHROMIUM")
         .map(std::path::PathBuf::from)
@@ -34,12 +41,30 @@ fn main() {
         );
     }
     println!("cargo::rerun-if-changed=build.rs");
-    let gpu = match std::env::var("GPU_TESTS").ok().as_deref() {
+    let gpu_tests = std::env::var("GPU_TESTS").ok();
+    let gpus2 = match std::env::var("MULTI_GPU_TESTS").ok().as_deref() {
         Some("1") | Some("true") | Some("yes") => true,
         Some(_) => false,
-        None => std::path::Path::new("/proc/driver/nvidia/version").exists(),
+        None => match gpu_tests.as_deref() {
+            Some(v) => v == "2",
+            None => nvidia_gpus() >= 2,
+        },
     };
+    let gpu = gpus2
+        || match gpu_tests.as_deref() {
+            Some("1") | Some("2") | Some("true") | Some("yes") => true,
+            Some(_) => false,
+            None => std::path::Path::new("/proc/driver/nvidia/version").exists(),
+        };
     if gpu {
         println!("cargo::rustc-cfg=gpu");
     }
+    if gpus2 {
+        println!("cargo::rustc-cfg=gpus2");
+    }
+}
+
+/// NVIDIA GPUs the kernel driver lists (one folder each under `/proc/driver/nvidia/gpus/`).
+fn nvidia_gpus() -> usize {
+    std::fs::read_dir("/proc/driver/nvidia/gpus").map_or(0, |d| d.count())
 }

@@ -58,6 +58,12 @@ pub enum Error {
     /// Reading or writing a file.
     #[error("{path}: {detail}")]
     File { path: String, detail: String },
+    /// A program on several GPUs, on a machine with fewer.
+    #[error("needs {needed} GPUs: {detail}")]
+    Devices { needed: u32, detail: String },
+    /// NCCL could not be loaded or initialized; only programs with an all-reduce need it.
+    #[error("NCCL is not usable: {detail}")]
+    NoNccl { detail: String },
 }
 
 impl Error {

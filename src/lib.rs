@@ -85,7 +85,10 @@ pub use contents::{Contents, MemoryKind, ValueCount};
 pub use error::{Error, Result};
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
-pub use gpu::{Execution, Gpu, Look, ADD_SOURCE, CUPTI_ENV, NVML_ENV, STAMP_SOURCE};
+pub use gpu::{
+    device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CUPTI_ENV, NVLS_ENV, NVML_ENV,
+    STAMP_SOURCE,
+};
 pub use lab::{Lab, DEFAULT_TRIALS, TRIALS_ENV};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
@@ -96,7 +99,8 @@ pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERS
 pub use relation::{Check, Measurement, Truth, Unit, Value};
 pub use sharing::{Neighbour, Sharing};
 pub use timeline::{
-    BlockStamp, ClockSync, HostCall, HostSpan, Interval, Pause, Reading, Span, Timeline,
+    BlockStamp, ClockSync, DeviceClock, HostCall, HostSpan, Interval, Pause, Reading, Span,
+    Timeline,
 };
 pub use verdict::{
     judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,

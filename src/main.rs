@@ -197,5 +197,15 @@ fn list() -> CliResult {
             c.statement
         );
     }
+    for c in catalogue::multi_gpu(catalogue::DEFAULT_SPIN) {
+        outln!(
+            "{:<36} expect {:<9} (needs {} GPUs) {} — {}",
+            c.id,
+            c.expect,
+            catalogue::multi::DEVICES,
+            c.source,
+            c.statement
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

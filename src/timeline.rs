@@ -50,6 +50,12 @@ impl Pause {
 pub struct Span {
     pub op: OpId,
     pub blocks: Vec<BlockStamp>,
+    /// The device that ran the op, in programs on several GPUs. The stamps of a device other
+    /// than 0 are stored moved onto device 0's `%globaltimer` axis (through both devices'
+    /// clock alignments, [`Timeline::devices`]), so every relation compares one axis; the move
+    /// is uncertain by both alignments' errors ([`Timeline::device_slack_ns`]).
+    #[serde(default, skip_serializing_if = "crate::program::is_zero")]
+    pub device: u32,
 }
 
 impl Span {
@@ -57,6 +63,7 @@ impl Span {
     pub fn single(op: OpId, start_ns: u64, end_ns: u64) -> Span {
         Span {
             op,
+            device: 0,
             blocks: vec![BlockStamp {
                 start_ns,
                 end_ns,
@@ -122,6 +129,17 @@ pub struct ClockSync {
     pub error_ns: u64,
 }
 
+/// One device's clock in a program on several GPUs: `%globaltimer` of `device` = host +
+/// `offset_ns` (host ns since the trial's first issue), within `±error_ns`, measured by the same
+/// ping-pong as [`ClockSync`], each device through its own mapped mailbox, right before the
+/// trial. Spans of device `d` are moved onto device 0's axis by `offset(0) − offset(d)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceClock {
+    pub device: u32,
+    pub offset_ns: i64,
+    pub error_ns: u64,
+}
+
 impl ClockSync {
     /// A host-clock instant (ns since the trial's first issue) in `%globaltimer` ns.
     pub fn to_gpu(&self, host_ns: u64) -> i64 {
@@ -172,6 +190,10 @@ pub struct Timeline {
     /// Sorted by buffer id: what each buffer was and held after the trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contents: Vec<Contents>,
+    /// Programs on several GPUs: each device's clock alignment, device 0 first (empty for a
+    /// single-device trial, whose stamps need none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceClock>,
 }
 
 impl Timeline {
@@ -223,7 +245,7 @@ impl Timeline {
                 op,
                 start: s.start() as i64,
                 end: s.end() as i64,
-                slack_ns: 0,
+                slack_ns: self.device_slack_ns(s.device),
             });
         }
         if let Some(w) = self.witnessed.iter().find(|w| w.op == op) {
@@ -248,6 +270,29 @@ impl Timeline {
     pub fn with_preempted(mut self, preempted: u32) -> Self {
         self.preempted = preempted;
         self
+    }
+
+    /// How far a stamp of `device`, moved onto device 0's axis, may lie from where it is
+    /// stored: the sum of both devices' alignment errors (0 for device 0). A relation between a
+    /// span of device 0 and one of device 1 thus widens by both errors; two spans of device 1
+    /// widen by twice that, more than they need (their own clock is one), which only makes
+    /// such a verdict more cautious.
+    pub fn device_slack_ns(&self, device: u32) -> u64 {
+        if device == 0 {
+            return 0;
+        }
+        let error = |d: u32| {
+            self.devices
+                .iter()
+                .find(|c| c.device == d)
+                .map(|c| c.error_ns)
+        };
+        match (error(0), error(device)) {
+            (Some(a), Some(b)) => a + b,
+            // A span of another device without its alignment cannot be placed: widen by a
+            // second, which decides nothing (load checks keep tolerances below one second).
+            _ => 1_000_000_000,
+        }
     }
 
     /// The same timeline with witnessed spans and their alignment.

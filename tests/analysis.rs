@@ -365,10 +365,12 @@ fn waves(high_start: u64, high_issued: u64) -> Timeline {
         pause: None,
     };
     let low = Span {
+        device: 0,
         op: A,
         blocks: (0..8).map(|i| block((i / 2) * 50_000, 99_000)).collect(),
     };
     let high = Span {
+        device: 0,
         op: B,
         blocks: vec![block(high_start, 99_000), block(high_start, 99_000)],
     };

@@ -15,6 +15,7 @@ mod events;
 mod graphs;
 mod host;
 mod implicit;
+pub mod multi;
 mod null_stream;
 mod ordering;
 mod per_thread;
@@ -39,6 +40,7 @@ pub use host::{
     host_fn_in_stream_order, launch_returns_early, queries_until_done, syncs_return_after_work,
 };
 pub use implicit::{implicit_sync, Between, IMPLICIT_BYTES};
+pub use multi::multi_gpu;
 pub use null_stream::{
     non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
     seed002_without_null,

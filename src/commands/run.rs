@@ -10,9 +10,13 @@ use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
 use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord};
 
-/// The claims the filters select; every filter must match at least one claim.
+/// The claims the filters select; every filter must match at least one claim. The multi-GPU
+/// family (`multi.*`, `catalogue::multi_gpu`) is selected like the others and run only where
+/// the driver sees enough devices ([`split_multi`]).
 fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
-    let all = catalogue::all(Duration::from_micros(args.spin_us));
+    let spin = Duration::from_micros(args.spin_us);
+    let mut all = catalogue::all(spin);
+    all.extend(catalogue::multi_gpu(spin));
     if let Some(f) = args
         .filters
         .iter()
@@ -31,8 +35,33 @@ fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
 }
 
 pub fn run(args: RunArgs) -> CliResult {
-    let claims = selected(&args)?;
+    let claims = split_multi(selected(&args)?)?;
     run_claims(&claims, &args.options)
+}
+
+/// Leaves out the multi-GPU claims where the machine has fewer than
+/// [`catalogue::multi::DEVICES`] devices, printing one `skip` line for each: they are not run,
+/// not counted, and not failures.
+fn split_multi(claims: Vec<Claim>) -> Result<Vec<Claim>, CliError> {
+    let needed = catalogue::multi::DEVICES;
+    if !claims.iter().any(|c| c.program.device_count() >= needed) {
+        return Ok(claims);
+    }
+    let have = stream_litmus::device_count();
+    if have >= needed {
+        return Ok(claims);
+    }
+    let (multi, single): (Vec<Claim>, Vec<Claim>) = claims
+        .into_iter()
+        .partition(|c| c.program.device_count() >= needed);
+    // No device at all: the GPU error that follows says why, alone.
+    for c in multi.iter().filter(|_| have > 0) {
+        outln!(
+            "skip {:<36} needs {needed} GPUs (this machine has {have})",
+            c.id
+        );
+    }
+    Ok(single)
 }
 
 /// Runs `claims` on the GPU as the catalogue runs (verdict lines, tables, details, footer,

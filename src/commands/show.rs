@@ -8,6 +8,7 @@ use stream_litmus::catalogue;
 pub fn show(id: &str, json: bool, litmus: bool) -> CliResult {
     let Some(claim) = catalogue::all(catalogue::DEFAULT_SPIN)
         .into_iter()
+        .chain(catalogue::multi_gpu(catalogue::DEFAULT_SPIN))
         .find(|c| c.id == id)
     else {
         return Err(CliError::usage(format!(

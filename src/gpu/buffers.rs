@@ -145,6 +145,7 @@ impl<A: Allocator> Buffers<A> {
             *w = program.ops.iter().any(|op| match op.kind {
                 OpKind::Copy { dst, .. } => dst.0 == i,
                 OpKind::Add { out, .. } => out.0 == i,
+                OpKind::AllReduce { buffer, .. } => buffer.0 == i,
                 _ => false,
             });
         }
@@ -254,6 +255,7 @@ mod tests {
             place,
             fill,
             read_back: false,
+            device: 0,
         }
     }
 

@@ -419,6 +419,14 @@ impl Issuer<'_> {
                 dst,
                 bytes,
             } => self.copy(stream(s), src, dst, bytes)?,
+            OpKind::DeviceSync { .. } | OpKind::AllReduce { .. } => {
+                return Err(Error::Driver {
+                    call: "the single-device executor".into(),
+                    message: "device syncs and all-reduces run in programs on several GPUs \
+                              (gpu/multi.rs)"
+                        .into(),
+                })
+            }
             OpKind::Add {
                 stream: s,
                 a,

@@ -15,10 +15,15 @@ mod calibrate;
 mod clock;
 mod cupti;
 mod executor;
+mod fleet;
 mod graphs;
 mod host_fn;
 mod kernels;
 mod memory;
+mod multi;
+mod multi_timeline;
+mod multi_witness;
+mod nccl;
 mod neighbours;
 mod pool;
 mod probe;
@@ -28,6 +33,8 @@ mod witness;
 
 pub use cupti::CUPTI_ENV;
 pub use executor::Execution;
+pub use fleet::device_count;
+pub use nccl::{probe as probe_nccl, NVLS_ENV};
 pub use neighbours::{Look, NVML_ENV};
 
 /// Hooks for the executor's error-path test; not part of the API.
@@ -58,6 +65,9 @@ pub struct Gpu {
     /// NVML on this GPU, opened on the first look (a child process never looks).
     observer: std::sync::Mutex<Option<Result<neighbours::Observer, String>>>,
     pci_bus_id: Option<String>,
+    /// Devices 1.. for programs on several GPUs, opened by the first such program
+    /// (`fleet.rs`); declared before `ctx` so they are freed first.
+    fleet: Mutex<Option<fleet::Fleet>>,
 }
 
 impl Gpu {
@@ -80,6 +90,7 @@ impl Gpu {
             calibration,
             setup: started.elapsed(),
             observer: std::sync::Mutex::new(None),
+            fleet: Mutex::new(None),
         })
     }
 
@@ -112,6 +123,9 @@ impl Gpu {
     /// plain data (the lab makes the results file's `Trials` of them, with the calibration).
     pub fn run(&self, program: &Program, trials: usize) -> Result<Execution, Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        if program.is_multi_device() {
+            return self.run_multi(program, trials);
+        }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         executor::execute_with(
             &self.kernels,
@@ -120,6 +134,24 @@ impl Gpu {
             program,
             trials,
         )
+    }
+}
+
+impl Gpu {
+    /// A program on several GPUs: devices 1.. are opened on first use and kept.
+    fn run_multi(&self, program: &Program, trials: usize) -> Result<Execution, Error> {
+        let mut fleet = self.fleet.lock().unwrap_or_else(|p| p.into_inner());
+        let need = program.device_count();
+        if fleet
+            .as_ref()
+            .map_or(true, |f| (f.peers.len() as u32) + 1 < need)
+        {
+            *fleet = None;
+            *fleet = Some(fleet::Fleet::open(&self.ctx, need)?);
+        }
+        let fleet = fleet.as_mut().expect("opened above");
+        let cycles = self.calibration.cycles_per_ns;
+        multi::execute(&self.ctx, &self.kernels, fleet, cycles, program, trials)
     }
 }
 

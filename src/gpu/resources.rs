@@ -160,6 +160,11 @@ impl DeviceWords {
     }
 
     /// Device address of word `i`.
+    /// Words held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     pub fn addr(&self, i: usize) -> sys::CUdeviceptr {
         self.ptr + 8 * i as u64
     }

@@ -60,7 +60,11 @@ pub fn timeline(
                 }),
             });
         }
-        spans.push(Span { op: op.id, blocks });
+        spans.push(Span {
+            op: op.id,
+            blocks,
+            device: 0,
+        });
     }
     Ok(Timeline::new(spans, host_calls))
 }

@@ -169,6 +169,14 @@ fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
         } => format!("wait {} on {}", event(e), stream(s)),
         OpKind::HostSync { target: t } => format!("host_sync {}", target(t)),
         OpKind::Query { target: t } => format!("query {}", target(t)),
+        // Not read back yet: claim files have no syntax for devices (docs/writing-claims.md).
+        OpKind::DeviceSync { device } => format!("device_sync {device}"),
+        OpKind::AllReduce {
+            stream: s,
+            buffer: b,
+        } => {
+            format!("all_reduce {} on {}", buffer(b), stream(s))
+        }
         OpKind::Elapsed { from, to } => format!("elapsed {} to {}", event(from), event(to)),
         OpKind::HostFn {
             stream: s,

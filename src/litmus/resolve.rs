@@ -114,6 +114,7 @@ impl Draft {
                 events: Vec::new(),
                 buffers: Vec::new(),
                 ops: Vec::new(),
+                peer_access: false,
             },
             id,
             span,
@@ -241,6 +242,7 @@ impl Draft {
                         kind: k,
                         label: n.text,
                         priority,
+                        device: 0,
                     });
                 }
             }
@@ -300,6 +302,7 @@ impl Draft {
                     place,
                     fill,
                     read_back,
+                    device: 0,
                 });
             }
             Stmt::Op { label, op } => {

@@ -22,6 +22,7 @@ pub(super) fn edges(program: &Program, refinement: Refinement) -> Vec<(usize, us
     legacy_null_stream(program, &mut e);
     event_waits(program, &mut e);
     host_syncs(program, &mut e);
+    collectives(program, &mut e);
     if let Refinement::Queues(n) = refinement {
         hardware_queues(program, n, &mut e);
     }
@@ -82,11 +83,17 @@ fn stream_order(program: &Program, e: &mut Vec<(usize, usize)>) {
 /// call it "a functional no-op", and the GPU agrees. Taking the sentence above literally instead
 /// (the wait as a legacy action) made the model predict orders the H100 did not keep, in 10 of
 /// 2000 random programs (tests/fixtures/fuzz-violations-h100.json).
+///
+/// Per device: the legacy stream is "the NULL stream … of the device" (runtime API, "Default
+/// stream") and the rule speaks of the blocking streams of its context, so a legacy action on
+/// one device waits for no stream of another device, and no stream of another device waits for
+/// it (docs/model.md, "Several devices").
 fn legacy_null_stream(program: &Program, e: &mut Vec<(usize, usize)>) {
     let kind = |s: crate::program::StreamId| program.streams[s.0].kind;
+    let device = |s: crate::program::StreamId| program.streams[s.0].device as usize;
     let blocking = |k: StreamKind| matches!(k, StreamKind::Blocking | StreamKind::PerThread);
     let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
-    let mut last_legacy: Option<usize> = None;
+    let mut last_legacy: Vec<Option<usize>> = vec![None; program.device_count() as usize];
     for (i, op) in program.ops.iter().enumerate() {
         let Some(s) = op.kind.stream() else { continue };
         if program.is_noop_wait(op.id) {
@@ -96,15 +103,16 @@ fn legacy_null_stream(program: &Program, e: &mut Vec<(usize, usize)>) {
             StreamKind::LegacyNull => {
                 for (t, last) in last_on.iter().enumerate() {
                     if let Some(prev) = *last {
-                        if blocking(program.streams[t].kind) {
+                        let other = &program.streams[t];
+                        if blocking(other.kind) && other.device as usize == device(s) {
                             e.push((end(prev), start(i)));
                         }
                     }
                 }
-                last_legacy = Some(i);
+                last_legacy[device(s)] = Some(i);
             }
             k if blocking(k) => {
-                if let Some(n) = last_legacy {
+                if let Some(n) = last_legacy[device(s)] {
                     e.push((end(n), start(i)));
                 }
             }
@@ -143,6 +151,9 @@ fn event_waits(program: &Program, e: &mut Vec<(usize, usize)>) {
 /// - A device sync covers every op issued before it.
 ///
 /// Reading an elapsed time waits for its end event first, so it counts as an event sync.
+/// A device sync of one device of several (`cuCtxSynchronize` in that device's context: "Blocks
+/// until the device has completed all preceding requested tasks") covers the ops of that device
+/// issued before it, and nothing of the other devices.
 fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
     let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
     let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
@@ -152,6 +163,17 @@ fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
         }
         if let Some(s) = op.kind.stream() {
             last_on[s.0] = Some(i);
+        }
+        if let OpKind::DeviceSync { device } = op.kind {
+            for p in 0..i {
+                if program.device_of(program.ops[p].id) == Some(device) {
+                    e.push((end(p), start(i)));
+                }
+            }
+            for later in i + 1..program.ops.len() {
+                e.push((end(i), start(later)));
+            }
+            continue;
         }
         let Some(target) = op.kind.host_waits_for() else {
             continue;
@@ -179,21 +201,54 @@ fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
     }
 }
 
+/// Collectives. An all-reduce completes on no rank before every rank has contributed (NCCL,
+/// "Collective operations": every rank must call it, and each rank's result depends on all
+/// inputs), so no rank's op can end before every other rank's op has started. Only the forward
+/// half of that is an edge here (`start(x) → end(y)` for x issued before y): every edge of the
+/// model points forward in issue order. Leaving out the backward half only makes the model
+/// predict fewer orders, never a false one.
+fn collectives(program: &Program, e: &mut Vec<(usize, usize)>) {
+    for group in program.collectives() {
+        for (k, x) in group.iter().enumerate() {
+            for y in &group[k + 1..] {
+                e.push((start(x.0), end(y.0)));
+            }
+        }
+    }
+}
+
 /// Hardware queues (measured, not documented). With `n` connections, stream `i` feeds queue
 /// `i mod n`. A queue hands kernels and event waits to the GPU in issue order: an op cannot start
 /// before the op ahead of it in the same queue has started. Combined with the stream order, a
 /// kernel queued behind a waiting kernel of another stream inherits its wait; this is the false
 /// dependency seed 003 describes for `CUDA_DEVICE_MAX_CONNECTIONS=1`. Event records and no-op waits
 /// do not hold the queue in this model.
+///
+/// Queues are per device (`CUDA_DEVICE_MAX_CONNECTIONS` counts a device's connections): stream
+/// `i` of a device is its `i`-th stream among that device's streams. An NCCL all-reduce is a
+/// kernel and takes its place in its stream's queue like a spin.
 fn hardware_queues(program: &Program, n: usize, e: &mut Vec<(usize, usize)>) {
-    let mut last_in_queue: Vec<Option<usize>> = vec![None; n.max(1)];
+    let n = n.max(1);
+    let devices = program.device_count() as usize;
+    let mut last_in_queue: Vec<Option<usize>> = vec![None; n * devices];
+    // Per stream: its index among its device's streams.
+    let mut seen = vec![0usize; devices];
+    let index: Vec<usize> = program
+        .streams
+        .iter()
+        .map(|s| {
+            let d = s.device as usize;
+            seen[d] += 1;
+            seen[d] - 1
+        })
+        .collect();
     for (i, op) in program.ops.iter().enumerate() {
         let stream = match op.kind {
-            OpKind::Spin { stream, .. } => stream,
+            OpKind::Spin { stream, .. } | OpKind::AllReduce { stream, .. } => stream,
             OpKind::Wait { stream, .. } if !program.is_noop_wait(op.id) => stream,
             _ => continue,
         };
-        let q = stream.0 % n.max(1);
+        let q = program.streams[stream.0].device as usize * n + index[stream.0] % n;
         if let Some(prev) = last_in_queue[q] {
             e.push((start(prev), start(i)));
         }

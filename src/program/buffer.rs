@@ -58,6 +58,11 @@ pub struct Buffer {
     /// Whether the trial reads the buffer back afterwards, for checks on its contents.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub read_back: bool,
+    /// The device a [`Place::Device`] buffer is allocated on (0 unless the program runs on
+    /// several GPUs); a copy between device buffers of two devices is a peer copy. Host buffers
+    /// belong to no device and keep 0.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub device: u32,
 }
 
 impl Buffer {

@@ -40,6 +40,7 @@ impl ProgramBuilder {
                 events: Vec::new(),
                 buffers: Vec::new(),
                 ops: Vec::new(),
+                peer_access: false,
             },
         }
     }
@@ -72,8 +73,78 @@ impl ProgramBuilder {
             kind,
             label: label.into(),
             priority: None,
+            device: 0,
         });
         StreamId(self.program.streams.len() - 1)
+    }
+
+    /// A stream of `kind` on device `device` (a program on several GPUs; docs/model.md,
+    /// "Several devices"). Labels name the device: `s1.gpu1`, `null.gpu1`.
+    pub fn stream_on(&mut self, device: u32, kind: StreamKind) -> StreamId {
+        if device == 0 {
+            return self.stream(kind);
+        }
+        let streams = &self.program.streams;
+        if kind.is_builtin() {
+            if let Some(i) = streams
+                .iter()
+                .position(|s| s.kind == kind && s.device == device)
+            {
+                return StreamId(i);
+            }
+        }
+        let label = match kind {
+            StreamKind::LegacyNull => "null".to_string(),
+            StreamKind::PerThread => "per-thread".to_string(),
+            _ => format!(
+                "s{}",
+                1 + streams.iter().filter(|s| !s.kind.is_builtin()).count()
+            ),
+        };
+        let id = self.stream_labelled(kind, format!("{label}.gpu{device}"));
+        self.program.streams[id.0].device = device;
+        id
+    }
+
+    /// Enables peer access between the program's devices for its trials
+    /// (`cuCtxEnablePeerAccess` both ways before the first trial, disabled after the last), so
+    /// peer copies go device to device; without it the driver stages them through the host.
+    pub fn peer_access(&mut self, on: bool) {
+        self.program.peer_access = on;
+    }
+
+    /// A device buffer of `bytes` bytes on `device`, every element `fill` when a trial starts.
+    pub fn buffer_on(
+        &mut self,
+        device: u32,
+        label: impl Into<String>,
+        bytes: u64,
+        fill: i32,
+    ) -> BufferId {
+        let id = self.buffer(label, Place::Device, bytes, fill);
+        self.program.buffers[id.0].device = device;
+        id
+    }
+
+    /// `cuCtxSynchronize` of one device of a program on several GPUs.
+    pub fn device_sync(&mut self, device: u32) -> OpId {
+        self.push(format!("sync gpu{device}"), OpKind::DeviceSync { device })
+    }
+
+    /// An NCCL all-reduce (sum, in place), one rank per `(stream, buffer)`, one per device,
+    /// issued together in one NCCL group. Returns the ops in the ranks' order, labelled
+    /// `label.gpuN`.
+    pub fn all_reduce(&mut self, label: &str, ranks: &[(StreamId, BufferId)]) -> Vec<OpId> {
+        ranks
+            .iter()
+            .map(|&(stream, buffer)| {
+                let d = self.program.streams.get(stream.0).map_or(0, |s| s.device);
+                self.push(
+                    format!("{label}.gpu{d}"),
+                    OpKind::AllReduce { stream, buffer },
+                )
+            })
+            .collect()
     }
 
     /// A new stream of `kind` (blocking or non-blocking) created with `priority`.
@@ -213,6 +284,7 @@ impl ProgramBuilder {
             place,
             fill,
             read_back: false,
+            device: 0,
         });
         BufferId(self.program.buffers.len() - 1)
     }

@@ -54,6 +54,13 @@ impl fmt::Display for Program {
                     SyncTarget::Event(e) => writeln!(f, "host sync {}", event(e))?,
                     SyncTarget::Device => writeln!(f, "host sync device")?,
                 },
+                OpKind::DeviceSync { device } => writeln!(f, "host syncs gpu{device}")?,
+                OpKind::AllReduce { stream: s, buffer } => writeln!(
+                    f,
+                    "NCCL all-reduce (sum) of {} on {}",
+                    self.buffer(buffer).map_or("?".into(), |b| b.label.clone()),
+                    stream(s)
+                )?,
                 OpKind::Elapsed { from, to } => {
                     writeln!(f, "host reads elapsed time {} → {}", event(from), event(to))?
                 }

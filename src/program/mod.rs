@@ -11,6 +11,7 @@
 
 mod buffer;
 mod builder;
+mod devices;
 mod display;
 mod validate;
 
@@ -102,15 +103,27 @@ pub struct Stream {
     /// Created with `cuStreamCreateWithPriority` when set (blocking and non-blocking kinds only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
+    /// The CUDA device (ordinal) whose primary context the stream is created in; 0 unless the
+    /// program runs on several GPUs. A built-in stream (legacy null, per-thread) is that
+    /// device's own: each device has one of each (docs/model.md, "Several devices").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device: u32,
+}
+
+/// For `skip_serializing_if`: device 0 is left out, so single-device files stay as they were.
+pub(crate) fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl Stream {
-    /// "s1 (non-blocking)", or just "null" where the label already is the kind.
+    /// "s1 (non-blocking)", or just "null" where the label already is the kind; a stream of
+    /// another device than 0 names it ("s1 (non-blocking, gpu1)"), so lanes say which GPU.
     pub fn display_label(&self) -> String {
-        if self.label == self.kind.name() {
-            self.label.clone()
-        } else {
-            format!("{} ({})", self.label, self.kind)
+        match (self.label == self.kind.name(), self.device) {
+            (true, 0) => self.label.clone(),
+            (false, 0) => format!("{} ({})", self.label, self.kind),
+            (true, d) => format!("{} (gpu{d})", self.label),
+            (false, d) => format!("{} ({}, gpu{d})", self.label, self.kind),
         }
     }
 }
@@ -243,6 +256,15 @@ pub enum OpKind {
         grid: u32,
         block: u32,
     },
+    /// The host waits for every op of one device: `cuCtxSynchronize` with that device's primary
+    /// context current. On a single-device program this is [`SyncTarget::Device`]'s call.
+    DeviceSync { device: u32 },
+    /// One rank of an NCCL all-reduce (sum, in place) of the floats of device buffer `buffer`
+    /// on `stream`. Consecutive all-reduce ops form one collective, one op per device of the
+    /// program, issued between `ncclGroupStart` and `ncclGroupEnd` by this one process (see
+    /// [`Program::collectives`]). NCCL's kernels cannot stamp: the op's span comes from events
+    /// around it. Reading the buffer back ([`crate::Check::Contents`]) checks the sum.
+    AllReduce { stream: StreamId, buffer: BufferId },
 }
 
 impl OpKind {
@@ -259,8 +281,10 @@ impl OpKind {
             | OpKind::EndCapture { stream }
             | OpKind::GraphLaunch { stream, .. }
             | OpKind::Copy { stream, .. }
+            | OpKind::AllReduce { stream, .. }
             | OpKind::Add { stream, .. } => Some(stream),
             OpKind::HostSync { .. }
+            | OpKind::DeviceSync { .. }
             | OpKind::Elapsed { .. }
             | OpKind::Query { .. }
             | OpKind::Api { .. } => None,
@@ -310,6 +334,10 @@ pub struct Program {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buffers: Vec<Buffer>,
     pub ops: Vec<Op>,
+    /// Programs on several GPUs: whether peer access is enabled between the devices while the
+    /// trials run (see [`ProgramBuilder::peer_access`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peer_access: bool,
 }
 
 impl Program {

@@ -80,14 +80,18 @@ impl Program {
     pub fn validate(&self) -> Result<Vec<Warning>, ProgramError> {
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
-        for kind in [super::StreamKind::LegacyNull, super::StreamKind::PerThread] {
-            let n = self.streams.iter().filter(|s| s.kind == kind).count();
-            if n > 1 {
-                problems.push(format!(
-                    "the {kind} stream is declared {n} times; it is one stream, declare it once"
-                ));
+        if !self.is_multi_device() {
+            for kind in [super::StreamKind::LegacyNull, super::StreamKind::PerThread] {
+                let n = self.streams.iter().filter(|s| s.kind == kind).count();
+                if n > 1 {
+                    problems.push(format!(
+                        "the {kind} stream is declared {n} times; it is one stream, declare it \
+                         once"
+                    ));
+                }
             }
         }
+        problems.extend(self.device_problems());
         for s in &self.streams {
             if s.priority.is_some() && s.kind.is_builtin() {
                 problems.push(format!(
@@ -368,6 +372,8 @@ impl Program {
                         ));
                     }
                 }
+                OpKind::DeviceSync { .. } => {}
+                OpKind::AllReduce { stream, .. } => stream_ok(stream, &mut problems, op),
                 OpKind::Elapsed { from, to } => {
                     event_ok(from, &mut problems, op);
                     event_ok(to, &mut problems, op);

@@ -166,7 +166,7 @@ pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
                     instant: false,
                 })
                 .ok_or(Unplaced::NoStamps),
-            OpKind::Copy { .. } => witnessed(timeline, id),
+            OpKind::Copy { .. } | OpKind::AllReduce { .. } => witnessed(timeline, id),
             OpKind::HostFn { .. } => host.span(timeline, id),
             OpKind::Record { .. }
             | OpKind::Wait { .. }
@@ -177,6 +177,7 @@ pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
                 None => call().map(instant),
             },
             OpKind::HostSync { .. }
+            | OpKind::DeviceSync { .. }
             | OpKind::Elapsed { .. }
             | OpKind::Query { .. }
             | OpKind::Api { .. }
@@ -252,6 +253,8 @@ pub fn kind_name(kind: &OpKind) -> &'static str {
         OpKind::BeginCapture { .. } => "begin capture",
         OpKind::EndCapture { .. } => "end capture",
         OpKind::GraphLaunch { .. } => "graph launch",
+        OpKind::DeviceSync { .. } => "device sync",
+        OpKind::AllReduce { .. } => "all-reduce",
     }
 }
 

@@ -1,0 +1,419 @@
+//! The executor of programs on several GPUs: one primary context per device, each with its own
+//! stamp kernel, stamp words, buffers, clock alignment and event witness.
+//!
+//! Kept apart from `executor.rs`, which stays the single-device path bit for bit; this one runs
+//! the ops a multi-device program may have (`Program::device_problems`): spins, event records
+//! and waits (across devices too), stream, event and device syncs, copies, peer copies
+//! (`cuMemcpyPeerAsync`) and NCCL all-reduces. Before each op the op's device's context is made
+//! current, so every driver call sees the context CUDA documents for it.
+//!
+//! **One time axis.** Each device's `%globaltimer` is aligned to the host clock right before
+//! each trial (`clock.rs`, a mailbox per device); a stamp of device `d` is moved onto device 0's
+//! axis by `offset(0) − offset(d)` and the span keeps its device, so relations across devices
+//! widen by both alignment errors (`Timeline::device_slack_ns`).
+//!
+//! **Ops that cannot stamp** (peer copies, NCCL kernels) get their spans from timed events
+//! recorded around them on their stream, aligned per device through two stamped marker kernels
+//! bracketed by events the same way (`crate::witness`), then moved onto device 0's axis. The
+//! ranks of one all-reduce are issued inside one `ncclGroupStart`/`ncclGroupEnd`, which launches
+//! every rank's kernel at the group's end: the events before them are recorded before the group,
+//! the events after them after it, and every rank counts as issued when the group ended.
+
+use super::buffers::{Buffers, Driver};
+use super::clock::{now_ns, Alignment, ROUNDS};
+use super::fleet::{peer_access, Fleet};
+use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::multi_witness::DeviceWitness;
+use super::probe::call;
+use super::resources::{DeviceWords, Streams};
+use super::Execution;
+use crate::error::Error;
+use crate::program::{BufferId, OpKind, Place, Program, SyncTarget};
+use crate::timeline::{HostCall, Timeline};
+use crate::timing::ClaimTiming;
+use cudarc::driver::{result, sys, CudaContext};
+use std::sync::Arc;
+
+/// One device's side of a program.
+pub(super) struct Side<'a> {
+    pub ctx: &'a Arc<CudaContext>,
+    pub kernels: &'a Kernels,
+    pub stamps: DeviceWords,
+    pub buffers: Buffers<Driver>,
+    /// Program buffer ids of `buffers`, in order.
+    pub buffer_ids: Vec<BufferId>,
+    pub witness: DeviceWitness,
+}
+
+impl Side<'_> {
+    pub fn bind(&self) -> Result<(), Error> {
+        self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))
+    }
+}
+
+/// Synchronizes every device on the way out, errors included, before anything is freed.
+struct Quiesce<'a>(Vec<&'a Arc<CudaContext>>);
+
+impl Drop for Quiesce<'_> {
+    fn drop(&mut self) {
+        for ctx in &self.0 {
+            if ctx.bind_to_thread().is_ok() {
+                let _ = result::ctx::synchronize();
+            }
+        }
+        if let Some(c) = self.0.first() {
+            let _ = c.bind_to_thread();
+        }
+    }
+}
+
+/// Runs `trials` recorded trials (plus one warm-up) of a validated multi-device program.
+pub fn execute(
+    ctx0: &Arc<CudaContext>,
+    kernels0: &Kernels,
+    fleet: &mut Fleet,
+    cycles_per_ns: f64,
+    program: &Program,
+    trials: usize,
+) -> Result<Execution, Error> {
+    let started = now_ns();
+    let warnings = program.validate()?;
+    let n = program.device_count() as usize;
+    if !program.collectives().is_empty() {
+        fleet.comms(ctx0)?;
+    }
+    let ctxs: Vec<&Arc<CudaContext>> = std::iter::once(ctx0)
+        .chain(fleet.peers.iter().map(|p| &p.ctx))
+        .take(n)
+        .collect();
+    let kernels: Vec<&Kernels> = std::iter::once(kernels0)
+        .chain(fleet.peers.iter().map(|p| &p.kernels))
+        .take(n)
+        .collect();
+    let _quiesce = Quiesce(ctxs.clone());
+    // Per op: its device, and its first stamp record on that device.
+    let device: Vec<usize> = (0..program.ops.len())
+        .map(|i| program.device_of(program.ops[i].id).unwrap_or(0) as usize)
+        .collect();
+    let mut first_record = Vec::with_capacity(program.ops.len());
+    let mut next = vec![0usize; n];
+    for (i, op) in program.ops.iter().enumerate() {
+        first_record.push(next[device[i]]);
+        next[device[i]] += op.kind.stamped_grid() as usize;
+    }
+    // Streams and events, each created in its device's context.
+    let mut streams = Vec::with_capacity(program.streams.len());
+    for s in &program.streams {
+        ctxs[s.device as usize]
+            .bind_to_thread()
+            .map_err(call("cuCtxSetCurrent"))?;
+        streams.push(Streams::create(std::slice::from_ref(s))?);
+    }
+    let mut events = Vec::with_capacity(program.events.len());
+    for e in 0..program.events.len() {
+        let d = program.event_device(crate::program::EventId(e)) as usize;
+        ctxs[d].bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        events.push(super::multi_witness::Event::new(false)?);
+    }
+    let mut sides = Vec::with_capacity(n);
+    for d in 0..n {
+        ctxs[d].bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        let buffer_ids: Vec<BufferId> = (0..program.buffers.len())
+            .map(BufferId)
+            .filter(|b| program.buffers[b.0].device as usize == d)
+            .collect();
+        let decls: Vec<_> = buffer_ids
+            .iter()
+            .map(|b| program.buffers[b.0].clone())
+            .collect();
+        let (stamps, _) = DeviceWords::take(next[d] * WORDS_PER_BLOCK, &mut fleet.pools[d])?;
+        sides.push(Side {
+            ctx: ctxs[d],
+            kernels: kernels[d],
+            stamps,
+            buffers: Buffers::take(&decls, &mut fleet.pools[d])?,
+            buffer_ids,
+            witness: DeviceWitness::new(program, d as u32, cycles_per_ns)?,
+        });
+    }
+    peer_access(&ctxs, program.peer_access)?;
+    let mut timing = ClaimTiming {
+        setup_ns: now_ns() - started,
+        batches: 1,
+        ..ClaimTiming::default()
+    };
+    let issue = Issue {
+        program,
+        streams: &streams,
+        events: &events,
+        device: &device,
+        first_record: &first_record,
+        cycles_per_ns,
+        comms: fleet.comms.as_ref().and_then(|c| c.as_ref().ok()),
+    };
+    let outcome = issue.trials(&mut sides, &fleet.mailboxes, trials, &mut timing);
+    let teardown = now_ns();
+    drop(_quiesce);
+    if program.peer_access {
+        let _ = peer_access(&ctxs, false);
+    }
+    for (d, side) in sides.iter_mut().enumerate() {
+        if side.bind().is_ok() && result::ctx::synchronize().is_ok() {
+            side.stamps.release(&mut fleet.pools[d]);
+            side.buffers.release(&mut fleet.pools[d]);
+        }
+    }
+    drop(sides);
+    drop(streams);
+    drop(events);
+    let _ = ctx0.bind_to_thread();
+    timing.teardown_ns = now_ns() - teardown;
+    timing.wall_ns = now_ns() - started;
+    let (timelines, gpu_time_ns) = outcome?;
+    timing.gpu_ns = gpu_time_ns;
+    Ok(Execution {
+        timelines,
+        gpu_time_ns,
+        warnings,
+        timing,
+    })
+}
+
+/// What issuing needs, borrowed for the trial loop.
+struct Issue<'a> {
+    program: &'a Program,
+    streams: &'a [Streams],
+    events: &'a [super::multi_witness::Event],
+    device: &'a [usize],
+    first_record: &'a [usize],
+    cycles_per_ns: f64,
+    comms: Option<&'a super::nccl::Comms>,
+}
+
+impl Issue<'_> {
+    fn trials(
+        &self,
+        sides: &mut [Side<'_>],
+        mailboxes: &[super::clock::Mailbox],
+        trials: usize,
+        timing: &mut ClaimTiming,
+    ) -> Result<(Vec<Timeline>, u64), Error> {
+        let program = self.program;
+        let mut timelines = Vec::with_capacity(trials);
+        let mut gpu_time_ns = 0;
+        let groups = program.collectives();
+        for trial in 0..=trials {
+            let prepare = now_ns();
+            for side in sides.iter_mut() {
+                side.bind()?;
+                side.stamps.zero()?;
+                side.buffers.fill()?;
+                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+            }
+            timing.prepare_ns += now_ns() - prepare;
+            let clock = now_ns();
+            let mut aligned: Vec<Alignment> = Vec::with_capacity(sides.len());
+            if trial > 0 {
+                for (side, mailbox) in sides.iter().zip(mailboxes) {
+                    side.bind()?;
+                    aligned.push(mailbox.align(side.kernels, ROUNDS)?);
+                }
+            }
+            timing.clock_ns += now_ns() - clock;
+            for side in sides.iter() {
+                side.bind()?;
+                side.witness.marker(side.kernels, 0)?;
+            }
+            let mut host_calls = Vec::with_capacity(program.ops.len());
+            let t0 = now_ns();
+            for (i, op) in program.ops.iter().enumerate() {
+                let begin = now_ns() - t0;
+                self.issue(sides, i, &groups)?;
+                host_calls.push(HostCall {
+                    op: op.id,
+                    begin_ns: begin,
+                    end_ns: now_ns() - t0,
+                });
+            }
+            for side in sides.iter() {
+                side.bind()?;
+                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+            }
+            let elapsed = now_ns() - t0;
+            for side in sides.iter() {
+                side.bind()?;
+                side.witness.marker(side.kernels, 1)?;
+                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+            }
+            if trial == 0 {
+                timing.warmup_ns += elapsed;
+                continue;
+            }
+            gpu_time_ns += elapsed;
+            // Every rank of a collective was enqueued when its group ended.
+            for group in &groups {
+                let end = group.iter().map(|o| host_calls[o.0].end_ns).max();
+                for o in group {
+                    host_calls[o.0].end_ns = end.unwrap_or(host_calls[o.0].end_ns);
+                }
+            }
+            let readback = now_ns();
+            let t = super::multi_timeline::timeline(
+                program,
+                self.device,
+                self.first_record,
+                sides,
+                &aligned,
+                t0,
+                host_calls,
+            )?;
+            timelines.push(t);
+            timing.readback_ns += now_ns() - readback;
+        }
+        Ok((timelines, gpu_time_ns))
+    }
+
+    /// Issues op `i` in its device's context.
+    fn issue(
+        &self,
+        sides: &[Side<'_>],
+        i: usize,
+        groups: &[Vec<crate::program::OpId>],
+    ) -> Result<(), Error> {
+        let op = &self.program.ops[i];
+        let side = &sides[self.device[i]];
+        side.bind()?;
+        let stream = |s: crate::program::StreamId| self.streams[s.0].get(0);
+        let event = |e: crate::program::EventId| self.events[e.0].0;
+        let ptr = |b: BufferId| {
+            let d = self.program.buffers[b.0].device as usize;
+            let local = sides[d]
+                .buffer_ids
+                .iter()
+                .position(|&x| x == b)
+                .unwrap_or(0);
+            sides[d].buffers.ptr(BufferId(local))
+        };
+        // SAFETY (all below): handles were created for this program and are alive; buffers
+        // hold the bytes validation checked.
+        match op.kind {
+            OpKind::Spin {
+                stream: s,
+                duration_ns,
+                grid,
+                block,
+            } => side.kernels.launch_spin(
+                stream(s),
+                side.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
+                (duration_ns as f64 * self.cycles_per_ns).ceil() as i64,
+                grid,
+                block,
+            )?,
+            OpKind::Record {
+                stream: s,
+                event: e,
+            } => unsafe { result::event::record(event(e), stream(s)) }
+                .map_err(call("cuEventRecord"))?,
+            OpKind::Wait {
+                stream: s,
+                event: e,
+            } => unsafe {
+                result::stream::wait_event(
+                    stream(s),
+                    event(e),
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+            .map_err(call("cuStreamWaitEvent"))?,
+            OpKind::HostSync { target } => match target {
+                SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
+                    .map_err(call("cuStreamSynchronize"))?,
+                SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
+                    .map_err(call("cuEventSynchronize"))?,
+                SyncTarget::Device => {
+                    result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
+                }
+            },
+            OpKind::DeviceSync { .. } => {
+                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
+            }
+            OpKind::Copy {
+                stream: s,
+                src,
+                dst,
+                bytes,
+            } => {
+                side.witness.before(i, stream(s))?;
+                let (sb, db) = (&self.program.buffers[src.0], &self.program.buffers[dst.0]);
+                let (p, q, n) = (ptr(src), ptr(dst), bytes as usize);
+                unsafe {
+                    match (sb.place, db.place) {
+                        (Place::Device, Place::Device) if sb.device != db.device => {
+                            sys::cuMemcpyPeerAsync(
+                                q,
+                                sides[db.device as usize].ctx.cu_ctx(),
+                                p,
+                                sides[sb.device as usize].ctx.cu_ctx(),
+                                n,
+                                stream(s),
+                            )
+                            .result()
+                            .map_err(call("cuMemcpyPeerAsync"))?
+                        }
+                        (Place::Device, Place::Device) => {
+                            sys::cuMemcpyDtoDAsync_v2(q, p, n, stream(s))
+                                .result()
+                                .map_err(call("cuMemcpyDtoDAsync"))?
+                        }
+                        (_, Place::Device) => {
+                            sys::cuMemcpyHtoDAsync_v2(q, p as *const _, n, stream(s))
+                                .result()
+                                .map_err(call("cuMemcpyHtoDAsync"))?
+                        }
+                        _ => sys::cuMemcpyDtoHAsync_v2(q as *mut _, p, n, stream(s))
+                            .result()
+                            .map_err(call("cuMemcpyDtoHAsync"))?,
+                    }
+                }
+                side.witness.after(i, stream(s))?;
+            }
+            OpKind::AllReduce { stream: s, buffer } => {
+                let comms = self.comms.ok_or_else(|| Error::NoNccl {
+                    detail: "the communicators were not opened".into(),
+                })?;
+                let group = groups
+                    .iter()
+                    .find(|g| g.contains(&op.id))
+                    .expect("an all-reduce is in a collective");
+                if group[0] == op.id {
+                    for &o in group {
+                        let k = o.0;
+                        let s = self.program.ops[k].kind.stream().expect("on a stream");
+                        sides[self.device[k]].bind()?;
+                        sides[self.device[k]].witness.before(k, stream(s))?;
+                    }
+                    super::nccl::group_start()?;
+                }
+                side.bind()?;
+                let count = (self.program.buffers[buffer.0].bytes / 4) as usize;
+                comms.all_reduce(self.device[i], ptr(buffer), count, stream(s))?;
+                if *group.last().expect("not empty") == op.id {
+                    super::nccl::group_end()?;
+                    for &o in group {
+                        let k = o.0;
+                        let s = self.program.ops[k].kind.stream().expect("on a stream");
+                        sides[self.device[k]].bind()?;
+                        sides[self.device[k]].witness.after(k, stream(s))?;
+                    }
+                }
+            }
+            _ => {
+                return Err(Error::Driver {
+                    call: "the multi-device executor".into(),
+                    message: format!("op {i} '{}' is not supported on several GPUs", op.label),
+                })
+            }
+        }
+        Ok(())
+    }
+}

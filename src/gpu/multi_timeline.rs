@@ -1,0 +1,125 @@
+//! One trial of a program on several GPUs, read back into a [`Timeline`] on device 0's axis:
+//! every device's stamps moved by its clock alignment (the span keeps its device), every
+//! device's witnessed spans moved the same way, every device's buffers read back. Split from
+//! `multi.rs`, which issues; this only reads what the trial left.
+
+use super::clock::Alignment;
+use super::kernels::WORDS_PER_BLOCK;
+use super::multi::Side;
+use crate::error::Error;
+use crate::program::Program;
+use crate::timeline::{BlockStamp, ClockSync, DeviceClock, HostCall, Pause, Span, Timeline};
+use crate::witness::{WitnessKind, WitnessSpan, WitnessSync};
+
+/// One trial's timeline on device 0's axis.
+pub(super) fn timeline(
+    program: &Program,
+    device: &[usize],
+    first_record: &[usize],
+    sides: &[Side<'_>],
+    aligned: &[Alignment],
+    t0: u64,
+    host_calls: Vec<HostCall>,
+) -> Result<Timeline, Error> {
+    let shift = |d: usize| aligned[0].offset_ns - aligned[d].offset_ns;
+    let mut words = Vec::with_capacity(sides.len());
+    for side in sides {
+        side.bind()?;
+        let mut host = vec![0u64; side.stamps.len()];
+        side.stamps.read(&mut host)?;
+        words.push(host);
+    }
+    let mut spans = Vec::new();
+    for (i, op) in program.ops.iter().enumerate() {
+        let grid = op.kind.stamped_grid() as usize;
+        let d = device[i];
+        let mut blocks = Vec::with_capacity(grid);
+        for b in 0..grid {
+            let w = &words[d][(first_record[i] + b) * WORDS_PER_BLOCK..][..WORDS_PER_BLOCK];
+            if w[0] == 0 || w[1] < w[0] {
+                return Err(Error::MissingStamps {
+                    op: i,
+                    label: op.label.clone(),
+                    block: b,
+                });
+            }
+            let to0 = |t: u64| t.saturating_add_signed(shift(d));
+            blocks.push(BlockStamp {
+                start_ns: to0(w[0]),
+                end_ns: to0(w[1]),
+                sm: w[2] as u32,
+                cycles: w[3],
+                pause: (w[5] >= Pause::RECORDED_NS).then_some(Pause {
+                    at_ns: to0(w[4]),
+                    ns: w[5],
+                }),
+            });
+        }
+        if grid > 0 {
+            spans.push(Span {
+                op: op.id,
+                blocks,
+                device: d as u32,
+            });
+        }
+    }
+    let clocks: Vec<DeviceClock> = aligned
+        .iter()
+        .enumerate()
+        .map(|(d, a)| DeviceClock {
+            device: d as u32,
+            offset_ns: a.offset_ns + t0 as i64,
+            error_ns: a.error_ns,
+        })
+        .collect();
+    let clock = ClockSync {
+        offset_ns: aligned[0].offset_ns + t0 as i64,
+        error_ns: aligned[0].error_ns,
+    };
+    let mut t = Timeline::new(spans, host_calls).with_host(Vec::new(), Some(clock));
+    t.devices = clocks;
+    // Witnessed spans, each device's moved onto device 0's axis.
+    let mut witnessed: Vec<WitnessSpan> = Vec::new();
+    let mut sync: Option<WitnessSync> = None;
+    for (d, side) in sides.iter().enumerate() {
+        side.bind()?;
+        let Some((spans, s)) = side.witness.collect(program)? else {
+            continue;
+        };
+        let offset = s.offset_ns + shift(d);
+        witnessed.extend(spans.into_iter().map(|w| WitnessSpan {
+            op: w.op,
+            start_ns: w.start_ns + offset,
+            end_ns: w.end_ns + offset,
+        }));
+        let error = s.error_ns + t.device_slack_ns(d as u32);
+        sync = Some(match sync {
+            None => WitnessSync {
+                kind: WitnessKind::Events,
+                offset_ns: 0,
+                error_ns: error,
+                anchors: s.anchors,
+                disagreement_ns: s.disagreement_ns,
+            },
+            Some(w) => WitnessSync {
+                error_ns: w.error_ns.max(error),
+                anchors: w.anchors + s.anchors,
+                disagreement_ns: w.disagreement_ns.max(s.disagreement_ns),
+                ..w
+            },
+        });
+    }
+    if !witnessed.is_empty() {
+        t = t.with_witness(witnessed, sync);
+    }
+    let mut contents = Vec::new();
+    for side in sides {
+        side.bind()?;
+        for mut c in side.buffers.contents()? {
+            c.buffer = side.buffer_ids[c.buffer.0];
+            contents.push(c);
+        }
+    }
+    sides[0].bind()?;
+    Ok(t.with_contents(contents))
+}
