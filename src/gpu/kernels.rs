@@ -28,6 +28,7 @@ pub struct Kernels {
     clock_ping: CudaFunction,
     vector_add: CudaFunction,
     marker: CudaFunction,
+    fill: CudaFunction,
 }
 
 impl Kernels {
@@ -69,6 +70,7 @@ impl Kernels {
             clock_ping: load("clock_ping")?,
             vector_add: load("vector_add")?,
             marker: load(MARKER_KERNEL)?,
+            fill: load("fill_words")?,
             _module: module,
         })
     }
@@ -159,6 +161,33 @@ impl Kernels {
         // `grid * WORDS_PER_BLOCK` words.
         unsafe { launch(&self.vector_add, stream, (grid, block), &mut params) }
             .map_err(call("cuLaunchKernel(vector_add)"))
+    }
+
+    /// Enqueues `fill_words(p, n, value)`, which sets `n` 32-bit words at `p` to `value`;
+    /// nothing for `n == 0`.
+    pub fn launch_fill(
+        &self,
+        stream: sys::CUstream,
+        p: sys::CUdeviceptr,
+        n: u64,
+        value: u32,
+    ) -> Result<(), Error> {
+        const BLOCK: u32 = 256;
+        if n == 0 {
+            return Ok(());
+        }
+        // Enough blocks to reach full write bandwidth; each thread loops over the rest.
+        let grid = n.div_ceil(u64::from(BLOCK)).min(1024) as u32;
+        let (mut p, mut n, mut value) = (p, n, value);
+        let mut params = [
+            &mut p as *mut sys::CUdeviceptr as *mut c_void,
+            &mut n as *mut u64 as *mut c_void,
+            &mut value as *mut u32 as *mut c_void,
+        ];
+        // SAFETY: fill_words takes (unsigned int*, unsigned long long, unsigned int); `p` holds
+        // at least `n` words.
+        unsafe { launch(&self.fill, stream, (grid, BLOCK), &mut params) }
+            .map_err(call("cuLaunchKernel(fill_words)"))
     }
 
     /// Enqueues `clock_ping<<<1, 1, 0, stream>>>(mailbox, rounds, timeout_ns)`; `mailbox` is the
