@@ -1,10 +1,11 @@
 //! The stamp kernels: `kernels/stamp.cu`, compiled once per process with NVRTC for the device's
-//! own architecture, and launched through the raw driver API.
+//! own architecture, and launched through the raw driver API. A child process (`child.rs`) loads
+//! the parent's PTX instead of compiling it again, part of what a child costs every claim it runs.
 
 use super::probe::{call, describe};
 use crate::error::Error;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -23,6 +24,8 @@ pub const WORDS_PER_BLOCK: usize = 6;
 /// The loaded module and its functions.
 pub struct Kernels {
     _module: Arc<CudaModule>,
+    /// The PTX the module was loaded from, handed to child processes so that they skip NVRTC.
+    ptx: String,
     spin: CudaFunction,
     timer_step: CudaFunction,
     clock_ping: CudaFunction,
@@ -32,6 +35,17 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// Loads `ptx` (the parent process's, see `child.rs`) if it is given and the driver takes it;
+    /// else compiles, as [`Kernels::build`].
+    pub fn build_from(ctx: &Arc<CudaContext>, ptx: Option<&str>) -> Result<Kernels, Error> {
+        if let Some(src) = ptx {
+            if let Ok(module) = ctx.load_module(Ptx::from_src(src)) {
+                return Kernels::from_module(module, src.to_string());
+            }
+        }
+        Kernels::build(ctx)
+    }
+
     /// Compiles for the device's compute capability; if this NVRTC does not know that
     /// architecture, falls back to NVRTC's default and lets the driver JIT the PTX.
     pub fn build(ctx: &Arc<CudaContext>) -> Result<Kernels, Error> {
@@ -51,6 +65,7 @@ impl Kernels {
         .map_err(|e| Error::Kernel {
             detail: compile_error(e),
         })?;
+        let src = ptx.to_src();
         let module = ctx.load_module(ptx).map_err(|e| Error::Kernel {
             detail: format!(
                 "the driver could not load the PTX NVRTC produced: {}. If it says the PTX version \
@@ -59,6 +74,10 @@ impl Kernels {
                 describe(e)
             ),
         })?;
+        Kernels::from_module(module, src)
+    }
+
+    fn from_module(module: Arc<CudaModule>, ptx: String) -> Result<Kernels, Error> {
         let load = |name: &str| {
             module.load_function(name).map_err(|e| Error::Kernel {
                 detail: format!("function {name} is missing: {}", describe(e)),
@@ -72,7 +91,13 @@ impl Kernels {
             marker: load(MARKER_KERNEL)?,
             fill: load("fill_words")?,
             _module: module,
+            ptx,
         })
+    }
+
+    /// The PTX of the loaded module.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
     }
 
     /// Enqueues `spin_stamp<<<grid, block, 0, stream>>>(stamps, cycles)`.
