@@ -258,7 +258,7 @@ impl Buffers<Driver> {
     /// buffers are summarized where they are.
     pub fn contents(&self) -> Result<Vec<Contents>, Error> {
         for (m, staging) in self.blocks.iter().zip(&self.staging) {
-            if let (Block::Device(p, n), Some(Block::Pinned(s, _))) = (m, staging) {
+            if let (Block::Device(p, n @ 1..), Some(Block::Pinned(s, _))) = (m, staging) {
                 // SAFETY: both blocks hold `n` elements; the context is idle, and the wait below
                 // ends the copy before the staging block is read.
                 unsafe {
