@@ -5,7 +5,8 @@
 //! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as JSON,
 //! a [`ChildReply`] with the child's own calibration and every program's trials comes back on
 //! stdout. All programs that need the same environment share one child, so the cost of opening
-//! the GPU is paid once per environment, not once per claim. Both directions are read with the
+//! the GPU is paid once per environment, not once per claim, and the request carries the parent's
+//! compiled kernels, so that a child does not run NVRTC again. Both directions are read with the
 //! size limit of results files (`limits.rs`), and the request's trial count is checked.
 
 use crate::claim::EnvVar;
@@ -30,6 +31,11 @@ pub const BIN_ENV: &str = "STREAM_LITMUS_BIN";
 pub struct ChildRequest {
     pub trials: usize,
     pub jobs: Vec<Job>,
+    /// The parent's compiled kernels (`Gpu::ptx`), when it has opened the GPU: the child loads
+    /// them instead of running NVRTC, and compiles its own if the driver refuses them (another
+    /// device chosen by the environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
 }
 
 /// One program to run, with the checks that decide whether a trial counts (undecided trials are
@@ -66,7 +72,7 @@ pub fn serve() -> i32 {
                         request.trials
                     )));
                 }
-                let gpu = Gpu::open()?;
+                let gpu = Gpu::open_with(request.ptx.as_deref())?;
                 let runs = request
                     .jobs
                     .iter()

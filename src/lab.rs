@@ -338,6 +338,11 @@ impl Lab {
         let request = ChildRequest {
             trials: self.trials,
             jobs: jobs.to_vec(),
+            ptx: self
+                .gpu
+                .get()
+                .and_then(|g| g.as_ref().ok())
+                .map(|g| g.ptx().to_string()),
         };
         let started = Instant::now();
         let reply = child::run(&binary, env, &request, timeout);

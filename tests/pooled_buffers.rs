@@ -55,3 +55,30 @@ fn a_pooled_buffer_starts_every_trial_from_its_fill_value() {
     assert_claim(&catalogue::racing_writers(false));
     assert_claim(&race);
 }
+
+/// Within one program too, every trial starts from the fill values: `acc = one + acc` reads the
+/// buffer it writes, so a trial that found the previous one's result would read back 2, 3, …
+/// rather than 1 (the fill kernel's reset before each trial; the warm-up ran first).
+#[test]
+#[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
+#[serial(gpu)]
+fn a_buffer_an_op_reads_and_writes_is_reset_before_every_trial() {
+    let bytes = RACE_ELEMENTS * 4;
+    let mut p = ProgramBuilder::new("pool.accumulate");
+    let one = p.buffer("one", Place::Device, bytes, 1);
+    let acc = p.buffer("acc", Place::Device, bytes, 0);
+    p.read_back(acc);
+    let s = p.stream(StreamKind::NonBlocking);
+    p.add(s, "acc += one", (one, acc), acc, 64, 256);
+    let trials = lab().run(&p.build()).expect("the program runs");
+    assert!(trials.timelines.len() >= 2, "needs two trials or more");
+    for (i, t) in trials.timelines.iter().enumerate() {
+        let c = t
+            .contents
+            .iter()
+            .find(|c| c.buffer == acc)
+            .expect("read back");
+        assert!(c.all(1), "trial {i}: {c:?}");
+        assert_eq!(c.elements, RACE_ELEMENTS, "trial {i}");
+    }
+}

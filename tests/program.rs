@@ -353,3 +353,41 @@ fn captures_frees_and_queries_are_validated() {
     let err = twice.build().validate().unwrap_err().to_string();
     assert!(err.contains("a second time"), "{err}");
 }
+
+/// The one-pass `captures` and `graph_launches` (readback and judging of 2,000-op programs) say
+/// what `captured_by` and `launch_of` say op by op: on the catalogue, and on programs with a
+/// capture never ended, a graph never launched, one launched twice, and two captures.
+#[test]
+fn captures_in_one_pass_agree_with_captured_by() {
+    let mut programs: Vec<Program> = catalogue::all(catalogue::DEFAULT_SPIN)
+        .into_iter()
+        .map(|c| c.program)
+        .collect();
+    let mut odd = Program::builder("odd");
+    let s1 = odd.stream(StreamKind::Blocking);
+    let s2 = odd.stream(StreamKind::NonBlocking);
+    odd.spin(s1, "D", 5 * US);
+    odd.begin_capture(s1);
+    odd.spin(s1, "G1", 5 * US);
+    let first = odd.end_capture(s1);
+    odd.begin_capture(s2);
+    odd.spin(s2, "G2", 5 * US);
+    let second = odd.end_capture(s2);
+    odd.graph_launch(s1, second);
+    odd.graph_launch(s2, second);
+    odd.spin(s1, "after", 5 * US);
+    odd.begin_capture(s1);
+    odd.spin(s1, "never ended", 5 * US);
+    programs.push(odd.build());
+    let _ = first; // captured, never launched
+    for p in &programs {
+        let captures = p.captures();
+        let launches = p.graph_launches();
+        for op in &p.ops {
+            let by = p.captured_by(op.id);
+            assert_eq!(captures[op.id.0], by, "{}: op {}", p.name, op.id.0);
+            let launch = by.and_then(|end| p.launch_of(end));
+            assert_eq!(launches[op.id.0], launch, "{}: op {}", p.name, op.id.0);
+        }
+    }
+}

@@ -2,11 +2,15 @@
 //! every trial, read back after, given back to the pool when the program is done.
 //!
 //! Everything here happens outside the timed region, so a copy's time is the copy's alone. Device
-//! buffers are set with `cuMemsetD32` (an `f32` fill value is a 32-bit pattern); host buffers are
-//! written by the CPU, which also touches every page of a pageable buffer before the copy that
-//! reads it. After a trial each buffer's memory type is asked of the driver, and buffers marked
-//! for reading back are summarized (see `crate::contents`).
+//! buffers are set by the `fill_words` kernel (an `f32` fill value is a 32-bit pattern), one
+//! launch each: `cuMemsetD32` cost about 0.15 ms per call while CUPTI traced memsets. Host buffers
+//! are written by the CPU, which also touches every page of a pageable buffer before the copy
+//! that reads it. A buffer is refilled before every trial only where a later trial could see what
+//! the last one left (see `Buffers::refill`). After a trial each buffer's memory type is asked of
+//! the driver, and buffers marked for reading back are summarized (see `crate::contents`), device
+//! ones through a pinned staging block.
 
+use super::kernels::Kernels;
 use super::pool::{Allocator, Pool};
 use super::probe::call;
 use crate::contents::{Contents, MemoryKind};
@@ -102,62 +106,116 @@ pub struct Buffers<A: Allocator = Driver> {
     keys: Vec<(Place, usize)>,
     fills: Vec<f32>,
     read_back: Vec<bool>,
-    /// Per buffer: whether an op writes it (a copy's destination, an add's output). A buffer no
-    /// op writes keeps its fill from one trial to the next, so it is filled only before the
-    /// first; every buffer counts as written until [`Buffers::written_by`] says otherwise.
-    written: Vec<bool>,
+    /// Per buffer: whether it is refilled before every trial, not only the first: an op writes
+    /// it (a copy's destination, an add's output) and what it holds is seen (it is read back, or
+    /// a copy or an add reads it). A buffer no op writes keeps its fill from one trial to the
+    /// next; one that ops write but nothing reads (a pipeline's output chunks, 64 MiB of pinned
+    /// memory the CPU refilled every trial) can leave nothing that a later trial observes. Every
+    /// buffer is refilled until [`Buffers::refills_for`] says otherwise.
+    refill: Vec<bool>,
     filled: bool,
+    /// Per buffer: for a device buffer read back, a pinned block of its size that the read-back
+    /// copy lands in (from the pool, like the buffers): one copy at full speed instead of a copy
+    /// to pageable memory the driver stages, into a new vector whose pages fault in, per trial.
+    staging: Vec<Option<A::Block>>,
     /// Blocks the pool had, and blocks it had to allocate.
     pub reused: u32,
     pub allocated: u32,
 }
 
 impl<A: Allocator> Buffers<A> {
-    /// Takes every buffer from `pool`. Their contents are undefined until [`Buffers::fill`].
+    /// Takes every buffer from `pool`. Their contents are undefined until [`Buffers::fill_with`].
     pub fn take(buffers: &[Buffer], pool: &mut Pool<A>) -> Result<Buffers<A>, Error> {
         let mut out = Buffers {
             blocks: Vec::with_capacity(buffers.len()),
             keys: Vec::with_capacity(buffers.len()),
             fills: buffers.iter().map(|b| b.fill as f32).collect(),
             read_back: buffers.iter().map(|b| b.read_back).collect(),
-            written: vec![true; buffers.len()],
+            refill: vec![true; buffers.len()],
             filled: false,
+            staging: Vec::with_capacity(buffers.len()),
             reused: 0,
             allocated: 0,
         };
         for b in buffers {
             let key = (b.place, b.bytes as usize);
-            let (block, reused) = pool.take(key.0, key.1)?;
-            match reused {
-                true => out.reused += 1,
-                false => out.allocated += 1,
-            }
+            let block = out.take_one(pool, key)?;
             out.blocks.push(block);
             out.keys.push(key);
+            let staged = b.read_back && b.place == Place::Device;
+            let staging = match staged {
+                true => Some(out.take_one(pool, (Place::Pinned, key.1))?),
+                false => None,
+            };
+            out.staging.push(staging);
         }
         Ok(out)
     }
 
-    /// Which buffers the program's ops write; the others need filling once (they are only read).
-    pub fn written_by(&mut self, program: &crate::program::Program) {
+    fn take_one(
+        &mut self,
+        pool: &mut Pool<A>,
+        (place, bytes): (Place, usize),
+    ) -> Result<A::Block, Error> {
+        let (block, reused) = pool.take(place, bytes)?;
+        match reused {
+            true => self.reused += 1,
+            false => self.allocated += 1,
+        }
+        Ok(block)
+    }
+
+    /// Which buffers need refilling before every trial of `program` (see `refill`).
+    pub fn refills_for(&mut self, program: &crate::program::Program) {
         use crate::program::OpKind;
-        for (i, w) in self.written.iter_mut().enumerate() {
-            *w = program.ops.iter().any(|op| match op.kind {
-                OpKind::Copy { dst, .. } => dst.0 == i,
-                OpKind::Add { out, .. } => out.0 == i,
-                OpKind::AllReduce { buffer, .. } => buffer.0 == i,
-                _ => false,
-            });
+        let (mut written, mut read) = (vec![false; self.refill.len()], self.read_back.clone());
+        let mark = |v: &mut Vec<bool>, b: BufferId| {
+            if let Some(x) = v.get_mut(b.0) {
+                *x = true;
+            }
+        };
+        for op in &program.ops {
+            match op.kind {
+                OpKind::Copy { src, dst, .. } => {
+                    mark(&mut read, src);
+                    mark(&mut written, dst);
+                }
+                OpKind::Add { a, b, out, .. } => {
+                    mark(&mut read, a);
+                    mark(&mut read, b);
+                    mark(&mut written, out);
+                }
+                // In place: each rank's buffer is read and written.
+                OpKind::AllReduce { buffer, .. } => {
+                    mark(&mut read, buffer);
+                    mark(&mut written, buffer);
+                }
+                _ => {}
+            }
+        }
+        for (i, r) in self.refill.iter_mut().enumerate() {
+            *r = written[i] && read[i];
         }
     }
 
-    /// Sets every element to its fill value; the device part is complete when this returns. The
-    /// executor calls it before every trial, so a trial never sees what another left: a buffer
-    /// that no op writes still holds the fill of the first call.
+    /// [`Buffers::fill_with`] the allocator's own fill.
+    #[cfg(test)]
     pub fn fill(&mut self) -> Result<(), Error> {
-        for ((m, &fill), &written) in self.blocks.iter_mut().zip(&self.fills).zip(&self.written) {
-            if written || !self.filled {
-                A::fill(m, fill)?;
+        self.fill_with(A::fill)
+    }
+
+    /// Sets every element to its fill value, each block with `set` (the executor sets device
+    /// blocks with a kernel, [`Buffers::fill_on`]); the caller waits for the device part. The
+    /// executor calls it before every trial, so a trial never sees what another left: a buffer
+    /// not refilled (see `refill`) still holds the fill of the first call, or holds what nothing
+    /// reads.
+    pub fn fill_with(
+        &mut self,
+        mut set: impl FnMut(&mut A::Block, f32) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        for ((m, &fill), &refill) in self.blocks.iter_mut().zip(&self.fills).zip(&self.refill) {
+            if refill || !self.filled {
+                set(m, fill)?;
             }
         }
         self.filled = true;
@@ -166,6 +224,11 @@ impl<A: Allocator> Buffers<A> {
 
     /// Gives every block back to `pool`; only once nothing on the GPU uses them any more.
     pub fn release(&mut self, pool: &mut Pool<A>) {
+        for (staging, &(_, bytes)) in self.staging.drain(..).zip(&self.keys) {
+            if let Some(block) = staging {
+                pool.give(Place::Pinned, bytes, block);
+            }
+        }
         for (block, (place, bytes)) in self.blocks.drain(..).zip(self.keys.drain(..)) {
             pool.give(place, bytes, block);
         }
@@ -183,29 +246,60 @@ impl Buffers<Driver> {
         self.blocks[b.0].ptr()
     }
 
+    /// [`Buffers::fill_with`] with device blocks set by the `fill_words` kernel on the legacy default
+    /// stream, one launch each, instead of `cuMemsetD32`: under CUPTI's memset tracing (the copy
+    /// and scenario claims) every memset cost about 0.15 ms. The caller synchronizes.
+    pub fn fill_on(&mut self, kernels: &Kernels) -> Result<(), Error> {
+        self.fill_with(|block, value| match block {
+            Block::Device(p, n) => {
+                kernels.launch_fill(std::ptr::null_mut(), *p, *n as u64, value.to_bits())
+            }
+            other => Driver::fill(other, value),
+        })
+    }
+
     /// After a trial: each buffer's memory type, and the contents of those marked for reading.
+    /// Device buffers are copied into their pinned staging blocks together, with one wait; host
+    /// buffers are summarized where they are.
     pub fn contents(&self) -> Result<Vec<Contents>, Error> {
+        for (m, staging) in self.blocks.iter().zip(&self.staging) {
+            if let (Block::Device(p, n @ 1..), Some(Block::Pinned(s, _))) = (m, staging) {
+                // SAFETY: both blocks hold `n` elements; the context is idle, and the wait below
+                // ends the copy before the staging block is read.
+                unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(*s as *mut c_void, *p, n * 4, std::ptr::null_mut())
+                }
+                .result()
+                .map_err(call("cuMemcpyDtoHAsync"))?;
+            }
+        }
+        if self.staging.iter().any(Option::is_some) {
+            result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+        }
         let mut out = Vec::with_capacity(self.blocks.len());
         for (i, m) in self.blocks.iter().enumerate() {
             let id = BufferId(i);
             let memory = memory_kind(self.ptr(id));
-            let data: Vec<f32> = if !self.read_back[i] {
-                Vec::new()
-            } else {
-                match m {
-                    Block::Device(p, n) => {
-                        let mut v = vec![0f32; *n];
-                        // SAFETY: `n` elements on both sides; the context is idle.
-                        unsafe { result::memcpy_dtoh_sync(&mut v, *p) }
-                            .map_err(call("cuMemcpyDtoH"))?;
-                        v
-                    }
-                    // SAFETY: `n` elements were allocated; the context is idle.
-                    Block::Pinned(p, n) => unsafe { std::slice::from_raw_parts(*p, *n) }.to_vec(),
-                    Block::Pageable(v) => v.clone(),
+            let unstaged;
+            let data: &[f32] = match (self.read_back[i], m, &self.staging[i]) {
+                (false, ..) => &[],
+                // SAFETY (both): `n` elements were allocated; nothing writes them now.
+                (true, Block::Device(..), Some(Block::Pinned(s, n))) => unsafe {
+                    std::slice::from_raw_parts(*s, *n)
+                },
+                (true, Block::Pinned(p, n), _) => unsafe { std::slice::from_raw_parts(*p, *n) },
+                (true, Block::Pageable(v), _) => v,
+                (true, Block::Device(p, n), _) => {
+                    // Not staged (`take` stages every device buffer read back): a plain copy.
+                    let mut v = vec![0f32; *n];
+                    // SAFETY: `n` elements on both sides; the context is idle.
+                    unsafe { result::memcpy_dtoh_sync(&mut v, *p) }
+                        .map_err(call("cuMemcpyDtoH"))?;
+                    unstaged = v;
+                    &unstaged
                 }
             };
-            out.push(Contents::summarize(id, memory, &data));
+            out.push(Contents::summarize(id, memory, data));
         }
         Ok(out)
     }
@@ -237,7 +331,11 @@ fn memory_kind(ptr: sys::CUdeviceptr) -> MemoryKind {
 impl<A: Allocator> Drop for Buffers<A> {
     /// Frees what was not given back (an error path): the executor synchronized first.
     fn drop(&mut self) {
-        for b in self.blocks.drain(..) {
+        for b in self
+            .blocks
+            .drain(..)
+            .chain(self.staging.drain(..).flatten())
+        {
             A::free(b);
         }
     }
@@ -297,32 +395,60 @@ mod tests {
         }
     }
 
-    /// A buffer no op writes is filled before the first trial only; one an op writes is filled
-    /// before every trial, so each trial starts from the same contents either way.
+    /// A buffer is refilled before every trial only when an op writes it and something sees what
+    /// it holds (an op reads it, or it is read back); the others are filled before the first
+    /// trial only. Each trial starts from the same contents wherever they can be seen.
     #[test]
-    fn only_written_buffers_are_refilled() {
+    fn only_buffers_written_and_read_are_refilled() {
         use crate::program::{CopyDir, Program, StreamKind};
         let mut p = Program::builder("copy");
         let s = p.stream(StreamKind::NonBlocking);
-        p.copy_new(s, "up", CopyDir::H2D, 64, Place::Pinned);
+        let input = p.buffer("in", Place::Pinned, 64, 1);
+        let data = p.buffer("data", Place::Device, 64, 0);
+        let out = p.buffer("out", Place::Pinned, 64, 0);
+        let seen = p.buffer("seen", Place::Device, 64, 0);
+        p.read_back(seen);
+        p.copy(s, "up", input, data);
+        p.copy(s, "down", data, out);
+        p.copy(s, "seen", input, seen);
+        p.copy_new(s, "unused", CopyDir::D2H, 64, Place::Pinned);
         let program = p.build();
         let mut pool: Pool<Fake> = Pool::default();
         let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
-        b.written_by(&program);
+        b.refills_for(&program);
         b.fill().unwrap();
-        let (src, dst) = (
-            program.buffers[0].fill as f32,
-            program.buffers[1].fill as f32,
+        for i in 0..program.buffers.len() {
+            let want = program.buffers[i].fill as f32;
+            assert!(b.block_mut(i).iter().all(|&x| x == want), "first fill {i}");
+            b.block_mut(i).fill(9.0); // what a trial wrote
+        }
+        b.fill().unwrap();
+        let refilled: Vec<bool> = (0..program.buffers.len())
+            .map(|i| b.block_mut(i)[0] != 9.0)
+            .collect();
+        // in: only read; data: written, then read by "down"; out: written, never read; seen:
+        // written and read back; unused.src: only read; unused.dst: written, never read.
+        assert_eq!(refilled, [false, true, false, true, false, false]);
+    }
+
+    /// A device buffer read back gets a pinned block of its size for the read-back copy, from the
+    /// pool and back to it, like the buffers themselves.
+    #[test]
+    fn a_device_buffer_read_back_is_staged_through_the_pool() {
+        let mut pool: Pool<Fake> = Pool::default();
+        let mut seen = buffer(Place::Device, 64, 3);
+        seen.read_back = true;
+        let buffers = [seen, buffer(Place::Pinned, 64, 1)];
+        let mut b = Buffers::take(&buffers, &mut pool).unwrap();
+        assert_eq!(
+            (b.reused, b.allocated),
+            (0, 3),
+            "two buffers and one staging block"
         );
-        assert!(b.block_mut(0).iter().all(|&x| x == src));
-        b.block_mut(1).fill(9.0); // the trial's copy wrote the destination
-        b.fill().unwrap();
-        assert!(
-            b.block_mut(1).iter().all(|&x| x == dst),
-            "written: refilled"
-        );
-        b.block_mut(0)[0] = 7.0; // nothing writes the source: a second fill leaves it be
-        b.fill().unwrap();
-        assert_eq!(b.block_mut(0)[0], 7.0, "read only: filled once");
+        b.release(&mut pool);
+        drop(b);
+        assert_eq!(pool.idle_bytes(), 3 * 64);
+        let b = Buffers::take(&buffers, &mut pool).unwrap();
+        assert_eq!((b.reused, b.allocated), (3, 0));
     }
 }

@@ -162,7 +162,7 @@ pub fn execute_with(
         first_record,
         cycles,
     };
-    issuer.buffers.written_by(program);
+    issuer.buffers.refills_for(program);
     kept.mailbox()?;
     let mut witness = if program.has_copies() {
         let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
@@ -238,10 +238,10 @@ fn run_trials(
     let mut readings = Vec::new();
     for trial in 0..=trials {
         let mut lap = Lap(now_ns());
-        issuer.stamps.zero()?;
+        issuer.stamps.zero_on(kernels)?;
         issuer.host_fns.reset();
         issuer.memory.prepare(program)?;
-        issuer.buffers.fill()?;
+        issuer.buffers.fill_on(kernels)?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         lap.to(&mut timing.prepare_ns);
         // The warm-up's timeline is discarded, and with it any alignment: each recorded trial

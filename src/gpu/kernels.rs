@@ -1,10 +1,11 @@
 //! The stamp kernels: `kernels/stamp.cu`, compiled once per process with NVRTC for the device's
-//! own architecture, and launched through the raw driver API.
+//! own architecture, and launched through the raw driver API. A child process (`child.rs`) loads
+//! the parent's PTX instead of compiling it again, part of what a child costs every claim it runs.
 
 use super::probe::{call, describe};
 use crate::error::Error;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -23,14 +24,28 @@ pub const WORDS_PER_BLOCK: usize = 6;
 /// The loaded module and its functions.
 pub struct Kernels {
     _module: Arc<CudaModule>,
+    /// The PTX the module was loaded from, handed to child processes so that they skip NVRTC.
+    ptx: String,
     spin: CudaFunction,
     timer_step: CudaFunction,
     clock_ping: CudaFunction,
     vector_add: CudaFunction,
     marker: CudaFunction,
+    fill: CudaFunction,
 }
 
 impl Kernels {
+    /// Loads `ptx` (the parent process's, see `child.rs`) if it is given and the driver takes it;
+    /// else compiles, as [`Kernels::build`].
+    pub fn build_from(ctx: &Arc<CudaContext>, ptx: Option<&str>) -> Result<Kernels, Error> {
+        if let Some(src) = ptx {
+            if let Ok(module) = ctx.load_module(Ptx::from_src(src)) {
+                return Kernels::from_module(module, src.to_string());
+            }
+        }
+        Kernels::build(ctx)
+    }
+
     /// Compiles for the device's compute capability; if this NVRTC does not know that
     /// architecture, falls back to NVRTC's default and lets the driver JIT the PTX.
     pub fn build(ctx: &Arc<CudaContext>) -> Result<Kernels, Error> {
@@ -50,6 +65,7 @@ impl Kernels {
         .map_err(|e| Error::Kernel {
             detail: compile_error(e),
         })?;
+        let src = ptx.to_src();
         let module = ctx.load_module(ptx).map_err(|e| Error::Kernel {
             detail: format!(
                 "the driver could not load the PTX NVRTC produced: {}. If it says the PTX version \
@@ -58,6 +74,10 @@ impl Kernels {
                 describe(e)
             ),
         })?;
+        Kernels::from_module(module, src)
+    }
+
+    fn from_module(module: Arc<CudaModule>, ptx: String) -> Result<Kernels, Error> {
         let load = |name: &str| {
             module.load_function(name).map_err(|e| Error::Kernel {
                 detail: format!("function {name} is missing: {}", describe(e)),
@@ -69,8 +89,15 @@ impl Kernels {
             clock_ping: load("clock_ping")?,
             vector_add: load("vector_add")?,
             marker: load(MARKER_KERNEL)?,
+            fill: load("fill_words")?,
             _module: module,
+            ptx,
         })
+    }
+
+    /// The PTX of the loaded module.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
     }
 
     /// Enqueues `spin_stamp<<<grid, block, 0, stream>>>(stamps, cycles)`.
@@ -159,6 +186,33 @@ impl Kernels {
         // `grid * WORDS_PER_BLOCK` words.
         unsafe { launch(&self.vector_add, stream, (grid, block), &mut params) }
             .map_err(call("cuLaunchKernel(vector_add)"))
+    }
+
+    /// Enqueues `fill_words(p, n, value)`, which sets `n` 32-bit words at `p` to `value`;
+    /// nothing for `n == 0`.
+    pub fn launch_fill(
+        &self,
+        stream: sys::CUstream,
+        p: sys::CUdeviceptr,
+        n: u64,
+        value: u32,
+    ) -> Result<(), Error> {
+        const BLOCK: u32 = 256;
+        if n == 0 {
+            return Ok(());
+        }
+        // Enough blocks to reach full write bandwidth; each thread loops over the rest.
+        let grid = n.div_ceil(u64::from(BLOCK)).min(1024) as u32;
+        let (mut p, mut n, mut value) = (p, n, value);
+        let mut params = [
+            &mut p as *mut sys::CUdeviceptr as *mut c_void,
+            &mut n as *mut u64 as *mut c_void,
+            &mut value as *mut u32 as *mut c_void,
+        ];
+        // SAFETY: fill_words takes (unsigned int*, unsigned long long, unsigned int); `p` holds
+        // at least `n` words.
+        unsafe { launch(&self.fill, stream, (grid, BLOCK), &mut params) }
+            .map_err(call("cuLaunchKernel(fill_words)"))
     }
 
     /// Enqueues `clock_ping<<<1, 1, 0, stream>>>(mailbox, rounds, timeout_ns)`; `mailbox` is the

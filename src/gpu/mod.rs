@@ -74,13 +74,20 @@ impl Gpu {
     /// Opens device 0. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn open() -> Result<Gpu, Error> {
+        Gpu::open_with(None)
+    }
+
+    /// [`Gpu::open`], loading the kernels from `ptx` (another process's [`Gpu::ptx`] for the
+    /// same device) instead of compiling them when the driver takes it: a child process skips
+    /// NVRTC that way.
+    pub fn open_with(ptx: Option<&str>) -> Result<Gpu, Error> {
         let started = Instant::now();
         probe::libraries()?;
         let ctx = CudaContext::new(0).map_err(probe::init_error)?;
         // SAFETY: called before any allocation or stream creation through this context.
         unsafe { ctx.disable_event_tracking() };
         let device = device(&ctx)?;
-        let kernels = kernels::Kernels::build(&ctx)?;
+        let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
         let calibration = calibrate::calibrate(&kernels, device)?;
         Ok(Gpu {
             pci_bus_id: pci_bus_id(&ctx),
@@ -108,6 +115,11 @@ impl Gpu {
                 limit: Some(why.clone()),
             },
         }
+    }
+
+    /// The PTX the kernels were loaded from.
+    pub fn ptx(&self) -> &str {
+        self.kernels.ptx()
     }
 
     pub fn calibration(&self) -> &Calibration {

@@ -207,7 +207,7 @@ impl Issue<'_> {
             for side in sides.iter_mut() {
                 side.bind()?;
                 side.stamps.zero()?;
-                side.buffers.fill()?;
+                side.buffers.fill_on(side.kernels)?;
                 result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
             }
             timing.prepare_ns += now_ns() - prepare;

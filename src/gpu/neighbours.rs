@@ -17,8 +17,10 @@ pub const NVML_ENV: &str = "STREAM_LITMUS_NVML";
 /// An open NVML handle on our GPU.
 pub struct Observer {
     nvml: Nvml,
-    /// The device handle borrows the library, so it is looked up anew for every look.
-    pci_bus_id: String,
+    /// The device's raw NVML handle, looked up once: NVML finds a device by PCI bus id by walking
+    /// its devices, and the lab looks once per claim. (A `Device` borrows the library, so the raw
+    /// handle is kept and the `Device` remade around it for each look.)
+    device: *mut std::ffi::c_void,
     /// The newest utilisation sample seen, so each look reads only what came after it.
     last_sample_us: u64,
 }
@@ -29,6 +31,10 @@ pub struct Look {
     pub neighbours: Vec<Neighbour>,
     pub limit: Option<String>,
 }
+
+// SAFETY: NVML is thread-safe, and its device handles are process-wide: the raw handle may be used
+// from any thread (the `Gpu` keeps the observer behind a mutex).
+unsafe impl Send for Observer {}
 
 impl Observer {
     /// Opens NVML on the device with this PCI bus id ("0000:18:00.0"); the error says why not,
@@ -46,11 +52,14 @@ impl Observer {
             }
             other => format!("NVML could not start ({other}): other processes cannot be listed"),
         })?;
-        nvml.device_by_pci_bus_id(pci_bus_id)
+        let device = nvml
+            .device_by_pci_bus_id(pci_bus_id)
             .map_err(|e| format!("NVML does not know the GPU at {pci_bus_id} ({e})"))?;
+        // SAFETY: the handle stays valid while `nvml` is initialized, which the observer owns.
+        let device = unsafe { device.handle() }.cast();
         Ok(Observer {
             nvml,
-            pci_bus_id: pci_bus_id.to_string(),
+            device,
             last_sample_us: 0,
         })
     }
@@ -58,15 +67,8 @@ impl Observer {
     /// The processes other than this one that hold a context on the GPU now, with their SM share
     /// since the last look.
     pub fn look(&mut self) -> Look {
-        let device = match self.nvml.device_by_pci_bus_id(self.pci_bus_id.as_str()) {
-            Ok(d) => d,
-            Err(e) => {
-                return Look {
-                    neighbours: Vec::new(),
-                    limit: Some(format!("NVML lost the GPU ({e})")),
-                }
-            }
-        };
+        // SAFETY: a handle NVML gave for this library instance, which is still initialized.
+        let device = unsafe { nvml_wrapper::Device::new(self.device.cast(), &self.nvml) };
         let me = std::process::id();
         let processes = match device.running_compute_processes() {
             Ok(p) => p,

@@ -8,10 +8,11 @@
 //! the next program that asks for the same place and size gets it again.
 //!
 //! **Independence of trials.** A block comes back exactly as its last user left it; the pool never
-//! promises contents. The executor resets every buffer before *every* trial (`Buffers::fill`, and
-//! the stamp buffer is zeroed), as it did when each program allocated its own, so no trial can see
-//! another's data. The CPU tests below show a reused block being reset; a GPU test shows it on a
-//! race claim run twice.
+//! promises contents. The executor fills every buffer before a program's first trial, and before
+//! *every* trial each buffer whose contents a trial can see (`Buffers::fill_with`; the stamp
+//! buffer is zeroed too), so no trial can see another's data. The CPU tests in `buffers.rs` show
+//! a reused block being reset and which buffers are refilled; GPU tests (`tests/pooled_buffers.rs`)
+//! show it on a race claim run twice and on a buffer an op reads and writes.
 //!
 //! What a trial itself allocates or frees (the implicit-synchronization claims time `cuMemAlloc`
 //! and `cuMemFree`) is the experiment, and never goes through the pool.

@@ -6,6 +6,7 @@
 //! chosen when it is created, so a reused stream could change what a claim observes.
 
 use super::buffers::{Block, Driver};
+use super::kernels::Kernels;
 use super::pool::{Allocator, Pool};
 use super::probe::call;
 use crate::error::Error;
@@ -174,6 +175,12 @@ impl DeviceWords {
         // SAFETY: the range is inside the allocation.
         unsafe { result::memset_d8_sync(self.ptr, 0, self.len.max(1) * 8) }
             .map_err(call("cuMemsetD8"))
+    }
+
+    /// Zeroes the buffer with the fill kernel on the legacy default stream (see
+    /// `Buffers::fill_on`); the caller synchronizes.
+    pub fn zero_on(&self, kernels: &Kernels) -> Result<(), Error> {
+        kernels.launch_fill(std::ptr::null_mut(), self.ptr, 2 * self.len as u64, 0)
     }
 
     /// Copies the whole buffer into `out` (which must have the same length).

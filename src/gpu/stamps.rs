@@ -10,19 +10,15 @@ use crate::timeline::{BlockStamp, HostCall, Pause, Span, Timeline};
 /// the GPU when its graph is launched, so that is when it was issued for every readiness
 /// judgement.
 pub fn graph_issue(program: &Program, calls: &[HostCall]) -> Vec<HostCall> {
+    let launches = program.graph_launches();
     calls
         .iter()
-        .map(|c| {
-            match program
-                .captured_by(c.op)
-                .and_then(|end| program.launch_of(end))
-            {
-                Some(launch) => HostCall {
-                    op: c.op,
-                    ..calls[launch.0]
-                },
-                None => *c,
-            }
+        .map(|c| match launches.get(c.op.0).copied().flatten() {
+            Some(launch) => HostCall {
+                op: c.op,
+                ..calls[launch.0]
+            },
+            None => *c,
         })
         .collect()
 }

@@ -17,6 +17,7 @@ use crate::program::{ApiCall, OpId, OpKind, Program};
 use crate::timeline::Span;
 use crate::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use cudarc::driver::{result, sys};
+use std::cell::Cell;
 
 /// How long a marker spins.
 const MARKER_NS: f64 = 2_000.0;
@@ -36,6 +37,9 @@ pub struct Witness {
     stream: sys::CUstream,
     stamps: DeviceWords,
     marker_cycles: i64,
+    /// Whether CUPTI's records were last taken by [`Witness::collect`] of a recorded trial, so
+    /// that nothing of an earlier trial's (no marker) can reach the next trial's collect.
+    collected: Cell<bool>,
 }
 
 impl Witness {
@@ -65,6 +69,7 @@ impl Witness {
                 stream,
                 stamps,
                 marker_cycles: (MARKER_NS * cycles_per_ns) as i64,
+                collected: Cell::new(false),
             },
             note,
         ))
@@ -83,7 +88,14 @@ impl Witness {
     }
 
     /// Drops whatever the witness saw before this trial (the warm-up's records, buffer fills).
+    /// Right after a recorded trial's collect there is nothing to drop that matters: that flush
+    /// took both of its markers, and the records made since (fills, clock pings, the readback)
+    /// come before this trial's first marker, where matching never looks. So the flush, a
+    /// `cuptiActivityFlushAll` per trial, is skipped then.
     pub fn reset(&self) -> Result<(), Error> {
+        if self.collected.replace(false) {
+            return Ok(());
+        }
         if let Mode::Cupti = &self.mode {
             Tracing::collect().map_err(|message| Error::Driver {
                 call: "CUPTI".into(),
@@ -157,6 +169,7 @@ impl Witness {
                     call: "CUPTI".into(),
                     message,
                 })?;
+                self.collected.set(true);
                 let Some(matched) = match_records(program, &records) else {
                     return Ok((Vec::new(), None));
                 };

@@ -436,6 +436,48 @@ impl Program {
             .map(|o| o.id)
     }
 
+    /// [`Program::captured_by`] of every op, in one pass: asking it op by op is quadratic, and a
+    /// graph claim has 2,000 ops (its readback and judging spent tens of ms on it per trial).
+    pub fn captures(&self) -> Vec<Option<OpId>> {
+        let mut out = vec![None; self.ops.len()];
+        let mut open: Option<Vec<usize>> = None;
+        for (i, o) in self.ops.iter().enumerate() {
+            match o.kind {
+                OpKind::BeginCapture { .. } => {
+                    open.get_or_insert_with(Vec::new);
+                }
+                OpKind::EndCapture { .. } => {
+                    for j in open.take().unwrap_or_default() {
+                        out[j] = Some(o.id);
+                    }
+                }
+                _ => {
+                    if let Some(inside) = open.as_mut() {
+                        inside.push(i);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// For every op, the graph launch that issues it (`captured_by`, then `launch_of`), in one
+    /// pass; `None` for an op issued directly or captured into a graph never launched.
+    pub fn graph_launches(&self) -> Vec<Option<OpId>> {
+        let mut first_launch: Vec<Option<OpId>> = vec![None; self.ops.len()];
+        for o in &self.ops {
+            if let OpKind::GraphLaunch { graph, .. } = o.kind {
+                if let Some(slot) = first_launch.get_mut(graph.0) {
+                    slot.get_or_insert(o.id);
+                }
+            }
+        }
+        self.captures()
+            .into_iter()
+            .map(|end| end.and_then(|e| first_launch[e.0]))
+            .collect()
+    }
+
     /// Whether the trial needs the host clock aligned to `%globaltimer`: host functions leave
     /// host-clock spans, and queries, syncs, elapsed reads (an event sync), API calls and copies
     /// (which may block the host) are judged against the stamps, and orders made by the host are

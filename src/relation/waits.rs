@@ -65,6 +65,7 @@ impl HostWaits {
                 .get(e.0)
                 .map_or_else(|| format!("event {}", e.0), |e| e.label.clone())
         };
+        let launches = program.graph_launches();
         let ops = program
             .ops
             .iter()
@@ -90,10 +91,7 @@ impl HostWaits {
                     OpKind::Api { call, .. } => (call.name().to_string(), Block::Undocumented),
                     _ => (op.label.clone(), Block::No),
                 };
-                let issuer = program
-                    .captured_by(op.id)
-                    .and_then(|end| program.launch_of(end))
-                    .map_or(i, |l| l.0);
+                let issuer = launches.get(i).copied().flatten().map_or(i, |l| l.0);
                 HostOp {
                     label: op.label.clone(),
                     call,

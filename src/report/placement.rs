@@ -143,7 +143,7 @@ pub struct PlacedOp {
 /// Every op of `program` in `timeline`, in issue order: one [`PlacedOp`] per op.
 pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
     let host = HostClock::of(timeline);
-    let captured = captures(program);
+    let captured = program.captures();
     // Per capture end: the extent of what its graph ran.
     let mut ran: Vec<Option<Mark>> = vec![None; program.ops.len()];
     let mut out = Vec::with_capacity(program.ops.len());
@@ -428,29 +428,4 @@ impl HostClock {
             .ok_or(Unplaced::NoHostSpan)?;
         self.place(h.begin_ns, h.end_ns)
     }
-}
-
-/// For each op, the end of the capture it was issued in, if any (as
-/// [`Program::captured_by`], in one pass).
-fn captures(program: &Program) -> Vec<Option<OpId>> {
-    let mut out = vec![None; program.ops.len()];
-    let mut open: Option<Vec<usize>> = None;
-    for (i, o) in program.ops.iter().enumerate() {
-        match o.kind {
-            OpKind::BeginCapture { .. } => {
-                open.get_or_insert_with(Vec::new);
-            }
-            OpKind::EndCapture { .. } => {
-                for j in open.take().unwrap_or_default() {
-                    out[j] = Some(o.id);
-                }
-            }
-            _ => {
-                if let Some(inside) = open.as_mut() {
-                    inside.push(i);
-                }
-            }
-        }
-    }
-    out
 }
