@@ -238,13 +238,23 @@ impl Marks {
 /// Marks the disturbed trials of a claim. A trial is disturbed when its stamps show a stall
 /// ([`stalls`]), or when the claim compares host times ([`Check::reads_host_time`]) and the OS
 /// preempted the issuing thread during the trial (a descheduled thread once made a graph launch
-/// of 1000 kernels look dearer than the launches one by one on an idle H100). A claim that compares amounts of time ([`Check::Faster`]'s makespans,
-/// [`Check::LaunchCheaper`]'s host time in launch calls) is disturbed as a whole when another
-/// process was busy on the GPU: a neighbour's copies share the bus and its kernels the SMs, which
-/// stretches makespans without any stall, and a launch call that must reach the GPU (a graph's
-/// first launch uploads it) waits out the neighbour's time slice on the host. No stamp could
-/// protect such a ratio: beside a catalogue loop on an H100, one graph launch of 100 kernels took
-/// 838 µs of host time against 474 µs for the 100 launches, in a trial with no stall.
+/// of 1000 kernels look dearer than the launches one by one on an idle H100).
+///
+/// Some things a neighbour does slow our work down without stopping it, which no stamp shows; a
+/// claim that depends on them is disturbed as a whole when another process was busy on the GPU
+/// ([`speed_dependent`]):
+/// - amounts of time ([`Check::Faster`]'s makespans, [`Check::LaunchCheaper`]'s host time in
+///   launch calls): a neighbour's copies share the bus and its kernels the SMs, which stretches
+///   makespans, and a launch call that must reach the GPU (a graph's first launch uploads it)
+///   waits out the neighbour's time slice on the host. Beside a catalogue loop on an H100, one
+///   graph launch of 100 kernels took 838 µs of host time against 474 µs for the 100 launches,
+///   in a trial with no stall;
+/// - anything a copy decides (a check on a copy, or on contents in a program with copies):
+///   a neighbour's copies share the copy engines and the bus, so ours run slower, start later
+///   behind each other, and lose races they win on a GPU of our own. Beside a catalogue loop on
+///   an H100, a prefetch load started 170 µs after the kernel it should overlap had ended, behind
+///   a slowed load of its stream, and a race without its dependency corrupted 656,800 elements,
+///   both in trials with no stall.
 pub fn marks(
     program: &Program,
     checks: &[Check],
@@ -253,9 +263,7 @@ pub fn marks(
     tol: &Tolerances,
 ) -> Marks {
     let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
-    let amounts = checks
-        .iter()
-        .any(|c| matches!(c, Check::Faster { .. } | Check::LaunchCheaper { .. }));
+    let amounts = speed_dependent(program, checks);
     let mut marks = Marks {
         shared: busy.clone(),
         ..Marks::default()
@@ -283,8 +291,8 @@ pub fn marks(
             ))
         } else if let (true, Some(who)) = (amounts, &busy) {
             Some(format!(
-                "disturbed: an amount of time measured while {who} used the GPU says nothing \
-                 about this program"
+                "disturbed: {who} used the GPU, which slows copies and stretches times \
+                 without stopping our work, and this claim depends on their speed"
             ))
         } else {
             None
@@ -292,6 +300,30 @@ pub fn marks(
         marks.trials.push(mark);
     }
     marks
+}
+
+/// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes
+/// without any stall: amounts of time, or a copy (see [`marks`]).
+pub fn speed_dependent(program: &Program, checks: &[Check]) -> bool {
+    let is_copy = |op: OpId| {
+        program.ops.get(op.0).is_some_and(|o| {
+            matches!(
+                o.kind,
+                OpKind::Copy { .. }
+                    | OpKind::Api {
+                        call: ApiCall::Memset,
+                        ..
+                    }
+            )
+        })
+    };
+    checks.iter().any(|c| match *c {
+        Check::Faster { .. } | Check::LaunchCheaper { .. } => true,
+        // What a buffer holds after a race between copies and kernels (directly, or through a
+        // kernel reading what a copy wrote) depends on the copies' speed.
+        Check::Contents { .. } => program.has_copies(),
+        _ => c.ops().into_iter().any(is_copy),
+    })
 }
 
 /// Blocks that stopped reading the clock for longer than `threshold`.

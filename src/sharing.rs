@@ -22,12 +22,19 @@ pub struct Neighbour {
     /// Its share of SM time over NVML's last sampling period, in percent, where NVML tells.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_percent: Option<u32>,
+    /// Its share of device-memory read/write time over the same period, where NVML tells: copies
+    /// to and from the device show here and not in the SM share. Files recorded before it was
+    /// kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_percent: Option<u32>,
 }
 
 impl Neighbour {
-    /// Whether it may have used the GPU: it ran kernels, or NVML could not say.
+    /// Whether it may have used the GPU: it ran kernels or moved device memory (copies), or NVML
+    /// could not say. A neighbour running only copies shows 0 % SM: beside a catalogue loop in
+    /// its copy claims, ours lost races with the neighbour at 0 % SM.
     pub fn busy(&self) -> bool {
-        self.sm_percent != Some(0)
+        self.sm_percent != Some(0) || self.memory_percent != Some(0)
     }
 }
 
@@ -38,6 +45,9 @@ impl fmt::Display for Neighbour {
         let mut parts = Vec::new();
         if let Some(p) = self.sm_percent {
             parts.push(format!("{p} % SM"));
+        }
+        if let Some(p) = self.memory_percent.filter(|&p| p > 0) {
+            parts.push(format!("{p} % memory"));
         }
         if let Some(m) = self.memory_mib {
             parts.push(format!("{m} MiB"));

@@ -300,6 +300,7 @@ fn a_speed_up_or_launch_cost_beside_a_busy_neighbour_is_disturbed() {
             name: "python3".into(),
             memory_mib: Some(714),
             sm_percent: Some(87),
+            memory_percent: Some(0),
         }],
         ..Sharing::default()
     };
@@ -338,8 +339,66 @@ fn a_speed_up_or_launch_cost_beside_a_busy_neighbour_is_disturbed() {
         first: OpId(0),
         last: OpId(0),
     }];
-    let j = judge_claim(&p, &cheaper, &[calm], Some(&busy), &TOL, 1);
+    let j = judge_claim(
+        &p,
+        &cheaper,
+        std::slice::from_ref(&calm),
+        Some(&busy),
+        &TOL,
+        1,
+    );
     assert_eq!(j.counts.disturbed, 1);
+    // A neighbour at 0 % SM that moves device memory (its copies), or whose share NVML does not
+    // give, is busy too.
+    for memory in [Some(12), None] {
+        let mut copying = idle.clone();
+        copying.after[0].memory_percent = memory;
+        let j = judge_claim(
+            &p,
+            &faster,
+            std::slice::from_ref(&calm),
+            Some(&copying),
+            &TOL,
+            1,
+        );
+        assert_eq!(j.counts.disturbed, 1, "memory {memory:?}");
+    }
+}
+
+#[test]
+fn a_copy_beside_a_busy_neighbour_decides_nothing() {
+    let busy = Sharing {
+        after: vec![Neighbour {
+            pid: 4242,
+            name: "stream-litmus".into(),
+            memory_mib: Some(630),
+            sm_percent: Some(0),
+            memory_percent: Some(7),
+        }],
+        ..Sharing::default()
+    };
+    // C (a copy) should overlap K: a neighbour's copies slow ours without any stall.
+    let (p, t) = kernel_then_copy(20_000, false);
+    let overlaps = [Check::Overlaps {
+        a: OpId(0),
+        b: OpId(1),
+    }];
+    let j = judge_claim(
+        &p,
+        &overlaps,
+        std::slice::from_ref(&t),
+        Some(&busy),
+        &TOL,
+        1,
+    );
+    assert_eq!(j.counts.disturbed, 1);
+    assert!(j.evidence(&p).contains("7 % memory"), "{}", j.evidence(&p));
+    let j = judge_claim(&p, &overlaps, std::slice::from_ref(&t), None, &TOL, 1);
+    assert_eq!(j.counts.disturbed, 0);
+    // Two kernels are not slowed without a stall (time slices pause them): counted.
+    let (p, t) = pair(20_000, None);
+    let j = judge_claim(&p, &overlaps, &[t], Some(&busy), &TOL, 1);
+    assert_eq!(j.counts.disturbed, 0);
 }
 
 #[test]

@@ -126,6 +126,13 @@ impl Observer {
                         .max()
                         .unwrap_or(0)
                 }),
+                memory_percent: samples.as_ref().map(|s| {
+                    s.iter()
+                        .filter(|x| x.pid == p.pid)
+                        .map(|x| x.mem_util)
+                        .max()
+                        .unwrap_or(0)
+                }),
             })
             .collect();
         Look { neighbours, limit }
