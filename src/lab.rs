@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
-use crate::sharing::Sharing;
+use crate::sharing::{Carry, Sharing};
 use crate::timing::ClaimTiming;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -188,6 +188,13 @@ impl Lab {
         let mut judged: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
         let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
         let mut seen = self.look();
+        let mut carry = Carry::default();
+        let mut carried = |mut s: Option<Sharing>| {
+            if let Some(s) = &mut s {
+                carry.apply(s);
+            }
+            s
+        };
         let mut finish = |i: usize, record: ClaimRecord, judged: &mut Vec<Option<ClaimRecord>>| {
             done(&record);
             records.push(record.clone());
@@ -201,6 +208,7 @@ impl Lab {
             seen = self.wait_alone(seen)?;
             let result = self.run_claim(claim);
             let (sharing, after) = self.around(seen);
+            let sharing = carried(sharing);
             seen = after;
             let record = match result {
                 Ok(mut trials) => {
@@ -225,6 +233,7 @@ impl Lab {
                 Err(e) => members.iter().map(|_| Err(e.clone())).collect(),
             };
             let (sharing, after) = self.around(seen);
+            let sharing = carried(sharing);
             seen = after;
             for (&i, result) in members.iter().zip(results) {
                 let record = match result {

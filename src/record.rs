@@ -162,6 +162,22 @@ impl RunRecord {
         }
     }
 
+    /// The run with every judgement recomputed from the stamps, the neighbours' utilisation carried
+    /// forward through the claims first ([`crate::sharing::Carry`]).
+    pub fn rejudged(&self) -> RunRecord {
+        let mut run = self.clone();
+        let mut carry = crate::sharing::Carry::default();
+        for c in &mut run.claims {
+            if let Outcome::Ran { trials, .. } = &mut c.outcome {
+                if let Some(s) = &mut trials.sharing {
+                    carry.apply(s);
+                }
+            }
+            *c = c.rejudge();
+        }
+        run
+    }
+
     /// Whether every claim ran and met its expectation.
     pub fn all_as_expected(&self) -> bool {
         !self.claims.is_empty() && self.claims.iter().all(ClaimRecord::as_expected)

@@ -3,16 +3,20 @@
 //! boundaries, on hand-made timelines, a real wait is never a stall and an unexplained idle
 //! stretch or a paused block is.
 //!
-//! The contended fixtures were recorded on an H100 by the binary before this rule existed
-//! (results schema 1, no pauses in the stamps), then re-judged with `judge --write`:
-//! `contended-torch-h100` beside a PyTorch process running bf16 matrix products and 64 MiB
-//! copies, `contended-cli2-h100` beside two other `stream-litmus` runs. Recorded as they were,
-//! the first had 12 and the second 25 unexpected verdicts among them. `contended-two-h100` was
-//! recorded by the binary with the rule and the pause stamps, beside a catalogue loop and the
-//! PyTorch job; under the rule's first form it kept one wrong verdict (a D2H copy held up behind
-//! an H2D copy of another stream). `contended-one-h100` was recorded beside one catalogue loop by
-//! the binary that clock-syncs every trial, so the rule also sees trials held back as a whole;
-//! `catalogue-clock-h100` is the same binary on the idle GPU, where that must see nothing.
+//! The contended fixtures were recorded on an H100 beside neighbours, then re-judged with
+//! `judge --write` (their stored judgements follow the current rules):
+//! - `contended-torch-h100` (beside a PyTorch process running bf16 matrix products and 64 MiB
+//!   copies) and `contended-cli2-h100` (beside two other `stream-litmus` runs) were recorded by
+//!   the binary before the rule existed (results schema 1, no pauses, no clock syncs, no NVML):
+//!   as recorded they had 12 and 25 unexpected verdicts;
+//! - `contended-one-h100` (beside a catalogue loop) and `contended-two-h100` (beside a catalogue
+//!   loop and the PyTorch job) were recorded by binaries that clock-sync every trial and look
+//!   with NVML; as recorded, each had two and one wrong decided verdicts (prefetch claims that
+//!   lost their races and a copy that missed its kernel, beside a neighbour that NVML's sparse
+//!   samples showed at 0 %), which the copy rule and the carried-forward utilisation remove.
+//!
+//! `catalogue-clock-h100` is the binary that clock-syncs every trial on the idle GPU, where the
+//! held-back rule must see nothing.
 
 mod common;
 
@@ -79,8 +83,7 @@ fn contended_runs_rejudged_have_no_wrong_decided_verdict() {
     assert_eq!(runs.len(), 4, "four contended recordings");
     for (file, run) in runs {
         let (mut disturbed, mut inconclusive) = (0, 0);
-        for rec in &run.claims {
-            let rec = rec.rejudge();
+        for rec in &run.rejudged().claims {
             let Some(j) = rec.judgement() else { continue };
             disturbed += j.counts.disturbed;
             match j.verdict {

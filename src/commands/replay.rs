@@ -10,12 +10,11 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use stream_litmus::report::terminal;
-use stream_litmus::{ClaimRecord, RunRecord};
+use stream_litmus::RunRecord;
 
 /// The record with every judgement recomputed from the stamps, and how many verdicts moved.
 fn rejudged(recorded: &RunRecord) -> (RunRecord, usize) {
-    let mut run = recorded.clone();
-    run.claims = recorded.claims.iter().map(ClaimRecord::rejudge).collect();
+    let run = recorded.rejudged();
     let moved = recorded
         .claims
         .iter()
