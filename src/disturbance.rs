@@ -373,7 +373,8 @@ impl Need {
 /// What the op needs on the device, if it runs there.
 fn need(program: &Program, op: &crate::program::Op) -> Option<Need> {
     match op.kind {
-        OpKind::Spin { .. } | OpKind::Add { .. } => Some(Need::Sms),
+        // NCCL's kernels run on the SMs of each rank's device.
+        OpKind::Spin { .. } | OpKind::Add { .. } | OpKind::AllReduce { .. } => Some(Need::Sms),
         OpKind::Copy { .. } => Some(Need::CopyEngine(
             program
                 .copy_dir(op.id)
@@ -394,6 +395,7 @@ fn takes_time(kind: &OpKind) -> bool {
         kind,
         OpKind::Spin { .. }
             | OpKind::Add { .. }
+            | OpKind::AllReduce { .. }
             | OpKind::Copy { .. }
             | OpKind::HostFn { .. }
             | OpKind::Api {

@@ -216,6 +216,9 @@ pub struct Judgement {
     /// For programs with copies: which witness saw them and how well it was aligned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copies_seen_by: Option<String>,
+    /// For programs on several devices: how well each device's clock was aligned to the host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices_aligned: Option<String>,
     /// When trials were disturbed: how many, by what, and who else used the GPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbance: Option<String>,
@@ -264,6 +267,9 @@ impl Judgement {
         }
         if let Some(seen) = &self.copies_seen_by {
             parts.push(seen.clone());
+        }
+        if let Some(aligned) = &self.devices_aligned {
+            parts.push(aligned.clone());
         }
         if let Some(d) = &self.disturbance {
             parts.push(d.clone());
@@ -391,6 +397,7 @@ fn judge_marked(
         observed: Vec::new(),
         witness,
         copies_seen_by: copies_seen_by(timelines),
+        devices_aligned: devices_aligned(timelines),
         disturbance: None,
     }
 }
@@ -402,6 +409,38 @@ fn median_makespan(timelines: &[Timeline], trials: &[TrialOutcome]) -> Option<us
         .collect();
     order.sort_by_key(|&i| timelines[i].makespan_ns());
     order.get(order.len() / 2).copied()
+}
+
+/// "device clocks aligned to the host's within gpu0 ±0.52..0.61 µs, gpu1 ±0.50..0.70 µs over 5
+/// trials; a relation across devices allows both", for programs on several devices.
+fn devices_aligned(timelines: &[Timeline]) -> Option<String> {
+    let mut per: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+    let mut trials = 0;
+    for t in timelines.iter().filter(|t| t.devices.len() > 1) {
+        trials += 1;
+        for c in &t.devices {
+            let e = per.entry(c.device).or_insert((u64::MAX, 0));
+            *e = (e.0.min(c.error_ns), e.1.max(c.error_ns));
+        }
+    }
+    if per.len() < 2 {
+        return None;
+    }
+    let each: Vec<String> = per
+        .iter()
+        .map(|(d, (lo, hi))| {
+            format!(
+                "gpu{d} ±{:.2}..{:.2} µs",
+                *lo as f64 / 1e3,
+                *hi as f64 / 1e3
+            )
+        })
+        .collect();
+    Some(format!(
+        "device clocks aligned to the host's within {} over {trials} trials; a relation across \
+         devices allows both",
+        each.join(", ")
+    ))
 }
 
 /// "copy spans from CUPTI activity records, aligned within ±0.52..1.10 µs over 5 trials (12

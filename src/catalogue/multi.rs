@@ -247,6 +247,12 @@ fn training_streams(c: &mut ClaimBuilder) -> [(StreamId, StreamId); 2] {
     })
 }
 
+/// The backward kernel before the hook lasts this many spins. The all-reduce is launched when
+/// the NCCL group ends, 45–55 µs after the first backward kernel started on a 2 × H200: with one
+/// spin (50 µs) the order B1 → all-reduce was issued too late to prove anything, and the hook
+/// claims were Inconclusive in every run.
+const B1_SPINS: u32 = 4;
+
 pub fn hook_same_stream(spin: Duration) -> Claim {
     let mut c = Claim::builder(
         "multi.hook.same_stream",
@@ -257,7 +263,7 @@ pub fn hook_same_stream(spin: Duration) -> Claim {
     let st = training_streams(&mut c);
     let bufs = rank_buffers(&mut c);
     let b1: Vec<OpId> = (0..2)
-        .map(|d| c.spin(st[d].0, format!("B1.gpu{d}"), spin))
+        .map(|d| c.spin(st[d].0, format!("B1.gpu{d}"), spin * B1_SPINS))
         .collect();
     let ar = c.all_reduce("AR", &[(st[0].0, bufs[0]), (st[1].0, bufs[1])]);
     let b2: Vec<OpId> = (0..2)
@@ -283,7 +289,7 @@ fn hooked(
     let grads = [c.event("grad.gpu0"), c.event("grad.gpu1")];
     let mut b1 = [OpId(0); 2];
     for d in 0..2 {
-        b1[d] = c.spin(st[d].0, format!("B1.gpu{d}"), spin);
+        b1[d] = c.spin(st[d].0, format!("B1.gpu{d}"), spin * B1_SPINS);
         c.record(st[d].0, grads[d]);
     }
     let mut b2 = [OpId(0); 2];
