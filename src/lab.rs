@@ -182,10 +182,25 @@ impl Lab {
     pub fn try_check_all(
         &self,
         claims: &[Claim],
-        mut done: impl FnMut(&ClaimRecord),
+        done: impl FnMut(&ClaimRecord),
         records: &mut Vec<ClaimRecord>,
     ) -> Result<(), Error> {
+        // Records are kept once, by claim, and moved out at the end, on success or not: a record
+        // holds every trial's stamps (4096 blocks for some), too much to clone per claim.
         let mut judged: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
+        let outcome = self.judge_into(claims, done, &mut judged);
+        *records = judged.into_iter().flatten().collect();
+        outcome
+    }
+
+    /// [`Lab::try_check_all`]'s work: claims in this process in order, then each environment's
+    /// claims in one child.
+    fn judge_into(
+        &self,
+        claims: &[Claim],
+        mut done: impl FnMut(&ClaimRecord),
+        judged: &mut [Option<ClaimRecord>],
+    ) -> Result<(), Error> {
         let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
         let mut seen = self.look();
         let mut carry = Carry::default();
@@ -195,9 +210,8 @@ impl Lab {
             }
             s
         };
-        let mut finish = |i: usize, record: ClaimRecord, judged: &mut Vec<Option<ClaimRecord>>| {
+        let mut finish = |i: usize, record: ClaimRecord, judged: &mut [Option<ClaimRecord>]| {
             done(&record);
-            records.push(record.clone());
             judged[i] = Some(record);
         };
         for (i, claim) in claims.iter().enumerate() {
@@ -217,7 +231,7 @@ impl Lab {
                 }
                 Err(e) => ClaimRecord::failed(claim.clone(), e),
             };
-            finish(i, record, &mut judged);
+            finish(i, record, judged);
         }
         for (env, members) in groups {
             let jobs: Vec<Job> = members
@@ -243,10 +257,9 @@ impl Lab {
                     }
                     Err(e) => ClaimRecord::failed(claims[i].clone(), e),
                 };
-                finish(i, record, &mut judged);
+                finish(i, record, judged);
             }
         }
-        *records = judged.into_iter().flatten().collect();
         Ok(())
     }
 
