@@ -64,10 +64,14 @@ fn lib() -> Result<&'static Lib, Error> {
 }
 
 fn load() -> Result<Lib, String> {
-    let names: Vec<String> = match std::env::var(NCCL_ENV) {
+    load_from(match std::env::var(NCCL_ENV) {
         Ok(path) => vec![path],
         Err(_) => NAMES.iter().map(|n| n.to_string()).collect(),
-    };
+    })
+}
+
+/// Loads the first of `names` the dynamic loader finds, or says where it looked.
+fn load_from(names: Vec<String>) -> Result<Lib, String> {
     // SAFETY: loading NCCL runs its initializers, which only set up the library.
     let lib = names
         .iter()
@@ -200,5 +204,19 @@ impl Drop for Comms {
                 let _ = unsafe { (lib.destroy)(c) };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_missing_library_is_named_with_where_it_was_looked_for() {
+        let Err(why) = super::load_from(vec!["/nonexistent/libnccl.so.2".into()]) else {
+            panic!("loaded a library that does not exist");
+        };
+        assert!(why.contains("/nonexistent/libnccl.so.2"), "{why}");
+        assert!(why.contains("LD_LIBRARY_PATH="), "{why}");
+        assert!(why.contains("STREAM_LITMUS_NCCL="), "{why}");
+        assert!(why.contains("only the all-reduce claims need it"), "{why}");
     }
 }
