@@ -19,7 +19,7 @@ use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
 use super::pool::Pool;
 use super::probe::call;
-use super::resources::{DeviceWords, Events, Streams};
+use super::resources::{issue_ordering, DeviceWords, Events, Streams};
 use super::stamps::{graph_issue, timeline};
 use super::witness::Witness;
 use crate::error::Error;
@@ -347,6 +347,9 @@ impl Issuer<'_> {
     fn issue(&mut self, i: usize) -> Result<Option<i64>, Error> {
         let stream = |s: crate::program::StreamId| self.streams.get(s.0);
         let event = |e: crate::program::EventId| self.events.get(e.0);
+        if issue_ordering(&self.program.ops[i].kind, stream, event)? {
+            return Ok(None);
+        }
         // SAFETY (all below): handles were created for this program and are alive.
         match self.program.ops[i].kind {
             OpKind::Spin {
@@ -361,31 +364,9 @@ impl Issuer<'_> {
                 grid,
                 block,
             )?,
-            OpKind::Record {
-                stream: s,
-                event: e,
-            } => unsafe { result::event::record(event(e), stream(s)) }
-                .map_err(call("cuEventRecord"))?,
-            OpKind::Wait {
-                stream: s,
-                event: e,
-            } => unsafe {
-                result::stream::wait_event(
-                    stream(s),
-                    event(e),
-                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
+            OpKind::Record { .. } | OpKind::Wait { .. } | OpKind::HostSync { .. } => {
+                unreachable!("issued by issue_ordering")
             }
-            .map_err(call("cuStreamWaitEvent"))?,
-            OpKind::HostSync { target } => match target {
-                SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
-                    .map_err(call("cuStreamSynchronize"))?,
-                SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
-                    .map_err(call("cuEventSynchronize"))?,
-                SyncTarget::Device => {
-                    result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
-                }
-            },
             OpKind::Elapsed { from, to } => {
                 unsafe { result::event::synchronize(event(to)) }
                     .map_err(call("cuEventSynchronize"))?;

@@ -25,10 +25,10 @@ use super::fleet::{peer_access, Fleet};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::multi_witness::DeviceWitness;
 use super::probe::call;
-use super::resources::{DeviceWords, Streams};
+use super::resources::{issue_ordering, DeviceWords, Streams};
 use super::Execution;
 use crate::error::Error;
-use crate::program::{BufferId, OpKind, Place, Program, SyncTarget};
+use crate::program::{BufferId, OpKind, Place, Program};
 use crate::timeline::{HostCall, Timeline};
 use crate::timing::ClaimTiming;
 use cudarc::driver::{result, sys, CudaContext};
@@ -294,6 +294,9 @@ impl Issue<'_> {
                 .unwrap_or(0);
             sides[d].buffers.ptr(BufferId(local))
         };
+        if issue_ordering(&op.kind, stream, event)? {
+            return Ok(());
+        }
         // SAFETY (all below): handles were created for this program and are alive; buffers
         // hold the bytes validation checked.
         match op.kind {
@@ -309,31 +312,9 @@ impl Issue<'_> {
                 grid,
                 block,
             )?,
-            OpKind::Record {
-                stream: s,
-                event: e,
-            } => unsafe { result::event::record(event(e), stream(s)) }
-                .map_err(call("cuEventRecord"))?,
-            OpKind::Wait {
-                stream: s,
-                event: e,
-            } => unsafe {
-                result::stream::wait_event(
-                    stream(s),
-                    event(e),
-                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
+            OpKind::Record { .. } | OpKind::Wait { .. } | OpKind::HostSync { .. } => {
+                unreachable!("issued by issue_ordering")
             }
-            .map_err(call("cuStreamWaitEvent"))?,
-            OpKind::HostSync { target } => match target {
-                SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
-                    .map_err(call("cuStreamSynchronize"))?,
-                SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
-                    .map_err(call("cuEventSynchronize"))?,
-                SyncTarget::Device => {
-                    result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
-                }
-            },
             OpKind::DeviceSync { .. } => {
                 result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?
             }

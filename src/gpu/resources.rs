@@ -10,7 +10,7 @@ use super::kernels::Kernels;
 use super::pool::{Allocator, Pool};
 use super::probe::call;
 use crate::error::Error;
-use crate::program::{Place, Priority, Stream, StreamKind};
+use crate::program::{EventId, OpKind, Place, Priority, Stream, StreamId, StreamKind, SyncTarget};
 use cudarc::driver::{result, sys};
 
 /// The streams of one program, indexed like `Program::streams`.
@@ -205,4 +205,43 @@ impl Drop for DeviceWords {
             }
         }
     }
+}
+
+/// Issues the ops both executors issue the same way (event records and waits, host syncs of a
+/// stream, an event or the current context), with `stream` and `event` mapping ids to the
+/// program's handles. Returns whether `kind` was one of them.
+pub fn issue_ordering(
+    kind: &OpKind,
+    stream: impl Fn(StreamId) -> sys::CUstream,
+    event: impl Fn(EventId) -> sys::CUevent,
+) -> Result<bool, Error> {
+    // SAFETY (all below): the caller's handles were created for this program and are alive.
+    match *kind {
+        OpKind::Record {
+            stream: s,
+            event: e,
+        } => {
+            unsafe { result::event::record(event(e), stream(s)) }.map_err(call("cuEventRecord"))?
+        }
+        OpKind::Wait {
+            stream: s,
+            event: e,
+        } => unsafe {
+            result::stream::wait_event(
+                stream(s),
+                event(e),
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(call("cuStreamWaitEvent"))?,
+        OpKind::HostSync { target } => match target {
+            SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
+                .map_err(call("cuStreamSynchronize"))?,
+            SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
+                .map_err(call("cuEventSynchronize"))?,
+            SyncTarget::Device => result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?,
+        },
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
