@@ -6,12 +6,14 @@
 //! launch each: `cuMemsetD32` cost about 0.15 ms per call while CUPTI traced memsets. Host buffers
 //! are written by the CPU, which also touches every page of a pageable buffer before the copy
 //! that reads it. A buffer is refilled before every trial only where a later trial could see what
-//! the last one left (see `Buffers::refill`). After a trial each buffer's memory type is asked of
+//! the last one left (see `Buffers::refill`), filled at all only where its contents can be seen
+//! (see `Buffers::observed`), and not filled where the pool knows its block already holds the
+//! value (see `pool.rs`). After a trial each buffer's memory type is asked of
 //! the driver, and buffers marked for reading back are summarized (see `crate::contents`), device
 //! ones through a pinned staging block.
 
 use super::kernels::Kernels;
-use super::pool::{Allocator, Pool};
+use super::pool::{Allocator, Known, Pool};
 use super::probe::call;
 use crate::contents::{Contents, MemoryKind};
 use crate::error::Error;
@@ -107,12 +109,24 @@ pub struct Buffers<A: Allocator = Driver> {
     fills: Vec<f32>,
     read_back: Vec<bool>,
     /// Per buffer: whether it is refilled before every trial, not only the first: an op writes
-    /// it (a copy's destination, an add's output) and what it holds is seen (it is read back, or
-    /// a copy or an add reads it). A buffer no op writes keeps its fill from one trial to the
-    /// next; one that ops write but nothing reads (a pipeline's output chunks, 64 MiB of pinned
-    /// memory the CPU refilled every trial) can leave nothing that a later trial observes. Every
-    /// buffer is refilled until [`Buffers::refills_for`] says otherwise.
+    /// it (a copy's destination, an add's output) and what it holds can be seen (`observed`). A
+    /// buffer no op writes keeps its fill from one trial to the next; one that ops write but
+    /// nothing reads (a pipeline's output chunks, 64 MiB of pinned memory the CPU refilled every
+    /// trial) can leave nothing that a later trial observes. Every buffer is refilled, and counts
+    /// as seen and written, until [`Buffers::refills_for`] says otherwise.
     refill: Vec<bool>,
+    /// Per buffer: whether what it holds can be seen at all: it is read back, or an op reads it
+    /// into a buffer that can be seen (an all-reduce's buffers always count). A pipeline's input
+    /// chunks flow through device chunks into output chunks nothing reads: 64 MiB of pinned
+    /// memory whose contents no check can tell. Those are not filled, except a new pageable
+    /// block, whose pages the fill touches (a copy from untouched pages would fault them in).
+    observed: Vec<bool>,
+    /// Per buffer: whether an op writes it; such a block goes back to the pool as unknown.
+    written: Vec<bool>,
+    /// Per buffer: what its block holds, where known (from the pool, or since its fill).
+    known: Vec<Known>,
+    /// Per buffer: a new pageable block, whose pages nothing has touched yet.
+    untouched: Vec<bool>,
     filled: bool,
     /// Per buffer: for a device buffer read back, a pinned block of its size that the read-back
     /// copy lands in (from the pool, like the buffers): one copy at full speed instead of a copy
@@ -132,6 +146,10 @@ impl<A: Allocator> Buffers<A> {
             fills: buffers.iter().map(|b| b.fill as f32).collect(),
             read_back: buffers.iter().map(|b| b.read_back).collect(),
             refill: vec![true; buffers.len()],
+            observed: vec![true; buffers.len()],
+            written: vec![true; buffers.len()],
+            known: Vec::with_capacity(buffers.len()),
+            untouched: Vec::with_capacity(buffers.len()),
             filled: false,
             staging: Vec::with_capacity(buffers.len()),
             reused: 0,
@@ -139,12 +157,15 @@ impl<A: Allocator> Buffers<A> {
         };
         for b in buffers {
             let key = (b.place, b.bytes as usize);
-            let block = out.take_one(pool, key)?;
+            let want = Some((b.fill as f32).to_bits());
+            let (block, reused, known) = out.take_one(pool, key, want)?;
             out.blocks.push(block);
             out.keys.push(key);
+            out.known.push(known);
+            out.untouched.push(!reused && b.place == Place::Pageable);
             let staged = b.read_back && b.place == Place::Device;
             let staging = match staged {
-                true => Some(out.take_one(pool, (Place::Pinned, key.1))?),
+                true => Some(out.take_one(pool, (Place::Pinned, key.1), None)?.0),
                 false => None,
             };
             out.staging.push(staging);
@@ -156,46 +177,38 @@ impl<A: Allocator> Buffers<A> {
         &mut self,
         pool: &mut Pool<A>,
         (place, bytes): (Place, usize),
-    ) -> Result<A::Block, Error> {
-        let (block, reused) = pool.take(place, bytes)?;
-        match reused {
+        want: Known,
+    ) -> Result<(A::Block, bool, Known), Error> {
+        let taken = pool.take_holding(place, bytes, want)?;
+        match taken.1 {
             true => self.reused += 1,
             false => self.allocated += 1,
         }
-        Ok(block)
+        Ok(taken)
     }
 
-    /// Which buffers need refilling before every trial of `program` (see `refill`).
+    /// Which buffers of `program` can be seen, which ops write, and so which need refilling
+    /// before every trial (see `refill` and `observed`).
     pub fn refills_for(&mut self, program: &crate::program::Program) {
         use crate::program::OpKind;
-        let (mut written, mut read) = (vec![false; self.refill.len()], self.read_back.clone());
-        let mark = |v: &mut Vec<bool>, b: BufferId| {
-            if let Some(x) = v.get_mut(b.0) {
-                *x = true;
-            }
-        };
+        let mut written = vec![false; self.refill.len()];
         for op in &program.ops {
-            match op.kind {
-                OpKind::Copy { src, dst, .. } => {
-                    mark(&mut read, src);
-                    mark(&mut written, dst);
-                }
-                OpKind::Add { a, b, out, .. } => {
-                    mark(&mut read, a);
-                    mark(&mut read, b);
-                    mark(&mut written, out);
-                }
+            let out = match op.kind {
+                OpKind::Copy { dst, .. } => dst,
+                OpKind::Add { out, .. } => out,
                 // In place: each rank's buffer is read and written.
-                OpKind::AllReduce { buffer, .. } => {
-                    mark(&mut read, buffer);
-                    mark(&mut written, buffer);
-                }
-                _ => {}
+                OpKind::AllReduce { buffer, .. } => buffer,
+                _ => continue,
+            };
+            if let Some(w) = written.get_mut(out.0) {
+                *w = true;
             }
         }
+        self.observed = observed(program, &self.read_back);
         for (i, r) in self.refill.iter_mut().enumerate() {
-            *r = written[i] && read[i];
+            *r = written[i] && self.observed[i];
         }
+        self.written = written;
     }
 
     /// [`Buffers::fill_with`] the allocator's own fill.
@@ -213,30 +226,77 @@ impl<A: Allocator> Buffers<A> {
         &mut self,
         mut set: impl FnMut(&mut A::Block, f32) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        for ((m, &fill), &refill) in self.blocks.iter_mut().zip(&self.fills).zip(&self.refill) {
-            if refill || !self.filled {
+        for (i, m) in self.blocks.iter_mut().enumerate() {
+            let fill = self.fills[i];
+            let holds = Some(fill.to_bits());
+            let needed = match (self.filled, self.observed[i]) {
+                (true, _) => self.refill[i],
+                (false, true) => self.known[i] != holds,
+                (false, false) => self.untouched[i],
+            };
+            if needed {
                 set(m, fill)?;
+                self.known[i] = holds;
+                self.untouched[i] = false;
             }
         }
         self.filled = true;
         Ok(())
     }
 
-    /// Gives every block back to `pool`; only once nothing on the GPU uses them any more.
+    /// Gives every block back to `pool`, with what it holds where no op wrote it; only once
+    /// nothing on the GPU uses them any more.
     pub fn release(&mut self, pool: &mut Pool<A>) {
         for (staging, &(_, bytes)) in self.staging.drain(..).zip(&self.keys) {
             if let Some(block) = staging {
                 pool.give(Place::Pinned, bytes, block);
             }
         }
-        for (block, (place, bytes)) in self.blocks.drain(..).zip(self.keys.drain(..)) {
-            pool.give(place, bytes, block);
+        let blocks = self.blocks.drain(..).zip(self.keys.drain(..));
+        for (i, (block, (place, bytes))) in blocks.enumerate() {
+            let known = self.known[i].filter(|_| !self.written[i]);
+            pool.give_holding(place, bytes, block, known);
         }
     }
 
     #[cfg(test)]
     pub fn block_mut(&mut self, i: usize) -> &mut A::Block {
         &mut self.blocks[i]
+    }
+}
+
+/// Which buffers' contents can be seen (see `Buffers::observed`): the buffers read back, and,
+/// working back from them, every buffer an op reads into one that can be seen.
+fn observed(program: &crate::program::Program, read_back: &[bool]) -> Vec<bool> {
+    use crate::program::OpKind;
+    let mut seen = read_back.to_vec();
+    let is = |seen: &[bool], b: BufferId| seen.get(b.0).copied().unwrap_or(false);
+    for op in &program.ops {
+        if let OpKind::AllReduce { buffer, .. } = op.kind {
+            if let Some(x) = seen.get_mut(buffer.0) {
+                *x = true;
+            }
+        }
+    }
+    // Each pass marks at least one more buffer or ends: at most one pass per buffer.
+    loop {
+        let mut more = Vec::new();
+        for op in &program.ops {
+            match op.kind {
+                OpKind::Copy { src, dst, .. } if is(&seen, dst) => more.push(src),
+                OpKind::Add { a, b, out, .. } if is(&seen, out) => more.extend([a, b]),
+                _ => {}
+            }
+        }
+        let before = seen.iter().filter(|&&x| x).count();
+        for b in more {
+            if let Some(x) = seen.get_mut(b.0) {
+                *x = true;
+            }
+        }
+        if seen.iter().filter(|&&x| x).count() == before {
+            return seen;
+        }
     }
 }
 
@@ -395,40 +455,78 @@ mod tests {
         }
     }
 
-    /// A buffer is refilled before every trial only when an op writes it and something sees what
-    /// it holds (an op reads it, or it is read back); the others are filled before the first
-    /// trial only. Each trial starts from the same contents wherever they can be seen.
+    /// Which fills a program's buffers get, before its first trial and before each later one: the
+    /// fill values set, in buffer order (each test buffer has a fill of its own).
+    fn fills(b: &mut Buffers<Fake>) -> Vec<f32> {
+        let mut set = Vec::new();
+        b.fill_with(|block, value| {
+            set.push(value);
+            Fake::fill(block, value)
+        })
+        .unwrap();
+        set
+    }
+
+    /// A buffer is filled only when what it holds can be seen (read back, or read by an op into
+    /// something seen), and refilled before every trial only when an op also writes it. Each
+    /// trial starts from the same contents wherever they can be seen.
     #[test]
-    fn only_buffers_written_and_read_are_refilled() {
-        use crate::program::{CopyDir, Program, StreamKind};
+    fn only_buffers_that_can_be_seen_are_filled() {
+        use crate::program::{Program, StreamKind};
         let mut p = Program::builder("copy");
         let s = p.stream(StreamKind::NonBlocking);
         let input = p.buffer("in", Place::Pinned, 64, 1);
-        let data = p.buffer("data", Place::Device, 64, 0);
-        let out = p.buffer("out", Place::Pinned, 64, 0);
-        let seen = p.buffer("seen", Place::Device, 64, 0);
+        let data = p.buffer("data", Place::Device, 64, 2);
+        let out = p.buffer("out", Place::Pinned, 64, 3);
+        let seen = p.buffer("seen", Place::Device, 64, 4);
+        let acc = p.buffer("acc", Place::Device, 64, 5);
+        let up = p.buffer("up", Place::Pinned, 64, 6);
         p.read_back(seen);
+        p.read_back(acc);
         p.copy(s, "up", input, data);
         p.copy(s, "down", data, out);
         p.copy(s, "seen", input, seen);
-        p.copy_new(s, "unused", CopyDir::D2H, 64, Place::Pinned);
+        p.copy(s, "acc", up, acc);
+        p.add(s, "acc += acc", (acc, acc), acc, 1, 32);
         let program = p.build();
         let mut pool: Pool<Fake> = Pool::default();
         let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
         b.refills_for(&program);
-        b.fill().unwrap();
-        for i in 0..program.buffers.len() {
-            let want = program.buffers[i].fill as f32;
-            assert!(b.block_mut(i).iter().all(|&x| x == want), "first fill {i}");
-            b.block_mut(i).fill(9.0); // what a trial wrote
-        }
-        b.fill().unwrap();
-        let refilled: Vec<bool> = (0..program.buffers.len())
-            .map(|i| b.block_mut(i)[0] != 9.0)
-            .collect();
-        // in: only read; data: written, then read by "down"; out: written, never read; seen:
-        // written and read back; unused.src: only read; unused.dst: written, never read.
-        assert_eq!(refilled, [false, true, false, true, false, false]);
+        // in: read into seen; data and out: a chain nothing reads; seen and acc: read back; up:
+        // read into acc.
+        assert_eq!(fills(&mut b), [1.0, 4.0, 5.0, 6.0]);
+        // Written and seen: refilled.
+        assert_eq!(fills(&mut b), [4.0, 5.0]);
+        b.release(&mut pool);
+        drop(b);
+        // The blocks no op wrote go back known to hold their fill: taken again, they are not
+        // filled again; the written ones are.
+        let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
+        b.refills_for(&program);
+        assert_eq!(fills(&mut b), [4.0, 5.0]);
+    }
+
+    /// A new pageable block is filled even where nothing sees its contents: the fill touches its
+    /// pages, which a copy would otherwise fault in while it is timed. Taken again, it is not.
+    #[test]
+    fn a_new_pageable_block_is_touched_once() {
+        use crate::program::{Program, StreamKind};
+        let mut p = Program::builder("pageable");
+        let s = p.stream(StreamKind::NonBlocking);
+        let src = p.buffer("src", Place::Pageable, 64, 7);
+        let dst = p.buffer("dst", Place::Device, 64, 8);
+        p.copy(s, "C", src, dst);
+        let program = p.build();
+        let mut pool: Pool<Fake> = Pool::default();
+        let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
+        b.refills_for(&program);
+        assert_eq!(fills(&mut b), [7.0]);
+        assert_eq!(fills(&mut b), Vec::<f32>::new());
+        b.release(&mut pool);
+        drop(b);
+        let mut b = Buffers::take(&program.buffers, &mut pool).unwrap();
+        b.refills_for(&program);
+        assert_eq!(fills(&mut b), Vec::<f32>::new());
     }
 
     /// A device buffer read back gets a pinned block of its size for the read-back copy, from the

@@ -242,8 +242,9 @@ fn run_trials(
     for trial in 0..=trials {
         // The warm-up is there for first-use costs (a module's lazy load, a stream's first launch,
         // a graph's first upload), which every launch pays whatever it spins; so its spins are
-        // launched with 0 cycles, and it costs launches instead of a trial's GPU time (about a
-        // fifth of the catalogue's). Copies keep their sizes: a copy's first use is its size's.
+        // launched with 0 cycles and its adds over 0 elements, and it costs launches instead of
+        // a trial's GPU time (about a fifth of the catalogue's). Copies keep their sizes: a
+        // copy's first use is its size's.
         issuer.warming = trial == 0;
         let mut lap = Lap(now_ns());
         issuer.stamps.zero_on(kernels)?;
@@ -424,11 +425,14 @@ impl Issuer<'_> {
                 grid,
                 block,
             } => {
+                // The warm-up adds nothing, as its spins spin nothing: the first launch is what
+                // it is there for, and the slow-kernel prefetch claims' adds cost a trial each.
                 let n = [a, b, out]
                     .iter()
                     .filter_map(|&x| self.program.buffer(x))
                     .map(|x| x.elements())
                     .min()
+                    .filter(|_| !self.warming)
                     .unwrap_or(0);
                 let p = |x| self.buffers.ptr(x);
                 self.kernels.launch_add(

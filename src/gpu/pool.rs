@@ -11,8 +11,14 @@
 //! promises contents. The executor fills every buffer before a program's first trial, and before
 //! *every* trial each buffer whose contents a trial can see (`Buffers::fill_with`; the stamp
 //! buffer is zeroed too), so no trial can see another's data. The CPU tests in `buffers.rs` show
-//! a reused block being reset and which buffers are refilled; GPU tests (`tests/pooled_buffers.rs`)
+//! a reused block being reset and which buffers are refilled; GPU tests (`tests/gpu/pooled_buffers.rs`)
 //! show it on a race claim run twice and on a buffer an op reads and writes.
+//!
+//! **Known contents.** A block may come back with a note of what it holds: the bits of the one
+//! value every element was set to, given back by a program that filled it and never wrote it
+//! (`Buffers::release`). The next program that wants that value in that block skips the fill:
+//! the pipeline and copy claims read 32–64 MiB of host buffers that only ever hold their fill, and
+//! the CPU rewrote them for every claim. A block some op may have written goes back without a note.
 //!
 //! What a trial itself allocates or frees (the implicit-synchronization claims time `cuMemAlloc`
 //! and `cuMemFree`) is the experiment, and never goes through the pool.
@@ -36,9 +42,15 @@ pub trait Allocator {
     fn free(block: Self::Block);
 }
 
-/// Idle blocks by place and size, and how many requests each answered.
+/// What a block holds, where known: the bits of the `f32` every element was set to.
+pub type Known = Option<u32>;
+
+/// Idle blocks of one place and size, each with what it is known to hold.
+type Idle<B> = Vec<(B, Known)>;
+
+/// Idle blocks by place and size.
 pub struct Pool<A: Allocator> {
-    idle: HashMap<(Place, usize), Vec<A::Block>>,
+    idle: HashMap<(Place, usize), Idle<A::Block>>,
     idle_bytes: usize,
     cap_bytes: usize,
 }
@@ -61,22 +73,50 @@ impl<A: Allocator> Pool<A> {
     /// A block of `bytes` at `place`, and whether it was reused: an idle one if the pool has
     /// one, else a new one. Its contents are whatever its last user left: reset it before use.
     pub fn take(&mut self, place: Place, bytes: usize) -> Result<(A::Block, bool), Error> {
-        if let Some(b) = self.idle.get_mut(&(place, bytes)).and_then(Vec::pop) {
+        let (block, reused, _) = self.take_holding(place, bytes, None)?;
+        Ok((block, reused))
+    }
+
+    /// [`Pool::take`], preferring an idle block known to hold `want`, then one with no note; also
+    /// says what the block holds, where known (a new block: unknown).
+    pub fn take_holding(
+        &mut self,
+        place: Place,
+        bytes: usize,
+        want: Known,
+    ) -> Result<(A::Block, bool, Known), Error> {
+        if let Some(idle) = self.idle.get_mut(&(place, bytes)).filter(|v| !v.is_empty()) {
+            // One that holds `want`, else one that holds nothing known (keeping known blocks
+            // for those who want them), else any.
+            let at = idle
+                .iter()
+                .rposition(|b| want.is_some() && b.1 == want)
+                .or_else(|| idle.iter().rposition(|b| b.1.is_none()))
+                .unwrap_or(idle.len() - 1);
+            let (block, known) = idle.swap_remove(at);
             self.idle_bytes -= bytes;
-            return Ok((b, true));
+            return Ok((block, true, known));
         }
-        Ok((A::alloc(place, bytes)?, false))
+        Ok((A::alloc(place, bytes)?, false, None))
     }
 
     /// Gives a block back for a later [`Pool::take`], once nothing on the GPU uses it; freed
     /// instead if the pool already holds [`IDLE_CAP_BYTES`].
     pub fn give(&mut self, place: Place, bytes: usize, block: A::Block) {
+        self.give_holding(place, bytes, block, None);
+    }
+
+    /// [`Pool::give`] with what the block holds, where known.
+    pub fn give_holding(&mut self, place: Place, bytes: usize, block: A::Block, known: Known) {
         if self.idle_bytes + bytes > self.cap_bytes {
             A::free(block);
             return;
         }
         self.idle_bytes += bytes;
-        self.idle.entry((place, bytes)).or_default().push(block);
+        self.idle
+            .entry((place, bytes))
+            .or_default()
+            .push((block, known));
     }
 
     /// Bytes held idle.
@@ -88,7 +128,7 @@ impl<A: Allocator> Pool<A> {
 
 impl<A: Allocator> Drop for Pool<A> {
     fn drop(&mut self) {
-        for b in self.idle.drain().flat_map(|(_, v)| v) {
+        for (b, _) in self.idle.drain().flat_map(|(_, v)| v) {
             A::free(b);
         }
     }
@@ -159,6 +199,29 @@ mod tests {
         pool.give(Place::Pinned, 64, again);
         drop(pool);
         assert_eq!(frees() - f0, 2, "dropping the pool frees what it held");
+    }
+
+    #[test]
+    fn a_block_known_to_hold_the_wanted_value_is_preferred() {
+        let mut pool: Pool<Fake> = Pool::default();
+        let (a, _) = pool.take(Place::Pinned, 64).unwrap();
+        let (b, _) = pool.take(Place::Pinned, 64).unwrap();
+        pool.give_holding(Place::Pinned, 64, a, Some(1.0f32.to_bits()));
+        pool.give_holding(Place::Pinned, 64, b, None);
+        let (_, reused, known) = pool
+            .take_holding(Place::Pinned, 64, Some(1.0f32.to_bits()))
+            .unwrap();
+        assert_eq!((reused, known), (true, Some(1.0f32.to_bits())));
+        let (_, reused, known) = pool
+            .take_holding(Place::Pinned, 64, Some(2.0f32.to_bits()))
+            .unwrap();
+        assert_eq!(
+            (reused, known),
+            (true, None),
+            "any block, said to be unknown"
+        );
+        let (_, reused, known) = pool.take_holding(Place::Pinned, 64, None).unwrap();
+        assert_eq!((reused, known), (false, None));
     }
 
     #[test]
