@@ -50,6 +50,9 @@ pub struct Job {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChildReply {
     pub runs: Vec<Result<Trials, Error>>,
+    /// Where the child's own setup went (context, CUPTI, kernels, calibration).
+    #[serde(default)]
+    pub setup: crate::timing::SetupTiming,
 }
 
 /// The child's side: reads a request from stdin, answers on stdout. Returns the exit code.
@@ -78,7 +81,10 @@ pub fn serve() -> i32 {
                     .iter()
                     .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
                     .collect();
-                Ok(ChildReply { runs })
+                Ok(ChildReply {
+                    runs,
+                    setup: gpu.setup_split(),
+                })
             });
     let json = serde_json::to_string(&reply).expect("replies always serialize");
     let mut out = std::io::stdout().lock();

@@ -13,7 +13,7 @@ use crate::gpu::Gpu;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
 use crate::sharing::{Carry, Sharing};
-use crate::timing::ClaimTiming;
+use crate::timing::{ClaimTiming, SetupTiming};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -28,12 +28,25 @@ const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
 /// How long a child may take beyond its programs' own spin time.
 const CHILD_GRACE: Duration = Duration::from_secs(60);
 
+/// What the lab spent outside the claims' own timings, so far.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// Waiting for child processes, their setup included.
+    pub child: Duration,
+    /// NVML looks around claims.
+    pub looks: Duration,
+    /// Judging claims once their trials are in.
+    pub judging: Duration,
+    /// The children's own setups, summed.
+    pub child_setup: SetupTiming,
+}
+
 /// Runs programs and judges claims on device 0.
 pub struct Lab {
     trials: usize,
     child_binary: Option<PathBuf>,
     gpu: OnceLock<Result<Gpu, Error>>,
-    child_time: std::sync::Mutex<Duration>,
+    spent: std::sync::Mutex<Spent>,
     /// `--exclusive`: wait before each claim until the GPU is ours, at most this long.
     exclusive: Option<Duration>,
 }
@@ -57,7 +70,7 @@ impl Lab {
             trials,
             child_binary: None,
             gpu: OnceLock::new(),
-            child_time: std::sync::Mutex::new(Duration::ZERO),
+            spent: std::sync::Mutex::new(Spent::default()),
             exclusive: None,
         }
     }
@@ -93,9 +106,15 @@ impl Lab {
             .map_err(Clone::clone)
     }
 
-    /// Wall time spent waiting for child processes so far.
-    pub fn child_time(&self) -> Duration {
-        *self.child_time.lock().expect("not poisoned")
+    /// What the lab spent so far outside the claims' own timings.
+    pub fn spent(&self) -> Spent {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds the time since `from` to one of [`Lab::spent`]'s parts.
+    fn spend(&self, part: impl FnOnce(&mut Spent) -> &mut Duration, from: Instant) {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        *part(&mut spent) += from.elapsed();
     }
 
     /// Runs the lab's number of trials of `program` in this process.
@@ -224,6 +243,7 @@ impl Lab {
             let (sharing, after) = self.around(seen);
             let sharing = carried(sharing);
             seen = after;
+            let judging = Instant::now();
             let record = match result {
                 Ok(mut trials) => {
                     trials.sharing = sharing;
@@ -231,6 +251,7 @@ impl Lab {
                 }
                 Err(e) => ClaimRecord::failed(claim.clone(), e),
             };
+            self.spend(|s| &mut s.judging, judging);
             finish(i, record, judged);
         }
         for (env, members) in groups {
@@ -250,6 +271,7 @@ impl Lab {
             let sharing = carried(sharing);
             seen = after;
             for (&i, result) in members.iter().zip(results) {
+                let judging = Instant::now();
                 let record = match result {
                     Ok(mut trials) => {
                         trials.sharing = sharing.clone();
@@ -257,6 +279,7 @@ impl Lab {
                     }
                     Err(e) => ClaimRecord::failed(claims[i].clone(), e),
                 };
+                self.spend(|s| &mut s.judging, judging);
                 finish(i, record, judged);
             }
         }
@@ -265,14 +288,17 @@ impl Lab {
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
     pub fn look(&self) -> Option<Sharing> {
-        self.gpu().ok().map(|gpu| {
+        let started = Instant::now();
+        let seen = self.gpu().ok().map(|gpu| {
             let look = gpu.neighbours();
             Sharing {
                 before: Vec::new(),
                 after: look.neighbours,
                 limit: look.limit,
             }
-        })
+        });
+        self.spend(|s| &mut s.looks, started);
+        seen
     }
 
     /// What was seen around a claim (the look before it, and one after it), and the look after,
@@ -369,8 +395,15 @@ impl Lab {
         let started = Instant::now();
         let reply = child::run(&binary, env, &request, timeout);
         let waited = started.elapsed();
-        *self.child_time.lock().expect("not poisoned") += waited;
-        let mut runs = reply?.runs;
+        let reply = {
+            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            spent.child += waited;
+            if let Ok(r) = &reply {
+                spent.child_setup.absorb(&r.setup);
+            }
+            reply?
+        };
+        let mut runs = reply.runs;
         share_child_cost(&mut runs, waited.as_nanos() as u64);
         Ok(runs)
     }

@@ -86,10 +86,10 @@ pub use error::{Error, Result};
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
 pub use gpu::{
-    device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CUPTI_ENV, NVLS_ENV, NVML_ENV,
-    STAMP_SOURCE,
+    device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CACHE_ENV, CUPTI_ENV, NVLS_ENV,
+    NVML_ENV, STAMP_SOURCE,
 };
-pub use lab::{Lab, DEFAULT_TRIALS, TRIALS_ENV};
+pub use lab::{Lab, Spent, DEFAULT_TRIALS, TRIALS_ENV};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
     Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,

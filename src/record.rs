@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::program::Warning;
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
-use crate::timing::ClaimTiming;
+use crate::timing::{ClaimTiming, SetupTiming};
 use crate::verdict::{judge_claim, observe, Judgement, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -131,6 +131,23 @@ pub struct RunTiming {
     pub gpu_ns: u64,
     /// Wall time spent waiting for child processes (their setup included).
     pub child_ns: u64,
+    /// NVML looks around the claims (who else was on the GPU), summed. (This and the fields
+    /// below are left out of the file where zero, as in files written before them.)
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub looks_ns: u64,
+    /// Judging each claim once its trials are in, with what NVML saw around it, summed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub judging_ns: u64,
+    /// Where this process's setup went.
+    #[serde(default, skip_serializing_if = "SetupTiming::is_empty")]
+    pub setup_split: SetupTiming,
+    /// Where the child processes' setups went, summed over the children.
+    #[serde(default, skip_serializing_if = "SetupTiming::is_empty")]
+    pub child_setup: SetupTiming,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A whole run: the results file.

@@ -115,6 +115,52 @@ impl ClaimTiming {
     }
 }
 
+/// Where the process's setup went (`Gpu::open`), in nanoseconds of host wall time: what every
+/// process that opens the GPU pays once, the CLI's children and each test binary included.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupTiming {
+    /// Loading the driver, `cuInit` and the primary context.
+    #[serde(default)]
+    pub context_ns: u64,
+    /// The device's attributes and starting CUPTI (loading the library, its callbacks).
+    #[serde(default)]
+    pub device_ns: u64,
+    /// Compiling the kernels with NVRTC (or taking the PTX given) and loading the module.
+    #[serde(default)]
+    pub kernels_ns: u64,
+    /// Measuring the timer step, the clock, launch jitter and gaps.
+    #[serde(default)]
+    pub calibration_ns: u64,
+}
+
+impl SetupTiming {
+    /// No part measured (a run that opened no GPU, or a file written before the split).
+    pub fn is_empty(&self) -> bool {
+        *self == SetupTiming::default()
+    }
+
+    /// Adds another process's setup to these.
+    pub fn absorb(&mut self, o: &SetupTiming) {
+        self.context_ns = self.context_ns.saturating_add(o.context_ns);
+        self.device_ns = self.device_ns.saturating_add(o.device_ns);
+        self.kernels_ns = self.kernels_ns.saturating_add(o.kernels_ns);
+        self.calibration_ns = self.calibration_ns.saturating_add(o.calibration_ns);
+    }
+
+    /// The named parts, largest first, zero ones left out.
+    pub fn parts(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![
+            ("context", self.context_ns),
+            ("device and CUPTI", self.device_ns),
+            ("kernels", self.kernels_ns),
+            ("calibration", self.calibration_ns),
+        ];
+        v.retain(|&(_, ns)| ns > 0);
+        v.sort_by_key(|p| std::cmp::Reverse(p.1));
+        v
+    }
+}
+
 /// A claim's family: its id's first segment (`fifo`, `copy`, `scenario`, …).
 pub fn family(id: &str) -> &str {
     id.split('.').next().unwrap_or(id)

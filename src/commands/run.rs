@@ -120,7 +120,12 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         }
     }
     record.timing.setup_ns = gpu.setup_time().as_nanos() as u64;
-    record.timing.child_ns = lab.child_time().as_nanos() as u64;
+    let spent = lab.spent();
+    record.timing.child_ns = spent.child.as_nanos() as u64;
+    record.timing.looks_ns = spent.looks.as_nanos() as u64;
+    record.timing.judging_ns = spent.judging.as_nanos() as u64;
+    record.timing.setup_split = gpu.setup_split();
+    record.timing.child_setup = spent.child_setup;
     record.timing.gpu_ns = record
         .claims
         .iter()

@@ -33,10 +33,10 @@ pub struct Fleet {
     pub peers: Vec<Peer>,
 }
 
-/// How many CUDA devices the driver sees (0 without a driver or NVRTC: the libraries are
-/// probed first, since cudarc would panic on a missing one).
+/// How many CUDA devices the driver sees (0 without a driver: the library is probed first,
+/// since cudarc would panic on a missing one).
 pub fn device_count() -> u32 {
-    if super::probe::libraries().is_err() {
+    if super::probe::driver().is_err() {
         return 0;
     }
     CudaContext::device_count().map_or(0, |n| n.max(0) as u32)

@@ -1,8 +1,10 @@
 //! The stamp kernels: `kernels/stamp.cu`, compiled once per process with NVRTC for the device's
 //! own architecture, and launched through the raw driver API. A child process (`child.rs`) loads
-//! the parent's PTX instead of compiling it again, part of what a child costs every claim it runs.
+//! the parent's PTX instead of compiling it again, part of what a child costs every claim it runs,
+//! and any process loads the PTX an earlier one kept on disk (`ptx_cache.rs`).
 
 use super::probe::{call, describe};
+use super::ptx_cache::PtxCache;
 use crate::error::Error;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
@@ -36,24 +38,47 @@ pub struct Kernels {
 
 impl Kernels {
     /// Loads `ptx` (the parent process's, see `child.rs`) if it is given and the driver takes it;
-    /// else compiles, as [`Kernels::build`].
+    /// else the PTX kept on disk by an earlier process (`ptx_cache.rs`); else compiles, as
+    /// [`Kernels::build`], and keeps the PTX for the next process.
     pub fn build_from(ctx: &Arc<CudaContext>, ptx: Option<&str>) -> Result<Kernels, Error> {
-        if let Some(src) = ptx {
-            if let Ok(module) = ctx.load_module(Ptx::from_src(src)) {
-                return Kernels::from_module(module, src.to_string());
-            }
+        if let Some(k) = ptx.and_then(|src| Kernels::load(ctx, src)) {
+            return Ok(k);
         }
-        Kernels::build(ctx)
+        let (source, arch) = Kernels::source_for(ctx)?;
+        let cache = PtxCache::for_source(&source, &arch);
+        let kept = cache.as_ref().and_then(PtxCache::read);
+        if let Some(k) = kept.and_then(|src| Kernels::load(ctx, &src)) {
+            return Ok(k);
+        }
+        let k = Kernels::build(ctx)?;
+        if let Some(c) = cache {
+            c.write(k.ptx());
+        }
+        Ok(k)
+    }
+
+    /// The module from PTX, if the driver takes it and it has every kernel.
+    fn load(ctx: &Arc<CudaContext>, src: &str) -> Option<Kernels> {
+        let module = ctx.load_module(Ptx::from_src(src)).ok()?;
+        Kernels::from_module(module, src.to_string()).ok()
+    }
+
+    /// The whole source and the architecture option for the device.
+    fn source_for(ctx: &Arc<CudaContext>) -> Result<(String, String), Error> {
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(call("cuDeviceGetAttribute"))?;
+        Ok((
+            format!("{STAMP_SOURCE}\n{ADD_SOURCE}"),
+            format!("--gpu-arch=compute_{major}{minor}"),
+        ))
     }
 
     /// Compiles for the device's compute capability; if this NVRTC does not know that
     /// architecture, falls back to NVRTC's default and lets the driver JIT the PTX.
     pub fn build(ctx: &Arc<CudaContext>) -> Result<Kernels, Error> {
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(call("cuDeviceGetAttribute"))?;
-        let arch = format!("--gpu-arch=compute_{major}{minor}");
-        let source = format!("{STAMP_SOURCE}\n{ADD_SOURCE}");
+        super::probe::nvrtc()?;
+        let (source, arch) = Kernels::source_for(ctx)?;
         let ptx = compile_ptx_with_opts(
             &source,
             CompileOptions {

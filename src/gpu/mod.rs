@@ -27,6 +27,7 @@ mod nccl;
 mod neighbours;
 mod pool;
 mod probe;
+mod ptx_cache;
 mod resources;
 mod stamps;
 mod witness;
@@ -36,6 +37,7 @@ pub use executor::Execution;
 pub use fleet::device_count;
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
 pub use neighbours::{Look, NVML_ENV};
+pub use ptx_cache::CACHE_ENV;
 
 /// Hooks for the executor's error-path test; not part of the API.
 #[doc(hidden)]
@@ -48,6 +50,7 @@ pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 use crate::calibration::{Calibration, Device};
 use crate::error::Error;
 use crate::program::Program;
+use crate::timing::SetupTiming;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
 use std::sync::{Arc, Mutex};
@@ -62,6 +65,7 @@ pub struct Gpu {
     kernels: kernels::Kernels,
     calibration: Calibration,
     setup: Duration,
+    split: SetupTiming,
     /// NVML on this GPU, opened on the first look (a child process never looks).
     observer: std::sync::Mutex<Option<Result<neighbours::Observer, String>>>,
     pci_bus_id: Option<String>,
@@ -82,14 +86,26 @@ impl Gpu {
     /// NVRTC that way.
     pub fn open_with(ptx: Option<&str>) -> Result<Gpu, Error> {
         let started = Instant::now();
-        probe::libraries()?;
+        let mut lap = started;
+        let mut to = |part: &mut u64| {
+            let now = Instant::now();
+            *part = (now - lap).as_nanos() as u64;
+            lap = now;
+        };
+        let mut split = SetupTiming::default();
+        probe::driver()?;
         let ctx = CudaContext::new(0).map_err(probe::init_error)?;
         // SAFETY: called before any allocation or stream creation through this context.
         unsafe { ctx.disable_event_tracking() };
+        to(&mut split.context_ns);
         let device = device(&ctx)?;
+        to(&mut split.device_ns);
         let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
+        to(&mut split.kernels_ns);
         let calibration = calibrate::calibrate(&kernels, device)?;
+        to(&mut split.calibration_ns);
         Ok(Gpu {
+            split,
             pci_bus_id: pci_bus_id(&ctx),
             kept: Mutex::new(executor::Kept::default()),
             ctx,
@@ -129,6 +145,11 @@ impl Gpu {
     /// Time spent opening: context creation, NVRTC, calibration.
     pub fn setup_time(&self) -> Duration {
         self.setup
+    }
+
+    /// Where [`Gpu::setup_time`] went.
+    pub fn setup_split(&self) -> SetupTiming {
+        self.split
     }
 
     /// Runs `trials` trials of `program` in this process: the timelines and what they cost, as

@@ -1,18 +1,26 @@
 //! Finding out whether a GPU can be used, without letting cudarc panic.
 //!
 //! cudarc loads `libcuda` and `libnvrtc` lazily and panics when a library is missing. The lab
-//! probes both libraries first and turns every failure into an [`Error`] that names the cause:
-//! no driver library, no NVRTC, or no device.
+//! probes each library before its first use (the driver when the GPU opens, NVRTC before
+//! compiling) and turns every failure into an [`Error`] that names the cause: no driver library,
+//! no NVRTC, or no device.
 
 use crate::error::Error;
 use cudarc::driver::{result::DriverError, sys::cudaError_enum};
 
-/// Fails with a clear error unless both libraries load.
-pub fn libraries() -> Result<(), Error> {
-    // SAFETY: these only try to dlopen the libraries by name; no symbol is called.
+/// Fails with a clear error unless the driver library loads.
+pub fn driver() -> Result<(), Error> {
+    // SAFETY: only tries to dlopen the library by name; no symbol is called.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err(Error::NoDriver);
     }
+    Ok(())
+}
+
+/// Fails with a clear error unless NVRTC loads; asked only when the kernels are compiled (a
+/// process that loads kept or given PTX never needs NVRTC, see `ptx_cache.rs`).
+pub fn nvrtc() -> Result<(), Error> {
+    // SAFETY: only tries to dlopen the library by name; no symbol is called.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::NoNvrtc);
     }

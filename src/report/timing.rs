@@ -3,7 +3,7 @@
 //! next (issue 16). Reads [`ClaimTiming`]s only; a record written before they existed prints
 //! nothing.
 
-use crate::record::{ClaimRecord, RunRecord};
+use crate::record::{ClaimRecord, RunRecord, RunTiming};
 use crate::timing::{family, ClaimTiming};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,12 +20,8 @@ fn timed(run: &RunRecord) -> impl Iterator<Item = (&ClaimRecord, &ClaimTiming)> 
 
 /// The phases of `t`, largest first: "setup 4.1 ms, teardown 2.0 ms, …" (at most `n`).
 fn phases(t: &ClaimTiming, n: usize) -> String {
-    t.phases()
-        .into_iter()
-        .take(n)
-        .map(|(name, ns)| format!("{name} {}", ms(ns)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let phases = t.phases();
+    listed(&phases[..n.min(phases.len())])
 }
 
 /// Every claim's timing summed.
@@ -53,15 +49,22 @@ pub fn summary(run: &RunRecord, n: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "split  wall {} = setup {} + claims {} (GPU {} + lab {}) + between claims {} (final \
-         judging, output, GPU observations)",
+        "split  wall {} = setup {} + claims {} (GPU {} + lab {}) + between claims {} ({})",
         ms(t.wall_ns),
         ms(t.setup_ns),
         ms(sum.wall_ns),
         ms(sum.gpu_ns),
         ms(sum.overhead_ns()),
         ms(between),
+        between_parts(t, between),
     );
+    let setups = [("setup", &t.setup_split), ("child setups", &t.child_setup)];
+    for (name, split) in setups {
+        let parts = split.parts();
+        if !parts.is_empty() {
+            let _ = writeln!(s, "{name:<6} {}", listed(&parts));
+        }
+    }
     let _ = writeln!(
         s,
         "lab    {}; buffers {} reused, {} allocated; target wall ≤ 2 × (GPU + setup) = {}",
@@ -84,6 +87,29 @@ pub fn summary(run: &RunRecord, n: usize) -> String {
         );
     }
     s
+}
+
+/// What happened between claims: NVML looks and final judging where the record says (newer
+/// records), the rest (output, bookkeeping) named as such.
+fn between_parts(t: &RunTiming, between: u64) -> String {
+    if t.looks_ns == 0 && t.judging_ns == 0 {
+        return "final judging, output, GPU observations".into();
+    }
+    let rest = between.saturating_sub(t.looks_ns.saturating_add(t.judging_ns));
+    listed(&[
+        ("NVML looks", t.looks_ns),
+        ("final judging", t.judging_ns),
+        ("output and the rest", rest),
+    ])
+}
+
+/// "name 1.2 ms, name 0.3 ms".
+fn listed(parts: &[(&str, u64)]) -> String {
+    parts
+        .iter()
+        .map(|(name, ns)| format!("{name} {}", ms(*ns)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Per claim family (the id's first segment): claims, wall, GPU, lab overhead and its largest
