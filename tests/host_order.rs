@@ -2,7 +2,7 @@
 //! host call that waits for the earlier op is ordered by that call when the call was made before
 //! the earlier op ended and returned no sooner, both placed with the clock sync (±1.00 µs here:
 //! the error bound plus a timer step). Hand-made timelines sit at each boundary; the two
-//! newcomers' claims of issue 13 decide on realistic ones (tests/sync_claims.rs runs them on the
+//! newcomers' claims of issue 13 decide on realistic ones (tests/gpu/sync_claims.rs runs them on the
 //! GPU); every undecided reason names its cause.
 //!
 //! Host times are host ns; with [`CLOCK`] host h is GPU h + 1 000 000. Every program's first

@@ -1,8 +1,6 @@
 //! Running, as a careless user meets it (issue 15): nonsense arguments are refused before the
-//! GPU opens and leave nothing behind; the child reads a bounded request; and on the GPU, an
-//! error half-way through issuing a program frees nothing a queued host function still uses.
-
-mod common;
+//! GPU opens and leave nothing behind; and the child reads a bounded request. (On the GPU, an
+//! error half-way through issuing a program: `tests/gpu/error_path.rs`.)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -151,45 +149,4 @@ fn the_child_reads_a_bounded_request() {
     let out = child.wait_with_output().unwrap();
     let reply = String::from_utf8_lossy(&out.stdout);
     assert!(reply.contains("asks for 0 trials"), "{reply}");
-}
-/// The executor's error path (issue 15, item 7): an error half-way through issuing a program,
-/// with a host function still queued behind a long spin, must not free the host function's slot
-/// before it has run. The executor synchronizes the context before anything is freed, so the
-/// host function ends before its slot is freed; without that, it would run 200 ms after.
-#[test]
-#[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
-#[serial_test::serial(gpu)]
-fn an_error_while_issuing_frees_nothing_a_queued_host_function_still_uses() {
-    use std::time::Duration;
-    use stream_litmus::{gpu_testing, HostFnApi, Program, StreamKind};
-    let gpu = common::lab().gpu().unwrap();
-    let mut p = Program::builder("error-path");
-    let s = p.stream(StreamKind::NonBlocking);
-    p.spin(s, "long", Duration::from_millis(200));
-    p.host_fn(
-        s,
-        "queued",
-        Duration::from_micros(100),
-        HostFnApi::LaunchHostFunc,
-    );
-    p.spin(s, "failing", Duration::from_micros(10));
-    let program = p.build();
-    let (ended_before, _) = gpu_testing::last_times();
-    gpu_testing::fail_at_op(Some(2));
-    let result = gpu.run(&program, 1);
-    gpu_testing::fail_at_op(None);
-    let err = result.expect_err("the injected failure ends the run");
-    assert!(err.to_string().contains("failed on purpose"), "{err}");
-    // Had the slot been freed first, the host function would still be waiting behind the spin.
-    std::thread::sleep(Duration::from_millis(400));
-    let (ended, freed) = gpu_testing::last_times();
-    assert!(ended > ended_before, "the queued host function never ran");
-    assert!(
-        ended <= freed,
-        "the host function ended {} µs after its slot was freed",
-        (ended - freed) / 1000
-    );
-    // The GPU is still usable afterwards.
-    gpu.run(&program, 1)
-        .expect("a normal run after the failure");
 }

@@ -1,5 +1,5 @@
 //! `stream-litmus hog --seconds S`: a neighbour on the GPU, for testing what a shared GPU does
-//! to verdicts (tests/shared_gpu.rs, and anyone who wants to see it). It keeps every SM busy with
+//! to verdicts (tests/gpu/shared_gpu.rs, and anyone who wants to see it). It keeps every SM busy with
 //! 2 ms kernels of 4 blocks per SM and the copy engines with 32 MiB copies each way, the load of
 //! a training job, until the time is up. Hidden from `--help`: it measures nothing.
 
@@ -17,6 +17,10 @@ pub fn hog(seconds: u64) -> CliResult {
     while Instant::now() < deadline {
         gpu.run(&program, 1)?;
         rounds += 1;
+        if rounds == 1 {
+            // For whoever waits for the load to begin (tests/gpu/shared_gpu.rs).
+            outln!("hog: busy");
+        }
     }
     outln!("hog: {rounds} rounds in {seconds} s");
     Ok(ExitCode::SUCCESS)

@@ -3,9 +3,7 @@
 //! and the notes' scenarios (seed 000's sleep experiment, seed 004's pipeline, seed 002's weight
 //! prefetch with each dependency removed). Copy spans come from CUPTI, or from events without it.
 
-mod common;
-
-use common::assert_claim;
+use crate::common::assert_claim;
 use rstest::rstest;
 use serial_test::serial;
 use stream_litmus::catalogue::scenarios::{pipeline, prefetch, sleep, Regime};

@@ -6,9 +6,7 @@
 //! observed verdict equals the claim's expectation. Without a GPU these tests are ignored with a
 //! reason; with `GPU_TESTS=1` and no usable GPU they fail naming the cause.
 
-mod common;
-
-use common::{assert_claim, lab};
+use crate::common::{assert_claim, lab};
 use rstest::rstest;
 use serial_test::serial;
 use stream_litmus::catalogue::{self, DEFAULT_SPIN};

@@ -2,9 +2,7 @@
 //! Without a GPU this is ignored with a reason; the fuzz machinery itself is tested on the CPU
 //! in tests/model.rs with a simulated GPU.
 
-mod common;
-
-use common::lab;
+use crate::common::lab;
 use serial_test::serial;
 use stream_litmus::fuzz::{fuzz, FuzzConfig, Shape};
 use stream_litmus::model::Refinement;
@@ -46,7 +44,7 @@ fn random_programs_never_break_a_documented_order() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn the_fuzz_regressions_replay_soundly() {
-    let path = common::fixture("fuzz-violations-h100.json");
+    let path = crate::common::fixture("fuzz-violations-h100.json");
     let violations: Vec<stream_litmus::fuzz::Violation> =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let gpu = lab().gpu().unwrap();

@@ -4,9 +4,7 @@
 //! nothing, reads back its own fill value in every trial; and the race claim, run again on reused
 //! buffers, keeps its verdict.
 
-mod common;
-
-use common::{assert_claim, lab};
+use crate::common::{assert_claim, lab};
 use serial_test::serial;
 use std::time::Duration;
 use stream_litmus::catalogue::{self, RACE_ELEMENTS};

@@ -3,10 +3,9 @@
 //! verdict may be wrong, the neighbour must be seen through NVML, and disturbed trials must have
 //! been counted (docs/design.md, "Disturbance").
 
-mod common;
-
 use serial_test::serial;
-use std::process::{Child, Command};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use stream_litmus::{catalogue, Verdict};
 
@@ -36,22 +35,27 @@ const CLAIMS: [&str; 7] = [
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn a_busy_neighbour_makes_no_wrong_verdict() {
-    let lab = common::lab();
-    let hog = Hog(Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+    let lab = crate::common::lab();
+    let mut hog = Hog(Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
         .args(["hog", "--seconds", "60"])
+        .stdout(Stdio::piped())
         .spawn()
         .expect("the neighbour starts"));
-    // Until the neighbour holds a context and runs.
+    // Until the neighbour's first round of load has run: it says so (EOF if it failed).
+    let mut line = String::new();
+    let stdout = hog.0.stdout.take().expect("piped");
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "hog: busy", "the neighbour did not start");
+    // NVML lists it from its context on; give it a moment if the list lags.
     let mut seen = false;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
+    for _ in 0..50 {
         let look = lab.look().expect("the GPU is open");
         if look.after.iter().any(|n| n.pid == hog.0.id()) {
             seen = true;
             break;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_millis(500));
     let claims: Vec<_> = catalogue::all(catalogue::DEFAULT_SPIN)
         .into_iter()
         .filter(|c| CLAIMS.contains(&c.id.as_str()))

@@ -4,9 +4,7 @@
 //! Last, the newcomers' claims of issue 13 whose orders the host makes (tests/host_order.rs judges
 //! them on hand-made timelines).
 
-mod common;
-
-use common::assert_claim;
+use crate::common::assert_claim;
 use rstest::rstest;
 use serial_test::serial;
 use std::time::Duration;
