@@ -37,8 +37,11 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
         ),
     };
     let tty = std::io::stderr().is_terminal();
+    // Where the executor's time went, summed over every program (the phases of `run --bench`).
+    let mut spent = stream_litmus::timing::ClaimTiming::default();
     let mut exec = |p: &stream_litmus::Program| {
         let run = gpu.run(p, 1)?;
+        spent.absorb(&run.timing);
         let tol = gpu.calibration().tolerances();
         let timeline = run.timelines.into_iter().next().expect("one trial");
         Ok((timeline, tol))
@@ -54,6 +57,10 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     };
     let report = stream_litmus::fuzz::fuzz(&config, &mut exec, &mut progress);
     out!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
+    outln!(
+        "exec   {}",
+        stream_litmus::report::timing::executor_line(&spent)
+    );
     if let Some(path) = &args.json {
         write_json(path, &report)?;
     }

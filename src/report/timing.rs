@@ -89,6 +89,16 @@ pub fn summary(run: &RunRecord, n: usize) -> String {
     s
 }
 
+/// The executor's time over many runs (`fuzz`): the timed regions, then the lab's phases.
+pub fn executor_line(t: &ClaimTiming) -> String {
+    format!(
+        "{} in the executor: GPU (timed regions) {}, {}",
+        ms(t.wall_ns),
+        ms(t.gpu_ns),
+        phases(t, 12)
+    )
+}
+
 /// What happened between claims: NVML looks and final judging where the record says (newer
 /// records), the rest (output, bookkeeping) named as such.
 fn between_parts(t: &RunTiming, between: u64) -> String {
