@@ -19,7 +19,9 @@ pub struct Neighbour {
     /// Device memory it held, in MiB, where NVML tells.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<u64>,
-    /// Its share of SM time over NVML's last sampling period, in percent, where NVML tells.
+    /// Its share of SM time over NVML's last sampling period, in percent, where NVML tells:
+    /// `None` when NVML gives no utilisation, or took no sample since the last look (unknown,
+    /// which counts as busy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_percent: Option<u32>,
     /// Its share of device-memory read/write time over the same period, where NVML tells: copies
@@ -31,7 +33,7 @@ pub struct Neighbour {
 
 impl Neighbour {
     /// Whether it may have used the GPU: it ran kernels or moved device memory (copies), or NVML
-    /// could not say. A neighbour running only copies shows 0 % SM: beside a catalogue loop in
+    /// could not say (no utilisation, or no sample since the last look). A neighbour running only copies shows 0 % SM: beside a catalogue loop in
     /// its copy claims, ours lost races with the neighbour at 0 % SM.
     pub fn busy(&self) -> bool {
         self.sm_percent != Some(0) || self.memory_percent != Some(0)

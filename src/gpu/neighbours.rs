@@ -90,7 +90,7 @@ impl Observer {
                     .to_string(),
             );
         }
-        // Only processes that ran kernels in the sampling period are reported; the rest ran none.
+        // Only processes that ran kernels in the sampling period are reported (see `share`).
         // Samples only describe the processes listed, and asking for them costs 2.2–2.7 ms (on an
         // H100, against 15 µs for the list): 130 ms of an idle catalogue run. So alone on the GPU
         // we do not ask; the next look that lists a neighbour asks for every sample since the last
@@ -125,22 +125,54 @@ impl Observer {
                     UsedGpuMemory::Used(b) => Some(b >> 20),
                     UsedGpuMemory::Unavailable => None,
                 },
-                sm_percent: samples.as_ref().map(|s| {
-                    s.iter()
-                        .filter(|x| x.pid == p.pid)
-                        .map(|x| x.sm_util)
-                        .max()
-                        .unwrap_or(0)
-                }),
-                memory_percent: samples.as_ref().map(|s| {
-                    s.iter()
-                        .filter(|x| x.pid == p.pid)
-                        .map(|x| x.mem_util)
-                        .max()
-                        .unwrap_or(0)
-                }),
+                sm_percent: samples
+                    .as_ref()
+                    .and_then(|s| share(s.iter().map(|x| (x.pid, x.sm_util)), p.pid)),
+                memory_percent: samples
+                    .as_ref()
+                    .and_then(|s| share(s.iter().map(|x| (x.pid, x.mem_util)), p.pid)),
             })
             .collect();
         Look { neighbours, limit }
+    }
+}
+
+/// A process's share from the samples of one look: the largest of its own; 0 when the look holds
+/// samples but none of it (NVML samples only processes that ran work in the sampling period, and
+/// ours runs claims all the time, so a sample of anyone shows a sampling instant passed); and
+/// unknown (`None`, which counts as busy) when the look holds no sample at all. NVML samples a few
+/// times a second and a claim lasts milliseconds, so most looks hold none: reading those as 0 %
+/// let a neighbour that had just started (a new process, nothing carried for it) pass as idle,
+/// and a copy claim beside it was decided wrongly (H100, beside a catalogue loop).
+fn share(samples: impl Iterator<Item = (u32, u32)>, pid: u32) -> Option<u32> {
+    let mut any = false;
+    let mut own = None;
+    for (p, v) in samples {
+        any = true;
+        if p == pid {
+            own = Some(own.map_or(v, |o: u32| o.max(v)));
+        }
+    }
+    own.or(any.then_some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn a_look_without_samples_leaves_the_share_unknown() {
+        let samples = [(10, 5), (7, 40), (10, 20)];
+        assert_eq!(share(samples.into_iter(), 10), Some(20), "its largest");
+        assert_eq!(
+            share(samples.into_iter(), 99),
+            Some(0),
+            "sampled, not running"
+        );
+        assert_eq!(
+            share(std::iter::empty(), 99),
+            None,
+            "no sampling instant: unknown"
+        );
     }
 }

@@ -80,8 +80,8 @@ pub fn footer(run: &RunRecord) -> String {
     let t = &run.timing;
     format!(
         "{ok} as expected, {failed} not, of {} claims\n{}\n\
-         time   wall {:.2} s = setup {:.2} s (context, NVRTC, calibration) + child processes \
-         {:.2} s + the rest; GPU time of the catalogue {:.1} ms",
+         time   wall {:.2} s = setup {:.2} s (context, CUPTI, kernels, calibration) + child \
+         processes {:.2} s + the rest; GPU time of the catalogue {:.1} ms",
         run.claims.len(),
         disturbed_line(run),
         t.wall_ns as f64 / 1e9,
