@@ -280,21 +280,24 @@ fn observed(program: &crate::program::Program, read_back: &[bool]) -> Vec<bool> 
     }
     // Each pass marks at least one more buffer or ends: at most one pass per buffer.
     loop {
-        let mut more = Vec::new();
+        let mut changed = false;
+        let mut mark = |seen: &mut Vec<bool>, b: BufferId| {
+            if let Some(x) = seen.get_mut(b.0).filter(|x| !**x) {
+                *x = true;
+                changed = true;
+            }
+        };
         for op in &program.ops {
             match op.kind {
-                OpKind::Copy { src, dst, .. } if is(&seen, dst) => more.push(src),
-                OpKind::Add { a, b, out, .. } if is(&seen, out) => more.extend([a, b]),
+                OpKind::Copy { src, dst, .. } if is(&seen, dst) => mark(&mut seen, src),
+                OpKind::Add { a, b, out, .. } if is(&seen, out) => {
+                    mark(&mut seen, a);
+                    mark(&mut seen, b);
+                }
                 _ => {}
             }
         }
-        let before = seen.iter().filter(|&&x| x).count();
-        for b in more {
-            if let Some(x) = seen.get_mut(b.0) {
-                *x = true;
-            }
-        }
-        if seen.iter().filter(|&&x| x).count() == before {
+        if !changed {
             return seen;
         }
     }
