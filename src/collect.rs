@@ -62,7 +62,9 @@ pub(crate) fn collect_trials(
     wanted: usize,
 ) -> Result<Trials, Error> {
     let started = Instant::now();
-    let mut trials = run(gpu, program, wanted)?;
+    // Checks that compare amounts of host time need the host's pace watched.
+    let pace = crate::slowdown::watched(checks);
+    let mut trials = trials_of(gpu, wanted, gpu.run_watched(program, wanted, pace)?);
     let mut lab = ClaimTiming::default();
     if !checks.is_empty() {
         let tol = trials.calibration.tolerances();
@@ -78,7 +80,7 @@ pub(crate) fn collect_trials(
             let pausing = Instant::now();
             std::thread::sleep(RETRY_PAUSE * batch);
             lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-            let more = gpu.run(program, missing.min(budget))?;
+            let more = gpu.run_watched(program, missing.min(budget), pace)?;
             trials.timelines.extend(more.timelines);
             trials.gpu_time_ns += more.gpu_time_ns;
             if let Some(t) = &mut trials.timing {

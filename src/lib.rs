@@ -71,6 +71,7 @@ mod record_check;
 mod relation;
 pub mod report;
 mod sharing;
+mod slowdown;
 pub mod sweep;
 mod timeline;
 pub mod timing;
@@ -99,8 +100,8 @@ pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERS
 pub use relation::{Check, Measurement, Truth, Unit, Value};
 pub use sharing::{Neighbour, Sharing};
 pub use timeline::{
-    BlockStamp, ClockSync, DeviceClock, HostCall, HostSpan, Interval, Pause, Reading, Span,
-    Timeline,
+    BlockStamp, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace, Pause,
+    Reading, Span, Timeline,
 };
 pub use verdict::{
     judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,

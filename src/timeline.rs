@@ -105,6 +105,27 @@ pub struct HostCall {
     pub end_ns: u64,
 }
 
+/// A stretch in which the host's CPU ran slow, as the pace thread saw it
+/// ([`crate::gpu`]'s `pace.rs`): consecutive units of fixed CPU work that each took over
+/// twice the fastest unit, in host-clock ns since the trial's first issue. `stolen_ns` sums what
+/// each unit took beyond the fastest: the CPU time the host lost in the stretch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSlow {
+    pub begin_ns: u64,
+    pub end_ns: u64,
+    pub stolen_ns: u64,
+}
+
+/// The issuing thread's own pace around a trial: one unit of the pace thread's fixed CPU work
+/// timed on the issuing thread right before the first issue and right after the last, and the
+/// fastest unit seen (see `crate::slowdown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssuerPace {
+    pub before_ns: u64,
+    pub after_ns: u64,
+    pub fastest_ns: u64,
+}
+
 /// A value an op read on the host, such as an event's elapsed time, in ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reading {
@@ -187,6 +208,14 @@ pub struct Timeline {
     /// files recorded before it was counted.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub preempted: u32,
+    /// Where the host's CPU ran slow while the trial was issued, for programs whose checks
+    /// compare amounts of host time (see `crate::slowdown`). Absent where nobody watched: other programs,
+    /// and files recorded before the pace thread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_slow: Vec<HostSlow>,
+    /// The issuing thread's own pace around the trial, where the host was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer_pace: Option<IssuerPace>,
     /// Sorted by buffer id: what each buffer was and held after the trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contents: Vec<Contents>,
@@ -269,6 +298,13 @@ impl Timeline {
     /// The same timeline with the issuing thread's preemptions counted.
     pub fn with_preempted(mut self, preempted: u32) -> Self {
         self.preempted = preempted;
+        self
+    }
+
+    /// The same timeline with the host's slow stretches and the issuing thread's pace.
+    pub fn with_host_slow(mut self, slow: Vec<HostSlow>, issuer: Option<IssuerPace>) -> Self {
+        self.host_slow = slow;
+        self.issuer_pace = issuer;
         self
     }
 

@@ -17,6 +17,7 @@ use super::graphs::Graphs;
 use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
+use super::pace::Pace;
 use super::pool::Pool;
 use super::probe::call;
 use super::resources::{issue_ordering, DeviceWords, Events, Streams};
@@ -24,7 +25,7 @@ use super::stamps::{graph_issue, timeline};
 use super::witness::Witness;
 use crate::error::Error;
 use crate::program::{BufferId, CopyDir, OpKind, Program, SyncTarget, Warning};
-use crate::timeline::{ClockSync, HostCall, Reading, Timeline};
+use crate::timeline::{ClockSync, HostCall, IssuerPace, Reading, Timeline};
 use crate::timing::ClaimTiming;
 use cudarc::driver::{result, sys};
 
@@ -48,9 +49,20 @@ pub struct Kept {
     pub pool: Pool<Driver>,
     mailbox: Option<Mailbox>,
     tracing: Option<Tracing>,
+    /// The pace thread, started by the first program that watches the host.
+    pace: Option<Pace>,
 }
 
 impl Kept {
+    /// The pace thread, started on first use; `None` where no thread can be started (the
+    /// trials then carry no slow stretches, as before the pace thread existed).
+    fn pace(&mut self) -> Option<&Pace> {
+        if self.pace.is_none() {
+            self.pace = Pace::start().ok();
+        }
+        self.pace.as_ref()
+    }
+
     fn mailbox(&mut self) -> Result<(), Error> {
         if self.mailbox.is_none() {
             self.mailbox = Some(Mailbox::alloc()?);
@@ -118,17 +130,20 @@ pub fn execute(
         cycles_per_ns,
         program,
         trials,
+        false,
     )
 }
 
 /// Runs `trials` recorded trials (plus one warm-up) of a validated program, taking memory from
-/// `kept` and giving it back afterwards.
+/// `kept` and giving it back afterwards; with `watch_host`, the pace thread watches the host
+/// while each trial is issued.
 pub fn execute_with(
     kernels: &Kernels,
     kept: &mut Kept,
     cycles_per_ns: f64,
     program: &Program,
     trials: usize,
+    watch_host: bool,
 ) -> Result<Execution, Error> {
     let started = now_ns();
     if !program.has_copies() {
@@ -188,8 +203,22 @@ pub fn execute_with(
     } else {
         QUICK_ROUNDS
     };
+    if watch_host {
+        kept.pace();
+    }
+    let pace = kept.pace.as_ref().filter(|_| watch_host);
     let mailbox = kept.mailbox.as_ref().map(|m| (m, rounds));
-    let outcome = run_trials(&mut issuer, mailbox, witness.as_ref(), trials, &mut timing);
+    let outcome = run_trials(
+        &mut issuer,
+        mailbox,
+        witness.as_ref(),
+        pace,
+        trials,
+        &mut timing,
+    );
+    if let Some(p) = pace {
+        p.disarm(0); // parks the thread on every path, an error's too
+    }
     // Teardown: wait for the GPU, then give the memory back (or free it, if the context broke).
     let teardown = now_ns();
     if result::ctx::synchronize().is_ok() {
@@ -229,6 +258,7 @@ fn run_trials(
     issuer: &mut Issuer<'_>,
     mailbox: Option<(&Mailbox, usize)>,
     witness: Option<&Witness>,
+    pace: Option<&Pace>,
     trials: usize,
     timing: &mut ClaimTiming,
 ) -> Result<(Vec<Timeline>, u64), Error> {
@@ -253,6 +283,11 @@ fn run_trials(
         issuer.buffers.fill_on(kernels)?;
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         lap.to(&mut timing.prepare_ns);
+        // Armed before the clock alignment, so the woken thread is timing units by the first
+        // issue (what it sees before is cut off).
+        if let Some(p) = pace {
+            p.arm();
+        }
         // The warm-up's timeline is discarded, and with it any alignment: each recorded trial
         // still aligns right before its own timed region.
         let alignment = match mailbox {
@@ -267,6 +302,7 @@ fn run_trials(
         lap.to(&mut timing.witness_ns);
         host_calls.clear();
         readings.clear();
+        let before = pace.map(Pace::probe);
         let switches = preemptions();
         let t0 = now_ns();
         for (i, op) in program.ops.iter().enumerate() {
@@ -299,6 +335,12 @@ fn run_trials(
             });
         }
         let preempted = preemptions().saturating_sub(switches);
+        let own_pace = pace.zip(before).map(|(p, before_ns)| IssuerPace {
+            before_ns,
+            after_ns: p.probe(),
+            fastest_ns: p.fastest_ns(),
+        });
+        let host_slow = pace.map(|p| p.disarm(t0)).unwrap_or_default();
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let elapsed = now_ns() - t0;
         let mut region = 0;
@@ -331,7 +373,8 @@ fn run_trials(
         .with_readings(readings.clone())
         .with_host(host_spans, clock)
         .with_contents(issuer.buffers.contents()?)
-        .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX));
+        .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX))
+        .with_host_slow(host_slow, own_pace);
         lap.to(&mut timing.readback_ns);
         if let Some(w) = witness {
             let (spans, sync) = w.collect(program, &t.spans)?;

@@ -25,6 +25,7 @@ mod multi_timeline;
 mod multi_witness;
 mod nccl;
 mod neighbours;
+mod pace;
 mod pool;
 mod probe;
 mod ptx_cache;
@@ -155,6 +156,17 @@ impl Gpu {
     /// Runs `trials` trials of `program` in this process: the timelines and what they cost, as
     /// plain data (the lab makes the results file's `Trials` of them, with the calibration).
     pub fn run(&self, program: &Program, trials: usize) -> Result<Execution, Error> {
+        self.run_watched(program, trials, false)
+    }
+
+    /// [`Gpu::run`], with the host's pace watched while each trial is issued when `pace` is set
+    /// (for checks that read host time; see `pace.rs`).
+    pub fn run_watched(
+        &self,
+        program: &Program,
+        trials: usize,
+        pace: bool,
+    ) -> Result<Execution, Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
         if program.is_multi_device() {
             return self.run_multi(program, trials);
@@ -166,6 +178,7 @@ impl Gpu {
             self.calibration.cycles_per_ns,
             program,
             trials,
+            pace,
         )
     }
 }
