@@ -529,7 +529,14 @@ fn a_slow_host_sets_trials_aside_and_a_trial_with_nothing_seen_still_counts() {
             };
             let tol = trials.calibration.tolerances();
             let (program, checks) = (&c.claim.program, &c.claim.checks);
-            let j = judge_claim(program, checks, &trials.timelines, None, &tol, trials.wanted);
+            let j = judge_claim(
+                program,
+                checks,
+                &trials.timelines,
+                None,
+                &tol,
+                trials.wanted,
+            );
             let slowed: Vec<usize> = (0..j.trials.len())
                 .filter(|&i| {
                     j.trials[i]
