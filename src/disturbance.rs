@@ -197,7 +197,8 @@ pub struct Marks {
     stalls: Vec<u64>,
     /// Trials set aside because the OS preempted the issuing thread.
     preempted: usize,
-    /// Trials set aside because the host's CPU ran slow inside host calls a check reads.
+    /// Trials set aside because the host's CPU ran slow: inside the calls a check compares (the
+    /// pace thread), or around the trial (the issuing thread's own units).
     slowed: usize,
     /// The neighbours, when another process may have used the GPU during the claim.
     shared: Option<String>,
@@ -231,10 +232,7 @@ impl Marks {
             ));
         }
         if self.slowed > 0 {
-            parts.push(format!(
-                "the host's CPU ran slow inside the measured calls in {} trials",
-                self.slowed
-            ));
+            parts.push(format!("the host's CPU ran slow in {} trials", self.slowed));
         }
         if let Some(who) = &self.shared {
             parts.push(format!("the GPU was shared with {who}"));
@@ -247,7 +245,7 @@ impl Marks {
 /// ([`stalls`]), or when the claim compares host times ([`Check::reads_host_time`]) and the OS
 /// preempted the issuing thread during the trial (a descheduled thread once made a graph launch
 /// of 1000 kernels look dearer than the launches one by one on an idle H100), or the host's CPU
-/// ran slow inside the calls it reads ([`crate::slowdown`]: the same claim, with nobody
+/// ran slow while it issued the trial ([`crate::slowdown`]: the same claim, with nobody
 /// preempted, on a VM that computed ten times slower for milliseconds).
 ///
 /// Some things a neighbour does slow our work down without stopping it, which no stamp shows; a
@@ -299,10 +297,7 @@ pub fn marks(
                 t.preempted,
                 if t.preempted == 1 { "" } else { "s" }
             ))
-        } else if let Some(why) = host_times
-            .then(|| crate::slowdown::spoiled(checks, t))
-            .flatten()
-        {
+        } else if let Some(why) = crate::slowdown::spoiled(checks, t) {
             marks.slowed += 1;
             Some(why)
         } else if let (true, Some(who)) = (amounts, &busy) {

@@ -61,7 +61,8 @@ pub fn stolen_within(slow: &[HostSlow], begin: u64, end: u64) -> u64 {
                 (s.stolen_ns as u128 * inside as u128 / len as u128) as u64
             }
         })
-        .sum()
+        // Saturating: the stretches may come from a results file anyone can edit.
+        .fold(0u64, u64::saturating_add)
 }
 
 /// What the host lost inside the calls of ops `first..=last`, and the calls' own time.
@@ -72,8 +73,8 @@ fn inside_calls(timeline: &Timeline, first: OpId, last: OpId) -> (u64, u64) {
         .filter(|c| c.op >= first && c.op <= last)
         .fold((0, 0), |(stolen, took), c| {
             (
-                stolen + stolen_within(&timeline.host_slow, c.begin_ns, c.end_ns),
-                took + c.end_ns.saturating_sub(c.begin_ns),
+                stolen.saturating_add(stolen_within(&timeline.host_slow, c.begin_ns, c.end_ns)),
+                took.saturating_add(c.end_ns.saturating_sub(c.begin_ns)),
             )
         })
 }

@@ -54,13 +54,12 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// The pace thread, started on first use; `None` where no thread can be started (the
-    /// trials then carry no slow stretches, as before the pace thread existed).
-    fn pace(&mut self) -> Option<&Pace> {
+    /// Starts the pace thread unless it runs; where no thread can be started it stays `None`,
+    /// and the trials carry no slow stretches, as before the pace thread existed.
+    fn start_pace(&mut self) {
         if self.pace.is_none() {
             self.pace = Pace::start().ok();
         }
-        self.pace.as_ref()
     }
 
     fn mailbox(&mut self) -> Result<(), Error> {
@@ -204,7 +203,7 @@ pub fn execute_with(
         QUICK_ROUNDS
     };
     if watch_host {
-        kept.pace();
+        kept.start_pace();
     }
     let pace = kept.pace.as_ref().filter(|_| watch_host);
     let mailbox = kept.mailbox.as_ref().map(|m| (m, rounds));
@@ -340,9 +339,10 @@ fn run_trials(
             after_ns: p.probe(),
             fastest_ns: p.fastest_ns(),
         });
-        let host_slow = pace.map(|p| p.disarm(t0)).unwrap_or_default();
         result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         let elapsed = now_ns() - t0;
+        // Read after the timed region: disarming collects the stretches into a new vector.
+        let host_slow = pace.map(|p| p.disarm(t0)).unwrap_or_default();
         let mut region = 0;
         lap.to(&mut region);
         if let Some(w) = witness {

@@ -160,7 +160,7 @@ impl Gpu {
     }
 
     /// [`Gpu::run`], with the host's pace watched while each trial is issued when `pace` is set
-    /// (for checks that read host time; see `pace.rs`).
+    /// (for checks that compare amounts of host time; see `pace.rs`).
     pub fn run_watched(
         &self,
         program: &Program,
