@@ -40,6 +40,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, bool), Error> {
             // `/dev/stdout` or `/proc/self/fd/1` may resolve to a regular file, which the shell
             // still holds open: renaming over it would send the output to a file nobody reads.
             if path.starts_with("/dev") || path.starts_with("/proc") || !m.is_file() {
+                refuse_blocking(path, &m)?;
                 return Ok((path.to_path_buf(), true));
             }
             let real = fs::canonicalize(path).map_err(|e| file_err(path, e))?;
@@ -47,6 +48,26 @@ fn resolve(path: &Path) -> Result<(PathBuf, bool), Error> {
         }
         Err(_) => Ok((path.to_path_buf(), false)),
     }
+}
+
+/// Refuses a special target whose writes can wait without end: a FIFO or a socket (a FIFO
+/// nobody reads takes nothing and blocks the writer), or a block device (a disk, overwritten).
+/// Our own standard output is written through its handle whatever it is (a pipe to `jq`, say),
+/// and a character device (`/dev/null`, `/dev/full`, a terminal) takes its write at once.
+fn refuse_blocking(path: &Path, m: &fs::Metadata) -> Result<(), Error> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = m.file_type();
+    let blocking = kind.is_fifo() || kind.is_socket() || kind.is_block_device();
+    if blocking && !same_file(path, Path::new("/dev/stdout")) {
+        return Err(file_err(
+            path,
+            format!(
+                "is {}; stream-litmus writes only regular files, a character device or its own                  standard output (write to a file, then pass it on)",
+                crate::input_file::describe(kind)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn folder_of(path: &Path) -> &Path {
@@ -163,6 +184,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// temporary one, removed at once), and it is not a folder. Nothing is left behind.
 pub fn check_writable(path: &Path) -> Result<(), Error> {
     let (real, special) = resolve(path)?;
+    if !special {
+        temporary_name_fits(&real)?;
+    }
     if special {
         return fs::OpenOptions::new()
             .write(true)
@@ -175,6 +199,28 @@ pub fn check_writable(path: &Path) -> Result<(), Error> {
         .tempfile_in(folder_of(&real))
         .map(drop)
         .map_err(|e| file_err(path, format!("cannot write there: {e}")))
+}
+
+/// The most bytes of a file name (Linux's `NAME_MAX`).
+const NAME_MAX: usize = 255;
+
+/// The bytes [`stage`] adds to a name for its temporary file: `.`, `.`, six random characters
+/// and `.tmp`.
+const TEMPORARY_EXTRA: usize = 12;
+
+/// Refuses a name too long for its temporary file: the write would fail only after the run.
+fn temporary_name_fits(path: &Path) -> Result<(), Error> {
+    let len = path.file_name().map_or(0, |n| n.len());
+    if len + TEMPORARY_EXTRA > NAME_MAX {
+        return Err(file_err(
+            path,
+            format!(
+                "its name is {len} bytes; stream-litmus first writes a temporary file named after                  it, and names hold at most {NAME_MAX} bytes, so choose a name of at most {} bytes",
+                NAME_MAX - TEMPORARY_EXTRA
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Folders made by [`make_folder`]: removed again (if still empty) unless [`Folder::keep`] is
@@ -199,6 +245,21 @@ impl Drop for Folder {
 
 /// Creates `dir` and its missing parents, remembering which it created.
 pub fn make_folder(dir: &Path) -> Result<Folder, Error> {
+    // "File exists" alone would not say which file: name it, and what it is.
+    if let Some((a, m)) = dir
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find_map(|a| fs::metadata(a).ok().map(|m| (a, m)))
+        .filter(|(_, m)| !m.is_dir())
+    {
+        let what = crate::input_file::describe(m.file_type());
+        let detail = if a == dir {
+            format!("is {what}, not a folder; name a folder for the report's files")
+        } else {
+            format!("cannot be made: {} is {what}, not a folder", a.display())
+        };
+        return Err(file_err(dir, detail));
+    }
     let missing: Vec<PathBuf> = dir
         .ancestors()
         .filter(|a| !a.as_os_str().is_empty() && !a.exists())

@@ -87,8 +87,18 @@ pub fn serve() -> i32 {
                 })
             });
     let json = serde_json::to_string(&reply).expect("replies always serialize");
+    // A request that could not be served at all (bad input, no GPU) is an error of this
+    // process: exit status 2 and the message on stderr, the reply on stdout for the parent.
+    let failed = match &reply {
+        Err(e) => {
+            eprintln!("stream-litmus child: {e}");
+            true
+        }
+        Ok(_) => false,
+    };
     let mut out = std::io::stdout().lock();
     match out.write_all(json.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) if failed => 2,
         Ok(()) => 0,
         Err(_) => 1,
     }
@@ -161,6 +171,15 @@ pub fn run(
         .map_err(|_| fail("reading its output panicked".into()))?;
     let err_text = err_reader.join().unwrap_or_default();
     if !status.success() {
+        // A child that could not serve the request says why in its reply too.
+        let said = out.as_deref().ok().and_then(|bytes| {
+            serde_json::from_slice::<Result<ChildReply, Error>>(bytes)
+                .ok()?
+                .err()
+        });
+        if let Some(e) = said {
+            return Err(e);
+        }
         return Err(fail(format!(
             "it exited with {status}: {}",
             err_text.trim()

@@ -50,6 +50,7 @@
 //! assert!(record.as_expected());
 //! ```
 
+pub mod allowed_env;
 pub mod atomic_write;
 mod calibration;
 pub mod catalogue;
@@ -61,6 +62,7 @@ pub mod disturbance;
 mod error;
 pub mod fuzz;
 mod gpu;
+pub mod input_file;
 mod lab;
 pub mod limits;
 pub mod litmus;
@@ -68,6 +70,7 @@ pub mod model;
 mod program;
 mod record;
 mod record_check;
+pub use record_check::claim_rules;
 mod relation;
 pub mod report;
 mod sharing;

@@ -214,7 +214,7 @@ impl RunRecord {
             path: path.display().to_string(),
             detail,
         };
-        let file = std::fs::File::open(path).map_err(|e| file_err(e.to_string()))?;
+        let file = crate::input_file::open_regular(path).map_err(file_err)?;
         let limit = crate::limits::read_limit();
         let bytes = if is_gzip(path) {
             let gz = flate2::read::GzDecoder::new(BufReader::new(file));

@@ -58,6 +58,15 @@ fn claim(rec: &crate::record::ClaimRecord) -> Result<(), String> {
         // nothing of it is judged or drawn, so its program is not held to the rules.
         return Ok(());
     };
+    claim_rules(c)?;
+    trials(p, t)
+}
+
+/// What a results file holds every claim that ran to, its trials aside: a valid program with at
+/// least one op, at least one check, and every op and buffer a check names. `check` asks it of
+/// claim files before the GPU opens, so a run is never lost to a refusal at the end.
+pub fn claim_rules(c: &crate::claim::Claim) -> Result<(), String> {
+    let p = &c.program;
     p.validate()
         .map_err(|e| format!("program: {}", e.problems.join("; ")))?;
     if p.ops.is_empty() {
@@ -71,7 +80,7 @@ fn claim(rec: &crate::record::ClaimRecord) -> Result<(), String> {
             check_refs(p, check).map_err(|e| format!("{field}[{i}]: {e}"))?;
         }
     }
-    trials(p, t)
+    Ok(())
 }
 
 /// Every op and buffer `check` names exists; its op ranges run forwards.

@@ -87,8 +87,8 @@ fn awkward_names_and_text_round_trip() {
         b: stream_litmus::OpId(3),
     });
     c.env("CUDA_DEVICE_MAX_CONNECTIONS", Some("1"));
-    c.env("A_VAR", None);
-    c.env("WEIRD", Some("two words"));
+    c.env("CUDA_LAUNCH_BLOCKING", None);
+    c.env("NCCL_ALGO", Some("Ring,Tree"));
     c.rationale("because");
     let claim = c.build(Expect::Violated);
     let text = litmus::print_claim(&claim);

@@ -295,11 +295,15 @@ fn one_hardware_queue_adds_false_dependencies_but_not_a_single_stream() {
         one.may_overlap(a2, b1),
         "one queue orders dispatch, not execution"
     );
-    assert_eq!(Refinement::for_connections(None), Refinement::Queues(8));
+    assert_eq!(Refinement::for_connections(None), Ok(Refinement::Queues(8)));
     assert_eq!(
         Refinement::for_connections(Some("1")),
-        Refinement::Queues(1)
+        Ok(Refinement::Queues(1))
     );
+    // Not read as 8, 1 and 8 any more: a value the driver's range does not hold is an error.
+    for bad in ["abc", "0", "-1", "33", " 4", "9223372036854775807"] {
+        assert!(Refinement::for_connections(Some(bad)).is_err(), "{bad}");
+    }
 }
 
 /// A graph is modelled as the work it was captured from: captured orderings hold, later work on
@@ -346,7 +350,10 @@ fn the_model_agrees_with_every_catalogue_claim() {
             .iter()
             .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
             .and_then(|v| v.value.as_deref());
-        let hb = HappensBefore::with(&c.program, Refinement::for_connections(connections));
+        let hb = HappensBefore::with(
+            &c.program,
+            Refinement::for_connections(connections).unwrap(),
+        );
         let predictions: Vec<bool> = c.checks.iter().filter_map(|k| hb.predicts(k)).collect();
         if predictions.is_empty() {
             continue; // no happens-before question among its checks (host times, addresses)

@@ -1,13 +1,17 @@
 //! `stream-litmus check FILE…`: the claims of claim files on the GPU, as the catalogue runs.
-//! Every file is read and checked before the GPU is opened, so a typo costs no GPU time.
+//! Every file is read and checked before the GPU is opened, so a typo costs no GPU time, and
+//! every rule the results file is held to when it is read back is asked here too, so that no
+//! run is lost to a refusal at its end.
 
-use super::{CliError, CliResult};
+use super::arguments::not_the_input;
+use super::{outln, CliError, CliResult};
 use crate::CheckArgs;
-use std::path::PathBuf;
-use stream_litmus::{litmus, Claim};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use stream_litmus::{litmus, Claim, EnvVar};
 
 pub fn check(args: CheckArgs) -> CliResult {
-    let claims = load_all(&args.files)?;
+    let (claims, files) = load_all(&args.files)?;
     let claims: Vec<Claim> = claims
         .into_iter()
         .filter(|c| {
@@ -20,36 +24,92 @@ pub fn check(args: CheckArgs) -> CliResult {
             args.filters
         )));
     }
+    let outputs = args.options.json.iter().cloned().chain(
+        args.options
+            .out
+            .iter()
+            .flat_map(|d| ["results.json", "report.html", "trace.json"].map(|f| d.join(f))),
+    );
+    for output in outputs {
+        for file in &files {
+            not_the_input(&output, file, "output")?;
+        }
+    }
+    print_environments(&claims)?;
     super::run::run_claims(&claims, &args.options)
 }
 
-/// The claims of every file, in order (a directory stands for its `*.litmus` files, in name
-/// order, searched recursively); on any error, each file's first error is printed and the exit
-/// code is 2.
-pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Claim>, CliError> {
-    let mut files = Vec::new();
+/// Says, before anything runs, which environment each group of claims gets in its child process.
+fn print_environments(claims: &[Claim]) -> Result<(), CliError> {
+    let mut groups: BTreeMap<&[EnvVar], usize> = BTreeMap::new();
+    for c in claims.iter().filter(|c| !c.env.is_empty()) {
+        *groups.entry(&c.env).or_default() += 1;
+    }
+    for (env, n) in groups {
+        let env: Vec<String> = env.iter().map(ToString::to_string).collect();
+        outln!(
+            "{n} claim(s) run in a child process under {}",
+            env.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// The claims of every file, in order, and the files read (a directory stands for its `*.litmus`
+/// files, in name order, searched recursively; each real folder and file once, however many
+/// links lead to it). On any error, each problem is printed and the exit code is 2. Claims are
+/// held to the results file's rules here, and their ids must be unique across files.
+pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliError> {
+    let mut walk = Walk::default();
     for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
-            litmus_files(path, &mut found);
+            walk.folder(path, &mut found, &|d| std::fs::read_dir(d)?.collect());
             found.sort();
-            files.extend(found);
-        } else {
-            files.push(path.clone());
+            walk.files.extend(found);
+        } else if walk.first_time(path) {
+            walk.files.push(path.clone());
         }
     }
+    let mut failed = !walk.problems.is_empty();
+    for problem in &walk.problems {
+        eprintln!("error: {problem}\n");
+    }
     let mut claims = Vec::new();
-    let mut failed = false;
-    for path in &files {
+    let mut defined: HashMap<String, &Path> = HashMap::new();
+    for path in &walk.files {
         match litmus::load(path) {
-            Ok(mut more) => claims.append(&mut more),
+            Ok(more) => {
+                for c in more {
+                    if let Some(first) = defined.get(&c.id) {
+                        eprintln!(
+                            "error: claim `{}` of {} is defined in {} too; claim ids must be \
+                             unique across the files of one run\n",
+                            c.id.escape_debug(),
+                            path.display(),
+                            first.display()
+                        );
+                        failed = true;
+                    } else if let Err(e) = stream_litmus::claim_rules(&c) {
+                        eprintln!(
+                            "error: claim `{}` of {}: {e}\n",
+                            c.id.escape_debug(),
+                            path.display()
+                        );
+                        failed = true;
+                    } else {
+                        defined.insert(c.id.clone(), path);
+                        claims.push(c);
+                    }
+                }
+            }
             Err(e) => {
                 eprintln!("{e}\n");
                 failed = true;
             }
         }
     }
-    if files.is_empty() {
+    if walk.files.is_empty() && !failed {
         return Err(CliError::usage(format!(
             "no claim file (*.litmus) in {paths:?}"
         )));
@@ -59,18 +119,94 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Claim>, CliError> {
             "nothing was run; fix the claim files above",
         ));
     }
-    Ok(claims)
+    Ok((claims, walk.files))
 }
 
-fn litmus_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.flatten().map(|e| e.path()) {
-        if path.is_dir() {
-            litmus_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "litmus") {
-            out.push(path);
+/// A walk of claim folders that visits each real folder and file once (a link loop ends) and
+/// keeps every folder it could not read as a problem, not a silent skip.
+#[derive(Default)]
+struct Walk {
+    files: Vec<PathBuf>,
+    problems: Vec<String>,
+    seen: HashSet<(u64, u64)>,
+}
+
+type ReadDir<'a> = &'a dyn Fn(&Path) -> std::io::Result<Vec<std::fs::DirEntry>>;
+
+impl Walk {
+    /// Whether `path` (a folder or a file, through links) is met for the first time; a path
+    /// that cannot be looked at counts as new, so that reading it reports why.
+    fn first_time(&mut self, path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(path) {
+            Ok(m) => self.seen.insert((m.dev(), m.ino())),
+            Err(_) => true,
         }
+    }
+
+    fn folder(&mut self, dir: &Path, out: &mut Vec<PathBuf>, read_dir: ReadDir<'_>) {
+        if !self.first_time(dir) {
+            return;
+        }
+        let entries = match read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.problems.push(format!(
+                    "cannot read the folder {}: {e}; its claim files were not read",
+                    dir.display()
+                ));
+                return;
+            }
+        };
+        for path in entries.into_iter().map(|e| e.path()) {
+            if path.is_dir() {
+                self.folder(&path, out, read_dir);
+            } else if path.extension().is_some_and(|e| e == "litmus") && self.first_time(&path) {
+                out.push(path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_loops_end_and_each_real_file_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("a.litmus"), "").unwrap();
+        std::os::unix::fs::symlink(dir.path(), sub.join("up")).unwrap();
+        std::os::unix::fs::symlink(&sub, sub.join("self")).unwrap();
+        std::os::unix::fs::symlink(sub.join("a.litmus"), dir.path().join("b.litmus")).unwrap();
+        let mut walk = Walk::default();
+        let mut found = Vec::new();
+        walk.folder(dir.path(), &mut found, &|d| std::fs::read_dir(d)?.collect());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(walk.problems.is_empty());
+    }
+
+    #[test]
+    fn an_unreadable_folder_is_a_problem_not_a_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("locked")).unwrap();
+        let mut walk = Walk::default();
+        let mut found = Vec::new();
+        // Root reads every folder, so the refusal is made by the reading function.
+        walk.folder(dir.path(), &mut found, &|d| {
+            if d.ends_with("locked") {
+                return Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+            }
+            std::fs::read_dir(d)?.collect()
+        });
+        assert_eq!(walk.problems.len(), 1);
+        assert!(walk.problems[0].contains("locked"), "{:?}", walk.problems);
+        assert!(
+            walk.problems[0].contains("ermission denied"),
+            "{:?}",
+            walk.problems
+        );
     }
 }

@@ -23,6 +23,10 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
         }
     }
     writable_file(&args.regressions)?;
+    // The model's queues come from this process's environment: checked before the GPU opens.
+    let refinement =
+        Refinement::for_connections(std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref())
+            .map_err(|e| CliError::usage(format!("{e}; set it to 1..=32 or unset it")))?;
     let lab = Lab::new().with_trials(1);
     let gpu = super::open_gpu(&lab, 1)?;
     let config = FuzzConfig {
@@ -32,9 +36,7 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
             spin: Duration::from_micros(args.spin_us),
             ..Shape::default()
         },
-        refinement: Refinement::for_connections(
-            std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref(),
-        ),
+        refinement,
     };
     let tty = std::io::stderr().is_terminal();
     // Where the executor's time went, summed over every program (the phases of `run --bench`).

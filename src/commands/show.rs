@@ -38,7 +38,8 @@ pub fn show(id: &str, json: bool, litmus: bool) -> CliResult {
             .iter()
             .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
             .and_then(|v| v.value.as_deref());
-        let refinement = stream_litmus::model::Refinement::for_connections(connections);
+        let refinement = stream_litmus::model::Refinement::for_connections(connections)
+            .map_err(CliError::usage)?;
         let model = stream_litmus::model::HappensBefore::with(&claim.program, refinement);
         for check in &claim.checks {
             let predicted = match model.predicts(check) {

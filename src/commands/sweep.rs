@@ -32,7 +32,7 @@ pub fn sweep(trials: usize, max_streams: usize) -> CliResult {
             name: "CUDA_DEVICE_MAX_CONNECTIONS".into(),
             value: value.map(str::to_owned),
         }];
-        let refinement = Refinement::for_connections(value);
+        let refinement = Refinement::for_connections(value).expect("the sweep's own values");
         let runs = lab.run_all_under(&programs, &env)?;
         let mut rows = Vec::new();
         for (program, run) in programs.iter().zip(runs) {

@@ -69,8 +69,8 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
 /// The claims in the file at `path`, read up to [`MAX_FILE_BYTES`].
 pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
     let shown = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|e| LitmusError::file(&shown, format!("cannot read {shown}: {e}")))?;
+    let file = crate::input_file::open_regular(path)
+        .map_err(|e| LitmusError::file(&shown, format!("{shown}: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)

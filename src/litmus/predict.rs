@@ -75,7 +75,9 @@ pub fn predict(claim: &Claim) -> Prediction {
         .iter()
         .find(|v| v.name == "CUDA_DEVICE_MAX_CONNECTIONS")
         .and_then(|v| v.value.as_deref());
-    let refinement = Refinement::for_connections(connections);
+    // A claim file's value is checked when it is parsed; a builder's may be anything: then the
+    // queued answers are the documented ones (0 queues), and nothing is guessed.
+    let refinement = Refinement::for_connections(connections).unwrap_or(Refinement::Documented);
     let queues = match refinement {
         Refinement::Queues(n) => n,
         Refinement::Documented => 0,
@@ -142,6 +144,11 @@ impl fmt::Display for Prediction {
         let c = &self.claim;
         writeln!(f, "claim  {} — {}", c.id, c.statement)?;
         writeln!(f, "source {}", c.source)?;
+        if !c.env.is_empty() {
+            // What the child process that runs it is given: shown before anything runs.
+            let env: Vec<String> = c.env.iter().map(ToString::to_string).collect();
+            writeln!(f, "env    {} (in a child process)", env.join(", "))?;
+        }
         let (doc, queued) = (self.documented_verdict(), self.queued_verdict());
         write!(
             f,

@@ -194,6 +194,13 @@ impl Draft {
                         "second setting",
                     ));
                 }
+                crate::allowed_env::check(&name.text, value.as_ref().map(|v| v.text.as_str()))
+                    .map_err(|e| match &value {
+                        Some(v) if e.contains("cannot be") => {
+                            cx.err(&v.span, e, "a value this variable does not take")
+                        }
+                        _ => cx.err(&name.span, e, "not allowed in a claim file"),
+                    })?;
                 self.env.push(EnvVar {
                     name: name.text,
                     value: value.map(|v| v.text),

@@ -37,10 +37,20 @@ pub enum Refinement {
 
 impl Refinement {
     /// The refinement a process sees: `CUDA_DEVICE_MAX_CONNECTIONS` if set, else the driver's
-    /// documented default of 8 connections.
-    pub fn for_connections(value: Option<&str>) -> Refinement {
-        let n = value.and_then(|v| v.trim().parse().ok()).unwrap_or(8);
-        Refinement::Queues(n.max(1))
+    /// documented default of 8 connections. A value that is not a count of 1 to 32 connections
+    /// (the driver's range) is an error, not a guess: `abc`, `0` or `-1` say nothing the model
+    /// could rely on.
+    pub fn for_connections(value: Option<&str>) -> Result<Refinement, String> {
+        let Some(v) = value else {
+            return Ok(Refinement::Queues(8));
+        };
+        match v.parse::<usize>() {
+            Ok(n @ 1..=32) if v.bytes().all(|b| b.is_ascii_digit()) => Ok(Refinement::Queues(n)),
+            _ => Err(format!(
+                "CUDA_DEVICE_MAX_CONNECTIONS={:?} is not a count of 1 to 32 connections",
+                v.chars().take(64).collect::<String>()
+            )),
+        }
     }
 }
 

@@ -228,7 +228,9 @@ fn collectives(program: &Program, e: &mut Vec<(usize, usize)>) {
 /// `i` of a device is its `i`-th stream among that device's streams. An NCCL all-reduce is a
 /// kernel and takes its place in its stream's queue like a spin.
 fn hardware_queues(program: &Program, n: usize, e: &mut Vec<(usize, usize)>) {
-    let n = n.max(1);
+    // More queues than streams change nothing (stream `i < n` feeds queue `i` either way), so
+    // `n` is capped at the stream count: a huge `n` from the builder costs no memory.
+    let n = n.clamp(1, program.streams.len().max(1));
     let devices = program.device_count() as usize;
     let mut last_in_queue: Vec<Option<usize>> = vec![None; n * devices];
     // Per stream: its index among its device's streams.

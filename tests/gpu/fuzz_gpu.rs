@@ -20,7 +20,8 @@ fn random_programs_never_break_a_documented_order() {
         shape: Shape::default(),
         refinement: Refinement::for_connections(
             std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref(),
-        ),
+        )
+        .expect("CUDA_DEVICE_MAX_CONNECTIONS is 1..=32 or unset"),
     };
     let mut exec = |p: &stream_litmus::Program| {
         let run = gpu.run(p, 1)?;
