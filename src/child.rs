@@ -61,31 +61,29 @@ pub fn serve() -> i32 {
         path: "<stdin>".into(),
         detail,
     };
-    let reply: Result<ChildReply, Error> =
-        crate::limits::read_json_bounded(std::io::stdin().lock(), crate::limits::read_limit())
-            .map_err(|e| stdin_err(format!("not a child request: {e}")))
-            .and_then(|input| {
-                serde_json::from_slice::<ChildRequest>(&input)
-                    .map_err(|e| stdin_err(format!("not a child request: {e}")))
-            })
-            .and_then(|request| {
-                if !(1..=MAX_TRIALS).contains(&request.trials) {
-                    return Err(stdin_err(format!(
-                        "the child request asks for {} trials; it must be 1..={MAX_TRIALS}",
-                        request.trials
-                    )));
-                }
-                let gpu = Gpu::open_with(request.ptx.as_deref())?;
-                let runs = request
-                    .jobs
-                    .iter()
-                    .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
-                    .collect();
-                Ok(ChildReply {
-                    runs,
-                    setup: gpu.setup_split(),
-                })
-            });
+    let reply: Result<ChildReply, Error> = crate::bounded_json::read_json::<ChildRequest>(
+        std::io::stdin().lock(),
+        crate::limits::read_limit(),
+    )
+    .map_err(|e| stdin_err(format!("not a child request: {e}")))
+    .and_then(|request| {
+        if !(1..=MAX_TRIALS).contains(&request.trials) {
+            return Err(stdin_err(format!(
+                "the child request asks for {} trials; it must be 1..={MAX_TRIALS}",
+                request.trials
+            )));
+        }
+        let gpu = Gpu::open_with(request.ptx.as_deref())?;
+        let runs = request
+            .jobs
+            .iter()
+            .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
+            .collect();
+        Ok(ChildReply {
+            runs,
+            setup: gpu.setup_split(),
+        })
+    });
     let json = serde_json::to_string(&reply).expect("replies always serialize");
     // A request that could not be served at all (bad input, no GPU) is an error of this
     // process: exit status 2 and the message on stderr, the reply on stdout for the parent.
@@ -142,7 +140,9 @@ pub fn run(
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let limit = crate::limits::read_limit();
-    let reader = std::thread::spawn(move || crate::limits::read_json_bounded(&mut stdout, limit));
+    let reader = std::thread::spawn(move || {
+        crate::bounded_json::read_json::<Result<ChildReply, Error>>(&mut stdout, limit)
+    });
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let err_reader = std::thread::spawn(move || {
         let mut buf = String::new();
@@ -172,12 +172,7 @@ pub fn run(
     let err_text = err_reader.join().unwrap_or_default();
     if !status.success() {
         // A child that could not serve the request says why in its reply too.
-        let said = out.as_deref().ok().and_then(|bytes| {
-            serde_json::from_slice::<Result<ChildReply, Error>>(bytes)
-                .ok()?
-                .err()
-        });
-        if let Some(e) = said {
+        if let Ok(Err(e)) = out {
             return Err(e);
         }
         return Err(fail(format!(
@@ -185,14 +180,12 @@ pub fn run(
             err_text.trim()
         )));
     }
-    let out = out.map_err(|e| fail(format!("its answer was refused: {e}")))?;
-    let reply: Result<ChildReply, Error> = serde_json::from_slice(&out).map_err(|e| {
+    let reply = out.map_err(|e| {
         fail(format!(
             "its answer was not a child reply ({e}); stderr: {}",
             err_text.trim()
         ))
-    })?;
-    let reply = reply?;
+    })??;
     if reply.runs.len() != request.jobs.len() {
         return Err(fail(format!(
             "it answered {} programs of {}",

@@ -13,9 +13,7 @@ use crate::timing::ClaimTiming;
 use crate::verdict::judge_claim;
 use std::time::{Duration, Instant};
 
-/// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
-/// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
-pub const MAX_TRIAL_FACTOR: usize = 3;
+pub use crate::limits::MAX_TRIAL_FACTOR;
 /// Pause before the k-th batch of replacement trials, times k. A trial lasts a fraction of a
 /// millisecond, so a host disturbance of a few milliseconds (the issuing thread descheduled) can
 /// leave a whole batch undecided; replacements run after it has passed. Measured on an H100: one

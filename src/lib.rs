@@ -52,6 +52,7 @@
 
 pub mod allowed_env;
 pub mod atomic_write;
+mod bounded_json;
 mod calibration;
 pub mod catalogue;
 mod child;

@@ -1,11 +1,10 @@
-//! Limits on what a user hands us, and the bounded read that enforces the size limit.
+//! Limits on what a user hands us (the reads that count them as they stream are in
+//! `bounded_json.rs`).
 //!
 //! Everything a file or a command line gives the tool is checked against these before use (see
 //! `record_check.rs` and the CLI's argument parsers), so that no later arithmetic can wrap, no
 //! read can grow without end, and no run can be asked for by a slip of the keyboard. Each limit is
 //! generous next to every real run, and each says why it is what it is.
-
-use std::io::Read;
 
 /// The most decompressed bytes one results file (or one child request or reply) may hold:
 /// 2 GiB. A run of the whole catalogue, raw stamps of 4096-block kernels included, is about 25 MB
@@ -21,6 +20,42 @@ pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";
 /// study's runs use 5 to 20; a whole-catalogue run writes about 5 MB of stamps per trial, so a
 /// thousand trials already make a file near the read limit.
 pub const MAX_TRIALS: usize = 1000;
+
+/// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
+/// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
+pub const MAX_TRIAL_FACTOR: usize = 3;
+
+/// The most timelines one claim of a results file may hold: every trial the lab may run for the
+/// most trials a run may want. Counted while the file is read, so a file of a million tiny
+/// timelines is refused at the 3001st, not after all of them are built.
+pub const MAX_TIMELINES: usize = MAX_TRIAL_FACTOR * MAX_TRIALS;
+
+/// The most GPUs a program may use (device ordinals 0..64): an HGX board has 8, the largest
+/// NVLink domains of one host 16. A device ordinal sizes per-device tables and loops, so a
+/// file's `device: 4294967295` must end here, not in a 34 GB allocation.
+pub const MAX_DEVICES: u32 = 64;
+
+/// The most ops of one program: the catalogue's largest has 2003 (a 1000-node graph and its
+/// 1000 launches one by one). The happens-before model holds (2 × ops)² bits per program, so
+/// 8192 ops cost it 32 MiB, where a million would cost 500 GB.
+pub const MAX_PROGRAM_OPS: usize = 8192;
+
+/// The most streams, events or buffers of one program: the sweeps use 128 streams at most.
+pub const MAX_PROGRAM_ITEMS: usize = 8192;
+
+/// The longest string a results file or child message may hold: names, statements and the
+/// kernels' PTX (about 100 KiB) are far shorter. Counted while reading, so a 1.8 GiB string
+/// in a 2 MB gzip ends at 16 MiB.
+pub const MAX_STRING_BYTES: u64 = 16 << 20;
+
+/// The most items of one JSON array: a span of the largest grid ([`crate::MAX_GRID`], 2^20
+/// blocks) holds that many stamps; twice that leaves room and still ends a crafted array long
+/// before memory does.
+pub const MAX_ARRAY_ITEMS: u64 = 2 << 20;
+
+/// The longest run of blanks between two tokens: pretty-printed files indent by two spaces per
+/// level (a few hundred bytes at most). A gzip of nothing but spaces ends here.
+pub const MAX_BLANK_RUN: u64 = 1 << 20;
 
 /// The most random programs one `fuzz` run may ask for.
 pub const MAX_FUZZ_CASES: usize = 1_000_000;
@@ -65,52 +100,9 @@ pub fn describe_bytes(bytes: u64) -> String {
     }
 }
 
-/// Reads all of `reader` that is JSON text of one object, up to `limit` bytes; the message says
-/// what was wrong. A source that does not start with `{` is refused after its first bytes (so
-/// `/dev/zero` ends at once), and one longer than `limit` when the limit is reached.
-pub fn read_json_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, String> {
-    const HEAD: u64 = 64 * 1024;
-    let mut taken = reader.take(limit.saturating_add(1));
-    let mut buf = Vec::new();
-    (&mut taken)
-        .take(HEAD)
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
-    match buf.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => {}
-        None if (buf.len() as u64) < HEAD => {} // empty or blank: serde says so
-        _ => return Err("it does not start with a JSON object ('{')".into()),
-    }
-    taken.read_to_end(&mut buf).map_err(|e| e.to_string())?;
-    if buf.len() as u64 > limit {
-        return Err(format!(
-            "larger than the {} read limit (after decompression), far beyond any real run; if \
-             it is real, raise the limit with {READ_LIMIT_ENV}=<MiB>",
-            describe_bytes(limit)
-        ));
-    }
-    Ok(buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_source_that_is_not_json_ends_at_its_first_bytes() {
-        let zeros = std::io::repeat(0).take(1 << 40);
-        let err = read_json_bounded(zeros, MAX_READ_BYTES).unwrap_err();
-        assert!(err.contains("does not start with a JSON object"), "{err}");
-    }
-
-    #[test]
-    fn a_source_over_the_limit_is_refused_with_the_limit() {
-        let long = b"{".chain(std::io::repeat(b' ').take(3 << 20));
-        let err = read_json_bounded(long, 2 << 20).unwrap_err();
-        assert!(err.contains("2.0 MiB read limit"), "{err}");
-        let fits = read_json_bounded(&b"{ }"[..], 3).unwrap();
-        assert_eq!(fits, b"{ }");
-    }
 
     #[test]
     fn stamps_under_the_cap_add_and_subtract_without_wrapping() {

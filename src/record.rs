@@ -8,6 +8,7 @@
 use crate::calibration::Calibration;
 use crate::claim::Claim;
 use crate::error::Error;
+use crate::limits::MAX_TIMELINES;
 use crate::program::Warning;
 use crate::sharing::Sharing;
 use crate::timeline::Timeline;
@@ -25,6 +26,8 @@ pub struct Trials {
     pub calibration: Calibration,
     /// The decided trials asked for: a Holds needs this many positive trials.
     pub wanted: usize,
+    /// At most [`crate::limits::MAX_TIMELINES`], counted while a file is read.
+    #[serde(deserialize_with = "crate::bounded_json::bounded_vec::<_, _, MAX_TIMELINES>")]
     pub timelines: Vec<Timeline>,
     /// Host wall time of the timed regions (first issue to final synchronize), summed.
     pub gpu_time_ns: u64,
@@ -216,19 +219,19 @@ impl RunRecord {
         };
         let file = crate::input_file::open_regular(path).map_err(file_err)?;
         let limit = crate::limits::read_limit();
-        let bytes = if is_gzip(path) {
-            let gz = flate2::read::GzDecoder::new(BufReader::new(file));
-            crate::limits::read_json_bounded(BufReader::new(gz), limit)
+        // Parsed as it streams (`bounded_json`): no copy of the whole text, every size counted
+        // before memory is taken. Concatenated gzip members are one gzip stream; whatever
+        // follows the object is refused.
+        let parsed = if is_gzip(path) {
+            let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
+            crate::bounded_json::read_json::<RunRecord>(gz, limit)
         } else {
-            crate::limits::read_json_bounded(file, limit)
-        }
-        .map_err(|e| match e.starts_with("larger than") {
+            crate::bounded_json::read_json::<RunRecord>(file, limit)
+        };
+        let mut record = parsed.map_err(|e| match e.starts_with("larger than") {
             true => file_err(e),
             false => file_err(format!("not a stream-litmus results file: {e}")),
         })?;
-        let mut record: RunRecord = serde_json::from_slice(&bytes)
-            .map_err(|e| file_err(format!("not a stream-litmus results file: {e}")))?;
-        drop(bytes);
         // Files written before claims carried `table` name a scenario row only by its id.
         for c in &mut record.claims {
             if c.claim.table.is_none() {

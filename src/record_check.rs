@@ -17,8 +17,9 @@
 //! problem found is reported, naming the claim and the field.
 
 use crate::calibration::Calibration;
-use crate::collect::MAX_TRIAL_FACTOR;
-use crate::limits::{CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, TRIAL_WINDOW_NS};
+use crate::limits::{
+    CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, MAX_TRIAL_FACTOR, TRIAL_WINDOW_NS,
+};
 use crate::program::{OpId, OpKind, Program};
 use crate::record::{Outcome, RunRecord, Trials};
 use crate::relation::Check;
@@ -53,6 +54,10 @@ pub fn check(record: &RunRecord) -> Result<(), String> {
 fn claim(rec: &crate::record::ClaimRecord) -> Result<(), String> {
     let c = &rec.claim;
     let p = &c.program;
+    // Sizes first, whatever the outcome: every report loops over a claim's devices and ops.
+    if let Some(problem) = p.size_problem() {
+        return Err(format!("program: {problem}"));
+    }
     let Outcome::Ran { trials: t, .. } = &rec.outcome else {
         // A claim that failed (an invalid program among them) is reported by its error alone:
         // nothing of it is judged or drawn, so its program is not held to the rules.

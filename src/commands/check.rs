@@ -4,7 +4,7 @@
 //! run is lost to a refusal at its end.
 
 use super::arguments::not_the_input;
-use super::{outln, CliError, CliResult};
+use super::{errln, outln, CliError, CliResult};
 use crate::CheckArgs;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -73,7 +73,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
     }
     let mut failed = !walk.problems.is_empty();
     for problem in &walk.problems {
-        eprintln!("error: {problem}\n");
+        errln!("error: {problem}\n");
     }
     let mut claims = Vec::new();
     let mut defined: HashMap<String, &Path> = HashMap::new();
@@ -82,7 +82,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
             Ok(more) => {
                 for c in more {
                     if let Some(first) = defined.get(&c.id) {
-                        eprintln!(
+                        errln!(
                             "error: claim `{}` of {} is defined in {} too; claim ids must be \
                              unique across the files of one run\n",
                             c.id.escape_debug(),
@@ -91,7 +91,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
                         );
                         failed = true;
                     } else if let Err(e) = stream_litmus::claim_rules(&c) {
-                        eprintln!(
+                        errln!(
                             "error: claim `{}` of {}: {e}\n",
                             c.id.escape_debug(),
                             path.display()
@@ -104,7 +104,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
                 }
             }
             Err(e) => {
-                eprintln!("{e}\n");
+                errln!("{e}\n");
                 failed = true;
             }
         }

@@ -4,7 +4,9 @@
 //! Exit statuses: 0 when every verdict is the expected one, 1 when one is not (or a comparison
 //! found differences), 2 when the command could not do its work: bad usage, a file refused on
 //! load or not written, no GPU, or standard output not writable. Output goes through [`out!`] and
-//! [`outln!`], which return an error where `print!` would panic (`list > /dev/full`).
+//! [`outln!`], which return an error where `print!` would panic (`list > /dev/full`), and which
+//! show a file's control characters as text instead of sending them to the terminal
+//! (`report::shown`); [`errln!`] does the same on stderr.
 
 use std::process::ExitCode;
 
@@ -35,7 +37,8 @@ impl CliError {
     /// Says why on stderr and gives the exit status.
     pub fn report(self) -> ExitCode {
         use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "stream-litmus: {}", self.message);
+        let message = stream_litmus::report::shown::shown(&self.message);
+        let _ = writeln!(std::io::stderr(), "stream-litmus: {message}");
         ExitCode::from(self.code)
     }
 }
@@ -54,16 +57,33 @@ pub type CliResult = Result<ExitCode, CliError>;
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*).map_err($crate::commands::CliError::stdout)?
+        let text = format!($($arg)*);
+        let text = stream_litmus::report::shown::shown(&text);
+        std::io::stdout().write_all(text.as_bytes()).map_err($crate::commands::CliError::stdout)?
     }};
 }
 
 /// `println!` that returns a [`CliError`] from the enclosing function instead of panicking.
 macro_rules! outln {
+    () => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout()).map_err($crate::commands::CliError::stdout)?
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*).map_err($crate::commands::CliError::stdout)?
+        let text = format!($($arg)*);
+        let text = stream_litmus::report::shown::shown(&text);
+        writeln!(std::io::stdout(), "{text}").map_err($crate::commands::CliError::stdout)?
     }};
 }
 
-pub(crate) use {out, outln};
+/// `eprintln!` for text that may hold a file's words: shown, not obeyed.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", stream_litmus::report::shown::shown(&text));
+    }};
+}
+
+pub(crate) use {errln, out, outln};

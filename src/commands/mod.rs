@@ -22,7 +22,7 @@ pub use run::run;
 pub use show::show;
 pub use sweep::sweep;
 
-pub(crate) use cli_error::{out, outln};
+pub(crate) use cli_error::{errln, out, outln};
 pub use cli_error::{CliError, CliResult};
 
 use std::time::Instant;
@@ -81,6 +81,7 @@ impl Progress {
     pub fn step(&mut self, last: &str) {
         self.done += 1;
         if self.tty {
+            let last = stream_litmus::report::shown::shown(last);
             eprint!("\r[{}/{}] {last}", self.done, self.total);
         }
     }

@@ -97,7 +97,9 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
             use std::io::Write;
             progress.clear();
             if stdout_error.is_none() {
-                stdout_error = writeln!(std::io::stdout(), "{}", terminal::claim_line(rec)).err();
+                let line = terminal::claim_line(rec);
+                let line = stream_litmus::report::shown::shown(&line);
+                stdout_error = writeln!(std::io::stdout(), "{line}").err();
             }
             progress.step(&rec.claim.id);
         },

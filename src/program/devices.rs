@@ -8,6 +8,7 @@
 //! [`Program::device_problems`] once.
 
 use super::{BufferId, EventId, OpId, OpKind, Place, Program, StreamKind, SyncTarget};
+use crate::limits::MAX_DEVICES;
 
 impl Program {
     /// How many devices the program uses: one more than the highest device any stream or buffer
@@ -19,7 +20,43 @@ impl Program {
             OpKind::DeviceSync { device } => Some(device),
             _ => None,
         });
-        streams.chain(buffers).chain(syncs).max().unwrap_or(0) + 1
+        streams
+            .chain(buffers)
+            .chain(syncs)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1)
+    }
+
+    /// The first size of the program past its limit (`crate::limits`): too many ops, streams,
+    /// events or buffers, or a device ordinal of [`MAX_DEVICES`] or more. Checked before any
+    /// other rule, because the others loop over devices and build tables of ops.
+    pub fn size_problem(&self) -> Option<String> {
+        use crate::limits::{MAX_PROGRAM_ITEMS, MAX_PROGRAM_OPS};
+        let counts = [
+            ("ops", self.ops.len(), MAX_PROGRAM_OPS),
+            ("streams", self.streams.len(), MAX_PROGRAM_ITEMS),
+            ("events", self.events.len(), MAX_PROGRAM_ITEMS),
+            ("buffers", self.buffers.len(), MAX_PROGRAM_ITEMS),
+        ];
+        if let Some((what, n, most)) = counts.into_iter().find(|(_, n, most)| n > most) {
+            return Some(format!(
+                "it has {n} {what}; a program may have at most {most}"
+            ));
+        }
+        let named = self.streams.iter().map(|s| s.device);
+        let syncs = self.ops.iter().filter_map(|o| match o.kind {
+            OpKind::DeviceSync { device } => Some(device),
+            _ => None,
+        });
+        let far = named
+            .chain(self.buffers.iter().map(|b| b.device))
+            .chain(syncs)
+            .find(|&d| d >= MAX_DEVICES)?;
+        Some(format!(
+            "it names device {far}; a program may use devices 0 to {}",
+            MAX_DEVICES - 1
+        ))
     }
 
     /// Whether the program needs more than one GPU.

@@ -78,6 +78,12 @@ impl fmt::Display for Warning {
 impl Program {
     /// Checks the program; `Ok` carries the warnings.
     pub fn validate(&self) -> Result<Vec<Warning>, ProgramError> {
+        if let Some(problem) = self.size_problem() {
+            return Err(ProgramError {
+                program: self.name.clone(),
+                problems: vec![problem],
+            });
+        }
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
         if !self.is_multi_device() {

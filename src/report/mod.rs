@@ -10,7 +10,8 @@
 //! - [`fuzz`]: the fuzz command's report;
 //! - [`scenario`]: the tables of the notes' example systems (seeds 000, 004, 002);
 //! - [`sweep`]: the sweep command's tables;
-//! - [`timing`]: where a run's time went (the lab's own cost beside the GPU's), and `run --bench`.
+//! - [`timing`]: where a run's time went (the lab's own cost beside the GPU's), and `run --bench`;
+//! - [`shown`]: text from files shown, not obeyed (control characters escaped).
 
 pub mod compare;
 pub mod fuzz;
@@ -18,6 +19,7 @@ pub mod html;
 mod marks;
 pub mod placement;
 pub mod scenario;
+pub mod shown;
 pub mod svg;
 pub mod sweep;
 pub mod terminal;

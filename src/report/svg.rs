@@ -42,9 +42,11 @@ pub fn colour(kind: StreamKind) -> &'static str {
     }
 }
 
-/// Escapes text for XML content and attributes.
+/// Escapes text for XML content and attributes: markup characters as entities, and control
+/// characters, which XML 1.0 forbids even as references, as visible text ([`super::shown`]).
 pub fn esc(text: &str) -> String {
-    text.replace('&', "&amp;")
+    super::shown::shown(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

@@ -1,0 +1,63 @@
+//! Text from files is shown, not obeyed.
+//!
+//! Claim ids, statements, labels and sources come from files anyone can write. A terminal obeys
+//! control characters (`ESC [2J` clears the screen, OSC sequences set the title or write the
+//! clipboard, `\r` overwrites a line), bidirectional overrides reorder what a line seems to say,
+//! and XML 1.0 forbids most control characters outright, even as character references. So every
+//! terminal line and every string in the HTML report passes through [`shown`], which writes each
+//! such character as visible text (`\u{1b}`) and borrows the text unchanged when, as almost
+//! always, there is nothing to escape. Line feeds and tabs are kept: the tool's own output uses
+//! them, and they do nothing but lay text out. Everything else, Chinese section names of the
+//! seed notes included, is printed as it is.
+
+use std::borrow::Cow;
+
+/// Whether `c` must be escaped: C0 controls other than line feed and tab, DEL, C1 controls, and
+/// the bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069).
+pub fn is_hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// `text` with every [`is_hidden`] character written as `\u{…}`.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_and_kept() {
+        for text in ["plain ASCII", "流同步 → §7.6", "two\nlines\tand a tab", ""] {
+            assert!(
+                matches!(shown(text), Cow::Borrowed(t) if t == text),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_hidden_class_is_escaped() {
+        assert_eq!(shown("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(shown("\0\r\u{7f}"), "\\u{0}\\u{d}\\u{7f}");
+        assert_eq!(shown("x\u{9b}31m"), "x\\u{9b}31m");
+        assert_eq!(shown("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(shown("\u{2066}i\u{2069}"), "\\u{2066}i\\u{2069}");
+        // The boundaries of each range stay printable.
+        assert_eq!(shown("\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}").len(), 14);
+    }
+}

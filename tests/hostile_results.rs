@@ -1,0 +1,198 @@
+//! Results files made to hurt: small on disk, huge once read, or with numbers that size tables
+//! and loops. Each is refused by `judge`, `render` and `compare` with exit status 2 and a
+//! message, within a bounded peak memory (the child's maximum resident size, from `wait4`).
+//! tests/tools/make-hostile-results.py writes the full-size versions of issue 22 for
+//! measurements with /usr/bin/time (docs/results.md, "Limits").
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The peak memory any refusal may take: the issue's bound.
+const MAX_RSS_KIB: i64 = 256 << 10;
+
+/// Runs the CLI; returns its exit code, stderr and peak resident memory in KiB.
+fn run(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, i64) {
+    let child = Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet reaped; the pointers are valid for the call.
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, reader.join().unwrap(), usage.ru_maxrss)
+}
+
+fn refused_everywhere(file: &Path, message: &str) {
+    let good = common::fixture("core-h100.json");
+    let out = file.with_extension("report");
+    let cases: [Vec<&std::ffi::OsStr>; 3] = [
+        vec!["judge".as_ref(), file.as_os_str()],
+        vec![
+            "render".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+        vec!["compare".as_ref(), good.as_os_str(), file.as_os_str()],
+    ];
+    for args in cases {
+        let (code, err, rss) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(message),
+            "{args:?}: wanted {message:?} in {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(rss < MAX_RSS_KIB, "{args:?}: peak memory {rss} KiB");
+    }
+}
+
+/// The fixture, reduced to its first claim, as JSON text.
+fn base() -> String {
+    let text = std::fs::read_to_string(common::fixture("core-h100.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["claims"].as_array_mut().unwrap().truncate(1);
+    serde_json::to_string(&v).unwrap()
+}
+
+fn gzip(path: &Path, parts: &[(&[u8], usize)]) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    for (bytes, times) in parts {
+        let block = bytes.repeat((1 << 16) / bytes.len().max(1) + 1);
+        let per = block.len() / bytes.len();
+        let mut left = *times;
+        while left > 0 {
+            let k = left.min(per);
+            gz.write_all(&block[..k * bytes.len()]).unwrap();
+            left -= k;
+        }
+    }
+    gz.finish().unwrap();
+}
+
+fn dir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
+}
+
+#[test]
+fn a_string_of_gigabytes_ends_at_the_string_limit() {
+    let (_d, dir) = dir();
+    let head = base();
+    let cut = head.find("\"statement\":\"").unwrap() + "\"statement\":\"".len();
+    let file = dir.join("long.json.gz");
+    gzip(
+        &file,
+        &[(head[..cut].as_bytes(), 1), (b"a", 64 << 20), (b"\"}", 1)],
+    );
+    refused_everywhere(&file, "a string longer than 16.0 MiB");
+}
+
+#[test]
+fn a_million_timelines_end_at_the_timeline_past_the_limit() {
+    let (_d, dir) = dir();
+    let head = base();
+    let v: serde_json::Value = serde_json::from_str(&head).unwrap();
+    let t0 = serde_json::to_string(&v["claims"][0]["trials"]["timelines"][0]).unwrap();
+    let cut = head.find("\"timelines\":[").unwrap() + "\"timelines\":[".len();
+    let file = dir.join("many.json.gz");
+    let more = format!(",{t0}");
+    gzip(
+        &file,
+        &[
+            (head[..cut].as_bytes(), 1),
+            (t0.as_bytes(), 1),
+            (more.as_bytes(), 999_999),
+            (b"]}}]}", 1),
+        ],
+    );
+    refused_everywhere(&file, "an array of over 3000 items");
+}
+
+#[test]
+fn devices_past_the_limit_are_refused_before_any_table_is_sized() {
+    let (_d, dir) = dir();
+    for (device, streams) in [
+        (u32::MAX, 1),
+        (u32::MAX - 1, 30),
+        (1u32 << 31, 1),
+        (1_000_000_000, 1),
+        (64, 1),
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&base()).unwrap();
+        let ss = v["claims"][0]["claim"]["program"]["streams"]
+            .as_array_mut()
+            .unwrap();
+        let first = ss[0].clone();
+        while ss.len() < streams {
+            let mut s = first.clone();
+            s["id"] = ss.len().into();
+            ss.push(s);
+        }
+        for s in ss.iter_mut().take(streams) {
+            s["device"] = device.into();
+        }
+        let file = dir.join(format!("dev{device}.json"));
+        std::fs::write(&file, serde_json::to_string(&v).unwrap()).unwrap();
+        refused_everywhere(
+            &file,
+            &format!("it names device {device}; a program may use"),
+        );
+    }
+}
+
+#[test]
+fn data_after_the_object_or_in_a_second_gzip_member_is_refused() {
+    let (_d, dir) = dir();
+    let head = base();
+    let trailing = dir.join("trailing.json");
+    std::fs::write(&trailing, format!("{head}\n{{}}\n")).unwrap();
+    refused_everywhere(&trailing, "data follows its JSON object");
+    let two = dir.join("two.json.gz");
+    gzip(&two, &[(head.as_bytes(), 1)]);
+    let mut second = Vec::new();
+    let mut gz = flate2::write::GzEncoder::new(&mut second, flate2::Compression::fast());
+    gz.write_all(b"{\"more\": 1}").unwrap();
+    gz.finish().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&two)
+        .unwrap()
+        .write_all(&second)
+        .unwrap();
+    refused_everywhere(&two, "data follows its JSON object");
+    // A second member of blanks only is still one object: it loads.
+    let blank = dir.join("blank.json.gz");
+    gzip(&blank, &[(head.as_bytes(), 1)]);
+    let mut tail = Vec::new();
+    let mut gz = flate2::write::GzEncoder::new(&mut tail, flate2::Compression::fast());
+    gz.write_all(b"\n").unwrap();
+    gz.finish().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&blank)
+        .unwrap()
+        .write_all(&tail)
+        .unwrap();
+    let (code, err, _) = run(&["judge".as_ref(), blank.as_os_str()]);
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+}
