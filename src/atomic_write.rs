@@ -62,7 +62,7 @@ fn refuse_blocking(path: &Path, m: &fs::Metadata) -> Result<(), Error> {
         return Err(file_err(
             path,
             format!(
-                "is {}; stream-litmus writes only regular files, a character device or its own                  standard output (write to a file, then pass it on)",
+                "is {}; stream-litmus writes only regular files, a character device or its own standard output (write to a file, then pass it on)",
                 crate::input_file::describe(kind)
             ),
         ));
@@ -215,7 +215,7 @@ fn temporary_name_fits(path: &Path) -> Result<(), Error> {
         return Err(file_err(
             path,
             format!(
-                "its name is {len} bytes; stream-litmus first writes a temporary file named after                  it, and names hold at most {NAME_MAX} bytes, so choose a name of at most {} bytes",
+                "its name is {len} bytes; stream-litmus first writes a temporary file named after it, and names hold at most {NAME_MAX} bytes, so choose a name of at most {} bytes",
                 NAME_MAX - TEMPORARY_EXTRA
             ),
         ));

@@ -257,7 +257,7 @@ mod tests {
         assert!(err.contains("a string longer than 16.0 MiB"), "{err}");
         // Escaped quotes stay inside the string; a string at the limit passes.
         let mut fits = b"{\"a\": \"\\\"".to_vec();
-        fits.extend(std::iter::repeat_n(b'x', MAX_STRING_BYTES as usize - 2));
+        fits.extend(std::iter::repeat(b'x').take(MAX_STRING_BYTES as usize - 2));
         fits.extend(b"\"}");
         assert!(read(&fits).is_ok());
         let items = b"{\"a\": [0".chain(std::io::repeat(b',').take(MAX_ARRAY_ITEMS));

@@ -198,3 +198,100 @@ fn data_after_the_object_or_in_a_second_gzip_member_is_refused() {
     let (code, err, _) = run(&["judge".as_ref(), blank.as_os_str()]);
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
+
+/// A tiny deterministic generator: the corpus fuzzer mutates the same way on every run.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Numbers that size tables and loops, or break careless arithmetic.
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551615",
+    "1e308",
+    "-1e308",
+    "1.5",
+];
+
+/// The committed corpus (tests/corpus/results and tests/fixtures/bad) mutated for a fixed
+/// budget; whatever loads is re-judged, drawn, traced and compared: never a panic.
+#[test]
+fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut corpus = Vec::new();
+    for dir in ["tests/corpus/results", "tests/fixtures/bad"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        corpus.extend(files.into_iter().map(|f| std::fs::read(f).unwrap()));
+    }
+    assert!(corpus.len() >= 5, "the corpus is missing");
+    let (_d, dir) = dir();
+    let file = dir.join("mutant.json");
+    let mut rng = XorShift(0x2222_0000_5eed_0002);
+    let (mut loaded, mut refused) = (0, 0);
+    for _ in 0..2000 {
+        let mut b = corpus[rng.below(corpus.len())].clone();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(b.len());
+            match rng.below(4) {
+                0 => {
+                    let end = (at + 1 + rng.below(64)).min(b.len());
+                    b.drain(at..end);
+                }
+                1 => b[at] = rng.next() as u8,
+                2 => {
+                    if let Some(p) = b[at..].iter().position(u8::is_ascii_digit) {
+                        let p = at + p;
+                        let q = p + b[p..].iter().take_while(|c| c.is_ascii_digit()).count();
+                        let n = EXTREMES[rng.below(EXTREMES.len())];
+                        b.splice(p..q, n.bytes());
+                    }
+                }
+                _ => {
+                    let end = (at + rng.below(256)).min(b.len());
+                    let copy = b[at..end].to_vec();
+                    b.splice(at..at, copy);
+                }
+            }
+        }
+        std::fs::write(&file, &b).unwrap();
+        match stream_litmus::RunRecord::load(&file) {
+            Ok(run) => {
+                loaded += 1;
+                let again = run.rejudged();
+                let _ = stream_litmus::report::html::html_report(&again);
+                let _ = stream_litmus::report::trace::chrome_trace(&again);
+                let _ = stream_litmus::report::compare::compare(&run, &again);
+                for c in &again.claims {
+                    let _ = stream_litmus::report::terminal::claim_line(c);
+                }
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+    // Both sides are reached: mutants that still load and mutants refused.
+    assert!(
+        loaded > 0 && refused > 0,
+        "{loaded} loaded, {refused} refused"
+    );
+}

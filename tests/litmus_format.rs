@@ -13,7 +13,10 @@ use stream_litmus::litmus;
 #[case::odd_ns(Duration::from_nanos(12_345))]
 #[case::two_ms(Duration::from_millis(2))]
 fn every_catalogue_claim_round_trips(#[case] spin: Duration) {
-    let claims = catalogue::all(spin);
+    // The claims of several GPUs too: devices, device syncs, all-reduces, peer copies.
+    let mut claims = catalogue::all(spin);
+    claims.extend(catalogue::multi::multi_gpu(spin));
+    assert!(claims.iter().any(|c| c.program.is_multi_device()));
     for claim in &claims {
         let text = litmus::print_claim(claim);
         let back = litmus::parse("printed.litmus", &text).unwrap_or_else(|e| {
@@ -251,4 +254,57 @@ mod properties {
             let _ = litmus::parse("damaged.litmus", &text);
         }
     }
+}
+
+/// Smaller defects of issue 22: a BOM, an index past usize echoed as written, a capture that is
+/// never ended named by its stream, and the multi-GPU statements read back.
+#[test]
+fn bom_indices_captures_and_devices() {
+    let claim = |body: &str| {
+        format!(
+            "claim x.y\nstatement \"s\"\nsource \"a\" section \"b\"\nexpect holds\n\
+             stream s1 = non-blocking\n{body}\n"
+        )
+    };
+    let text = claim("A: spin 5us on s1\nB: spin 5us on s1\ncheck precedes(A, B)");
+    let bom = format!("\u{feff}{text}");
+    assert_eq!(
+        litmus::parse("b.litmus", &bom).unwrap(),
+        litmus::parse("b.litmus", &text).unwrap()
+    );
+    let err = litmus::parse(
+        "b.litmus",
+        &claim("A: spin 5us on s1\ncheck precedes(A, #99999999999999999999999999)"),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("no op #99999999999999999999999999"),
+        "{err}"
+    );
+    let err = litmus::parse(
+        "b.litmus",
+        &claim("begin_capture s1\nA: spin 5us on s1\nB: spin 5us on s1\ncheck precedes(A, B)"),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("capture of stream s1"), "{err}");
+    let multi = "claim x.m\nstatement \"s\"\nsource \"a\" section \"b\"\nexpect holds\n\
+                 stream a = non-blocking\nstream b = non-blocking device 1\npeer_access\n\
+                 buffer x = device 4KiB\nbuffer y = device 4KiB device 1\n\
+                 R0: all_reduce x on a\nR1: all_reduce y on b\nS: device_sync 1\n\
+                 check precedes(R0, R1)\n";
+    let c = &litmus::parse("m.litmus", multi).unwrap()[0];
+    assert_eq!(c.program.streams[1].device, 1);
+    assert_eq!(c.program.buffers[1].device, 1);
+    assert!(c.program.peer_access);
+    assert_eq!(
+        litmus::parse("m.litmus", &litmus::print_claim(c)).unwrap()[0],
+        *c
+    );
+    let err = litmus::parse(
+        "m.litmus",
+        &multi.replace("device 1\npeer", "device 64\npeer"),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("device 64 is not one"), "{err}");
 }

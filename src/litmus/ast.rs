@@ -88,6 +88,13 @@ pub(super) enum OpSyntax {
     },
     BeginCapture(Name),
     EndCapture(Name),
+    /// `device_sync N`: the host waits for every op of device N.
+    DeviceSync(Int),
+    /// `all_reduce BUFFER on STREAM`: one rank of an NCCL all-reduce.
+    AllReduce {
+        buffer: Name,
+        stream: Name,
+    },
     GraphLaunch {
         graph: OpRef,
         stream: Name,
@@ -135,14 +142,18 @@ pub(super) enum Stmt {
         names: Vec<Name>,
         kind: Name,
         priority: Option<Name>,
+        device: Option<Int>,
     },
     Event(Vec<Name>),
+    /// `peer_access`: peer access between the program's devices is enabled before it runs.
+    PeerAccess,
     Buffer {
         name: Name,
         place: Name,
         size: Quantity,
         fill: Option<Int>,
         read_back: bool,
+        device: Option<Int>,
     },
     Op {
         label: Option<Name>,
@@ -163,7 +174,7 @@ pub(super) struct Line {
 }
 
 /// The op keywords: the names of the builder's methods.
-pub(super) const OPS: [&str; 15] = [
+pub(super) const OPS: [&str; 17] = [
     "spin",
     "record",
     "wait",
@@ -179,10 +190,12 @@ pub(super) const OPS: [&str; 15] = [
     "graph_launch",
     "copy",
     "add",
+    "device_sync",
+    "all_reduce",
 ];
 
 pub(super) const STATEMENT: &str =
     "a statement (claim, statement, source, expect, rationale, table, program, env, \
-     stream, event, buffer, check, observe) or an op (spin, record, wait, host_sync, query, \
-     elapsed, host_fn, api, alloc_async, free_async, begin_capture, end_capture, graph_launch, \
-     copy, add)";
+     stream, event, buffer, peer_access, check, observe) or an op (spin, record, wait, \
+     host_sync, query, elapsed, host_fn, api, alloc_async, free_async, begin_capture, \
+     end_capture, graph_launch, copy, add, device_sync, all_reduce)";

@@ -23,6 +23,12 @@ pub struct LitmusError {
 }
 
 impl LitmusError {
+    /// Where the error points: 1-based line and column, or (0, 0) for an error of the whole
+    /// file (one that cannot be read, say).
+    pub fn location(&self) -> (usize, usize) {
+        (self.line, self.column)
+    }
+
     /// An error at byte range `span` of `text`, with a label under the caret and an optional hint.
     pub(crate) fn at(
         path: &str,

@@ -56,6 +56,8 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 
 /// The claims in `text`; `path` names the file in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
+    // A byte-order mark, as some editors write one: not part of the text.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(e) = binary(path, text, text.len()) {
         return Err(e);
     }

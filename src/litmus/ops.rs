@@ -163,6 +163,13 @@ impl Draft {
                 stream: self.stream(cx, stream)?,
                 alloc: self.op_ref(cx, alloc)?,
             },
+            OpSyntax::DeviceSync(n) => OpKind::DeviceSync {
+                device: device(cx, Some(n))?,
+            },
+            OpSyntax::AllReduce { buffer, stream } => OpKind::AllReduce {
+                stream: self.stream(cx, stream)?,
+                buffer: self.buffer(cx, buffer)?,
+            },
             OpSyntax::BeginCapture(s) => OpKind::BeginCapture {
                 stream: self.stream(cx, s)?,
             },
@@ -299,4 +306,21 @@ pub(super) fn bytes(cx: Cx<'_>, q: &Quantity) -> R<u64> {
         ));
     }
     Ok(b)
+}
+
+/// A device number (`device N`), 0 when not written; within the devices a program may use.
+pub(super) fn device(cx: Cx<'_>, n: Option<&super::syntax::Int>) -> Result<u32, LitmusError> {
+    let Some(n) = n else { return Ok(0) };
+    match n.text.parse::<u32>() {
+        Ok(d) if d < crate::limits::MAX_DEVICES => Ok(d),
+        _ => Err(cx.err(
+            &n.span,
+            format!(
+                "device {} is not one a program may use: 0 to {}",
+                n.text,
+                crate::limits::MAX_DEVICES - 1
+            ),
+            "no such device",
+        )),
+    }
 }

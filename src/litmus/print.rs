@@ -47,7 +47,7 @@ pub fn claim(c: &Claim) -> String {
         let s = &p.streams[i];
         let same = p.streams[i..]
             .iter()
-            .take_while(|t| t.kind == s.kind && t.priority == s.priority)
+            .take_while(|t| t.kind == s.kind && t.priority == s.priority && t.device == s.device)
             .count();
         let names: Vec<String> = p.streams[i..i + same]
             .iter()
@@ -57,8 +57,14 @@ pub fn claim(c: &Claim) -> String {
         if let Some(pr) = s.priority {
             let _ = write!(out, " priority {}", format!("{pr:?}").to_lowercase());
         }
+        if s.device != 0 {
+            let _ = write!(out, " device {}", s.device);
+        }
         out.push('\n');
         i += same;
+    }
+    if p.peer_access {
+        out.push_str("peer_access\n");
     }
     if !p.events.is_empty() {
         let names: Vec<String> = p.events.iter().map(|e| name(&e.label)).collect();
@@ -77,6 +83,9 @@ pub fn claim(c: &Claim) -> String {
         }
         if b.read_back {
             out.push_str(" read_back");
+        }
+        if b.device != 0 {
+            let _ = write!(out, " device {}", b.device);
         }
         out.push('\n');
     }
@@ -169,7 +178,6 @@ fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
         } => format!("wait {} on {}", event(e), stream(s)),
         OpKind::HostSync { target: t } => format!("host_sync {}", target(t)),
         OpKind::Query { target: t } => format!("query {}", target(t)),
-        // Not read back yet: claim files have no syntax for devices (docs/writing-claims.md).
         OpKind::DeviceSync { device } => format!("device_sync {device}"),
         OpKind::AllReduce {
             stream: s,

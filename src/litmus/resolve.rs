@@ -210,7 +210,9 @@ impl Draft {
                 names,
                 kind,
                 priority,
+                device,
             } => {
+                let device = super::ops::device(cx, device.as_ref())?;
                 let k = StreamKind::ALL
                     .into_iter()
                     .find(|k| k.name() == kind.text)
@@ -249,7 +251,7 @@ impl Draft {
                         kind: k,
                         label: n.text,
                         priority,
-                        device: 0,
+                        device,
                     });
                 }
             }
@@ -273,7 +275,9 @@ impl Draft {
                 size,
                 fill,
                 read_back,
+                device,
             } => {
+                let device = super::ops::device(cx, device.as_ref())?;
                 if self.buffers.contains_key(&name.text) {
                     return Err(cx.err(
                         &name.span,
@@ -309,9 +313,10 @@ impl Draft {
                     place,
                     fill,
                     read_back,
-                    device: 0,
+                    device,
                 });
             }
+            Stmt::PeerAccess => self.program.peer_access = true,
             Stmt::Op { label, op } => {
                 let kind = self.op_kind(cx, &op)?;
                 let label = match label {
@@ -380,9 +385,13 @@ impl Draft {
     pub(super) fn op_ref(&self, cx: Cx<'_>, r: &OpRef) -> R<OpId> {
         match r {
             OpRef::Index(i, _) if *i < self.program.ops.len() => Ok(OpId(*i)),
-            OpRef::Index(i, span) => Err(cx.err(
+            OpRef::Index(_, span) => Err(cx.err(
                 span,
-                format!("there is no op #{i}"),
+                // The digits as written: a number past usize is read as usize::MAX.
+                format!(
+                    "there is no op {}",
+                    cx.text.get(span.clone()).unwrap_or("#?")
+                ),
                 &format!(
                     "this claim has {} ops so far, #0 to #{}",
                     self.program.ops.len(),

@@ -218,6 +218,15 @@ fn launch(i: &mut In<'_>) -> Res<Launch> {
     .parse_next(i)
 }
 
+/// `[device N]`: the GPU a stream or buffer belongs to, when not the first.
+fn on_device(i: &mut In<'_>) -> Res<Option<Int>> {
+    opt(preceded(
+        key("device"),
+        cut_err(int).context(expected("a device number")),
+    ))
+    .parse_next(i)
+}
+
 fn on_stream(i: &mut In<'_>) -> Res<Name> {
     need("on", "`on STREAM`")(i)?;
     need_name("a stream name")(i)
@@ -298,9 +307,11 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
                 names,
                 kind,
                 priority,
+                device: on_device(i)?,
             }
         }
         "event" => Stmt::Event(names(i, "an event name")?),
+        "peer_access" => Stmt::PeerAccess,
         "buffer" => {
             let name = text("a buffer name")(i)?;
             cut_err((ws, "="))
@@ -320,6 +331,7 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
                 size,
                 fill,
                 read_back,
+                device: on_device(i)?,
             }
         }
         "check" | "observe" => {
@@ -451,6 +463,15 @@ fn op(i: &mut In<'_>, kw: &str) -> Res<OpSyntax> {
             }
         }
         "begin_capture" => OpSyntax::BeginCapture(need_name("a stream name")(i)?),
+        "device_sync" => OpSyntax::DeviceSync(
+            cut_err(int)
+                .context(expected("a device number"))
+                .parse_next(i)?,
+        ),
+        "all_reduce" => OpSyntax::AllReduce {
+            buffer: need_name("a device buffer")(i)?,
+            stream: on_stream(i)?,
+        },
         "end_capture" => OpSyntax::EndCapture(need_name("a stream name")(i)?),
         "copy" => {
             let size = opt(quantity).parse_next(i)?;

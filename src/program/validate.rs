@@ -144,7 +144,7 @@ impl Program {
         for b in &self.buffers {
             if b.bytes == 0 || b.bytes > MAX_BYTES || b.bytes % 4 != 0 {
                 problems.push(format!(
-                    "buffer '{}' has {} bytes; it must be a multiple of 4 (elements are f32) in                      4..={MAX_BYTES}",
+                    "buffer '{}' has {} bytes; it must be a multiple of 4 (elements are f32) in 4..={MAX_BYTES}",
                     b.label, b.bytes
                 ));
             }
@@ -159,7 +159,7 @@ impl Program {
                     self.buffers.len()
                 )),
                 Some(buf) if device && buf.place != Place::Device => problems.push(format!(
-                    "op {} '{}' computes on buffer '{}' in {} memory; kernels here read device                      buffers only",
+                    "op {} '{}' computes on buffer '{}' in {} memory; kernels here read device buffers only",
                     op.id.0, op.label, buf.label, buf.place
                 )),
                 Some(_) => {}
@@ -238,7 +238,7 @@ impl Program {
                     }
                     if self.copy_dir(op.id) == Some(CopyDir::H2H) {
                         problems.push(format!(
-                            "copy {} '{}' is host to host, which no copy engine does; copy to or                              from a device buffer",
+                            "copy {} '{}' is host to host, which no copy engine does; copy to or from a device buffer",
                             op.id.0, op.label
                         ));
                     }
@@ -257,7 +257,7 @@ impl Program {
                     }
                     if grid == 0 || grid > MAX_GRID || block == 0 || block > MAX_BLOCK {
                         problems.push(format!(
-                            "add {} '{}' has <<<{grid},{block}>>>; the grid must be                              1..={MAX_GRID} and the block 1..={MAX_BLOCK}",
+                            "add {} '{}' has <<<{grid},{block}>>>; the grid must be 1..={MAX_GRID} and the block 1..={MAX_BLOCK}",
                             op.id.0, op.label
                         ));
                     }
@@ -396,9 +396,11 @@ impl Program {
             }
         }
         if let Some(s) = capturing {
+            let name = self
+                .stream(s)
+                .map_or(format!("s{}", s.0), |st| st.label.clone());
             problems.push(format!(
-                "the capture of s{} is never ended; end it with an end-capture op",
-                s.0
+                "the capture of stream {name} is never ended; end it with an end-capture op"
             ));
         }
         if problems.is_empty() {

@@ -24,7 +24,7 @@ fn too_late(timeline: &Timeline, free: i64, end: i64, tol: &Tolerances, a: &str)
 /// The reason of an order or overlap with no host issue times to judge by.
 fn no_issue_times(waits: &HostWaits, op: crate::program::OpId) -> String {
     format!(
-        "this timeline has no host issue times, so whether {} could have started sooner is          unknown: only a timeline recorded with them decides it",
+        "this timeline has no host issue times, so whether {} could have started sooner is unknown: only a timeline recorded with them decides it",
         waits.label(op)
     )
 }
