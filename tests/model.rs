@@ -365,3 +365,36 @@ fn the_model_agrees_with_every_catalogue_claim() {
         }
     }
 }
+
+/// A builder's claim may carry any connection count (Rust code is trusted); the model neither
+/// allocates by it nor guesses: a huge or unreadable count leaves the documented rules.
+#[test]
+fn predict_survives_any_connection_count_from_the_builder() {
+    use stream_litmus::{litmus, Claim, Source, StreamKind};
+    for value in ["9223372036854775807", "4000000000", "abc", "0"] {
+        let mut c = Claim::builder("x.y", "s", Source::new("a", "b"));
+        let (s1, s2) = (
+            c.stream(StreamKind::NonBlocking),
+            c.stream(StreamKind::NonBlocking),
+        );
+        let a = c.spin(s1, "A", std::time::Duration::from_micros(5));
+        let b = c.spin(s2, "B", std::time::Duration::from_micros(5));
+        c.precedes(a, b);
+        c.env("CUDA_DEVICE_MAX_CONNECTIONS", Some(value));
+        let p = litmus::predict(&c.build(Expect::Holds));
+        assert_eq!(p.queues, 0, "{value}");
+    }
+    // With more queues than streams, the model is the same as with one queue per stream.
+    let mut b = stream_litmus::Program::builder("q");
+    let (s1, s2) = (
+        b.stream(StreamKind::NonBlocking),
+        b.stream(StreamKind::NonBlocking),
+    );
+    b.spin(s1, "A", std::time::Duration::from_micros(5));
+    b.spin(s2, "B", std::time::Duration::from_micros(5));
+    let prog = b.build();
+    assert_eq!(
+        HappensBefore::with(&prog, Refinement::Queues(usize::MAX)),
+        HappensBefore::with(&prog, Refinement::Queues(2))
+    );
+}
