@@ -189,8 +189,15 @@ pub fn observe(
 
 /// "A→B gap +1.20 µs" or "A→B gap +1.20..+1.41 µs".
 fn range(check: &Check, min: i64, max: i64, program: &Program) -> String {
-    let what = check.quantity();
-    let (lo, hi) = (check.value(min), check.value(max));
+    let (what, negate) = check.quantity_for(min, max);
+    let (lo, hi) = match negate {
+        // All below zero: shown as sizes, smallest first.
+        true => (
+            check.value(max.saturating_neg()),
+            check.value(min.saturating_neg()),
+        ),
+        false => (check.value(min), check.value(max)),
+    };
     if min == max {
         format!("{} {what} {lo}", check.describe(program))
     } else {

@@ -211,7 +211,7 @@ fn evidence_gives_the_range_of_each_check_and_the_deciding_reason() {
     let j = judge(&pair(), &[PRECEDES], &[ordered(), overlapped()], &TOL, 2);
     let evidence = j.evidence(&program);
     assert!(
-        evidence.starts_with("A→B gap -40.00 µs..+1.00 µs"),
+        evidence.starts_with("A→B gap (+) or overlap (−) -40.00 µs..+1.00 µs"),
         "{evidence}"
     );
     assert!(

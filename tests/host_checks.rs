@@ -214,3 +214,33 @@ fn observations_count_every_trial() {
     assert_eq!(o[0].counts.to_string(), "Sometimes 2/3");
     assert_eq!((o[0].min_ns, o[0].max_ns), (-42_000, 3_000));
 }
+
+/// Every figure reads in its own direction: a query asked 502.67 µs before the end says so,
+/// never "after the end by −502.67 µs"; values on both sides of zero name no side.
+#[test]
+fn signed_figures_read_in_their_own_direction() {
+    let q = Check::Answers {
+        query: OpId(1),
+        span: OpId(0),
+    };
+    assert_eq!(
+        q.quantity_for(-502_670, -502_670),
+        ("asked before the end by", true)
+    );
+    assert_eq!(
+        q.quantity_for(2_000, 3_000),
+        ("asked after the end by", false)
+    );
+    assert_eq!(q.quantity_for(-1, 1), ("asked, against the end,", false));
+    let p = Check::Precedes {
+        before: OpId(0),
+        after: OpId(1),
+    };
+    assert_eq!(p.quantity_for(-49_920, -49_760), ("overlap", true));
+    assert_eq!(p.quantity_for(0, 5), ("gap", false));
+    let r = Check::ReturnsAfter {
+        call: OpId(1),
+        span: OpId(0),
+    };
+    assert_eq!(r.quantity_for(-5, -1).0, "returned before the end by");
+}

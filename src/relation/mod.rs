@@ -202,6 +202,32 @@ impl Check {
         }
     }
 
+    /// The words for measured values from `min` to `max`, and whether to show them negated, so
+    /// that every figure reads in its own direction: a query asked 502 µs before the end is
+    /// "asked before the end by 502 µs", never "asked after the end by −502 µs". Values on both
+    /// sides of zero keep their signs, under words that name no side.
+    pub fn quantity_for(&self, min: i64, max: i64) -> (&'static str, bool) {
+        let sides = match self {
+            Check::ReturnsBefore { .. } => {
+                Some(("returned after the end by", "returned, against the end,"))
+            }
+            Check::ReturnsAfter { .. } => {
+                Some(("returned before the end by", "returned, against the end,"))
+            }
+            Check::Answers { .. } => Some(("asked before the end by", "asked, against the end,")),
+            Check::Precedes { .. } => Some(("overlap", "gap (+) or overlap (−)")),
+            Check::Overlaps { .. } | Check::Separates { .. } | Check::Serializes { .. } => {
+                Some(("gap", "overlap (+) or gap (−)"))
+            }
+            _ => None,
+        };
+        match sides {
+            Some((opposite, _)) if max < 0 => (opposite, true),
+            Some((_, neither)) if min < 0 && max > 0 => (neither, false),
+            _ => (self.quantity(), false),
+        }
+    }
+
     /// "A→B" or "A∥B", with the program's labels.
     pub fn describe(&self, program: &Program) -> String {
         let two = |x: OpId, symbol: &str, y: OpId| {
@@ -401,12 +427,13 @@ impl Measurement {
 
     /// "A→B gap +1.18 µs" / "A∥B overlap 38.20 µs".
     pub fn describe(&self, program: &Program) -> String {
-        format!(
-            "{} {} {}",
-            self.check.describe(program),
-            self.check.quantity(),
+        let (what, negate) = self.check.quantity_for(self.value_ns, self.value_ns);
+        let shown = if negate {
+            self.check.value(self.value_ns.saturating_neg())
+        } else {
             self.value()
-        )
+        };
+        format!("{} {what} {shown}", self.check.describe(program))
     }
 }
 
