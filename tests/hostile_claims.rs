@@ -9,6 +9,8 @@
 //! parsed claim must go through the model's prediction and the results file's rules without a
 //! panic. A panic anywhere fails the test.
 
+mod common;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::path::Path;
@@ -151,21 +153,6 @@ fn mutated_catalogue_claims_parse_or_fail_located() {
         .unwrap();
 }
 
-/// A tiny deterministic generator: the corpus fuzzer must mutate the same way on every run.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts = Vec::new();
@@ -187,7 +174,7 @@ fn corpus() -> Vec<String> {
 fn the_committed_corpus_survives_a_fixed_budget_of_mutations() {
     let corpus = corpus();
     assert!(corpus.len() >= 4, "the corpus is missing");
-    let mut rng = XorShift(0x2222_5eed_1ab5_0001);
+    let mut rng = common::XorShift(0x2222_5eed_1ab5_0001);
     for _ in 0..3000 {
         let mut text = corpus[rng.below(corpus.len())].clone();
         // The catalogue file is large: most mutants cut it to a window of a few claims.

@@ -199,21 +199,6 @@ fn data_after_the_object_or_in_a_second_gzip_member_is_refused() {
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
 
-/// A tiny deterministic generator: the corpus fuzzer mutates the same way on every run.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Numbers that size tables and loops, or break careless arithmetic.
 const EXTREMES: &[&str] = &[
     "0",
@@ -244,7 +229,7 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
     assert!(corpus.len() >= 5, "the corpus is missing");
     let (_d, dir) = dir();
     let file = dir.join("mutant.json");
-    let mut rng = XorShift(0x2222_0000_5eed_0002);
+    let mut rng = common::XorShift(0x2222_0000_5eed_0002);
     let (mut loaded, mut refused) = (0, 0);
     for _ in 0..2000 {
         let mut b = corpus[rng.below(corpus.len())].clone();

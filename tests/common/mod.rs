@@ -128,3 +128,18 @@ pub fn kernel_and_call(kernel_ns: u64, begin: u64, end: u64) -> Timeline {
     )
     .with_host(vec![], Some(CLOCK))
 }
+
+/// A tiny deterministic generator: the corpus fuzzers mutate the same way on every run.
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
