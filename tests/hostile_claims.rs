@@ -18,21 +18,6 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use stream_litmus::{catalogue, litmus};
 
-/// Numbers that break careless arithmetic, as a claim file may write them.
-const EXTREMES: &[&str] = &[
-    "0",
-    "-1",
-    "4294967295",
-    "4294967296",
-    "9223372036854775807",
-    "18446744073709551616",
-    "99999999999999999999999999",
-    "1e308",
-    "0.0000000001",
-    "1.5",
-    "#99999999999999999999",
-];
-
 fn printed() -> &'static [String] {
     static P: OnceLock<Vec<String>> = OnceLock::new();
     P.get_or_init(|| {
@@ -117,7 +102,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 1usize..40).prop_map(|(i, n)| Mutation::Delete(i, n)),
         any::<usize>().prop_map(Mutation::DuplicateLine),
         (any::<usize>(), any::<u8>()).prop_map(|(i, v)| Mutation::Byte(i, v)),
-        (any::<usize>(), proptest::sample::select(EXTREMES))
+        (any::<usize>(), proptest::sample::select(common::EXTREMES))
             .prop_map(|(i, n)| Mutation::Number(i, n)),
         (
             any::<usize>(),
@@ -193,7 +178,10 @@ fn the_committed_corpus_survives_a_fixed_budget_of_mutations() {
                 0 => Mutation::Delete(rng.below(1 << 20), 1 + rng.below(40)),
                 1 => Mutation::DuplicateLine(rng.below(1 << 20)),
                 2 => Mutation::Byte(rng.below(1 << 20), rng.next() as u8),
-                3 => Mutation::Number(rng.below(1 << 20), EXTREMES[rng.below(EXTREMES.len())]),
+                3 => Mutation::Number(
+                    rng.below(1 << 20),
+                    common::EXTREMES[rng.below(common::EXTREMES.len())],
+                ),
                 _ => Mutation::LongName(rng.below(1 << 20), 1 + rng.below(400)),
             };
             text = apply(&text, &m);

@@ -199,19 +199,6 @@ fn data_after_the_object_or_in_a_second_gzip_member_is_refused() {
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
 
-/// Numbers that size tables and loops, or break careless arithmetic.
-const EXTREMES: &[&str] = &[
-    "0",
-    "-1",
-    "4294967295",
-    "4294967296",
-    "9223372036854775807",
-    "18446744073709551615",
-    "1e308",
-    "-1e308",
-    "1.5",
-];
-
 /// The committed corpus (tests/corpus/results and tests/fixtures/bad) mutated for a fixed
 /// budget; whatever loads is re-judged, drawn, traced and compared: never a panic.
 #[test]
@@ -245,7 +232,7 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
                     if let Some(p) = b[at..].iter().position(u8::is_ascii_digit) {
                         let p = at + p;
                         let q = p + b[p..].iter().take_while(|c| c.is_ascii_digit()).count();
-                        let n = EXTREMES[rng.below(EXTREMES.len())];
+                        let n = common::EXTREMES[rng.below(common::EXTREMES.len())];
                         b.splice(p..q, n.bytes());
                     }
                 }

@@ -143,3 +143,21 @@ impl XorShift {
         (self.next() % n.max(1) as u64) as usize
     }
 }
+
+/// Numbers that size tables and loops or break careless arithmetic, as a claim file or a
+/// results file may write them (the corpus fuzzers put them in place of numbers).
+pub const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999999",
+    "1e308",
+    "-1e308",
+    "0.0000000001",
+    "1.5",
+    "#99999999999999999999",
+];
