@@ -50,65 +50,54 @@
 //! assert!(record.as_expected());
 //! ```
 
-pub mod allowed_env;
-pub mod atomic_write;
-mod bounded_json;
-mod calibration;
+// The layers, from the ground up; each folder's module docs say what it may import, and
+// `tests/layers.rs` holds every `use crate::` line to that.
+mod border;
 pub mod catalogue;
-mod child;
-mod claim;
-mod collect;
-mod contents;
-pub mod disturbance;
-mod error;
 pub mod fuzz;
 mod gpu;
-pub mod input_file;
+mod judge;
 mod lab;
-pub mod limits;
 pub mod litmus;
-pub mod model;
+mod measured;
 mod program;
 mod record;
-mod record_check;
-pub use record_check::claim_rules;
-mod relation;
 pub mod report;
-mod sharing;
-mod slowdown;
-pub mod sweep;
-mod timeline;
-pub mod timing;
-mod verdict;
-mod witness;
 
-pub use calibration::{Calibration, Device, Tolerances};
-pub use child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
-pub use claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
-pub use collect::MAX_TRIAL_FACTOR;
-pub use contents::{Contents, MemoryKind, ValueCount};
-pub use error::{Error, Result};
+// Modules that were public before the layers had folders keep their paths.
+pub use border::{allowed_env, atomic_write, input_file, limits};
+pub use judge::{disturbance, model};
+pub use lab::sweep;
+pub use measured::timing;
+pub use record::check::claim_rules;
+
+pub use border::error::{Error, Result};
+pub use border::limits::MAX_TRIAL_FACTOR;
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
 pub use gpu::{
     device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CACHE_ENV, CUPTI_ENV, NVLS_ENV,
     NVML_ENV, STAMP_SOURCE,
 };
+pub use judge::claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
+pub use judge::relation::{Check, Measurement, Truth, Unit, Value};
+pub use judge::verdict::{
+    judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,
+    Verdict,
+};
+pub use lab::child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use lab::{Lab, Spent, DEFAULT_TRIALS, TRIALS_ENV};
+pub use measured::calibration::{Calibration, Device, Tolerances};
+pub use measured::contents::{Contents, MemoryKind, ValueCount};
+pub use measured::sharing::{Neighbour, Sharing};
+pub use measured::timeline::{
+    BlockStamp, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace, Pause,
+    Reading, Span, Timeline,
+};
+pub use measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 pub use program::{
     ApiCall, Buffer, BufferId, CopyDir, Event, EventId, HostFnApi, Op, OpId, OpKind, Place,
     Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,
     Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
-pub use relation::{Check, Measurement, Truth, Unit, Value};
-pub use sharing::{Neighbour, Sharing};
-pub use timeline::{
-    BlockStamp, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace, Pause,
-    Reading, Span, Timeline,
-};
-pub use verdict::{
-    judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,
-    Verdict,
-};
-pub use witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};

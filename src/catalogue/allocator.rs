@@ -2,10 +2,10 @@
 //! stream, and at what cost in ordering.
 
 use super::seeds::S003;
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::StreamKind;
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Bytes of each allocation: large enough to be a pool allocation of its own.

@@ -6,9 +6,9 @@
 //! next independent kernel is dispatched beside it.
 
 use super::seeds::S003;
-use crate::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::verdict::Expect;
 use crate::program::{OpId, StreamKind};
-use crate::verdict::Expect;
 use std::time::Duration;
 
 const VAR: &str = "CUDA_DEVICE_MAX_CONNECTIONS";

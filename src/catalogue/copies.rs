@@ -3,10 +3,10 @@
 //! witness (CUPTI activity records, or events around the copy when CUPTI is missing).
 
 use super::seeds::{S000, S001};
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{CopyDir, Place, StreamKind};
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Bytes of the copies that test host asynchrony and bandwidth: long enough (milliseconds from

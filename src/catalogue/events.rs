@@ -1,9 +1,9 @@
 //! Events: an event wait orders two streams, and only up to the record it captured.
 
 use super::seeds::{S000, S001};
-use crate::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::verdict::Expect;
 use crate::program::{OpId, StreamKind};
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// A on s1, record E on s1, C on s1 after the record, s2 waits on E, B on s2.

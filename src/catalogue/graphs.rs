@@ -2,10 +2,10 @@
 //! captured from, and launching it costs the host less than launching its kernels one by one.
 
 use super::seeds::S001;
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::StreamKind;
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Spin of each kernel in the launch-cost claims, as a fraction of the catalogue's spin (2 µs at

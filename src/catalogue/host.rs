@@ -3,10 +3,10 @@
 //! through the trial's clock sync (see `timeline.rs`), and prints the alignment error with it.
 
 use super::seeds::{S001, S003, S004};
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{HostFnApi, OpKind, StreamKind, SyncTarget};
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// K1, a host function, K2 on one stream: the host function runs after K1 and K2 after it.

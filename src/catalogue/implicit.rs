@@ -10,10 +10,10 @@
 //! concurrently" ([`Check::Separates`]); whether the call held the host until K1 ended is
 //! observed beside it ([`Check::ReturnsAfter`]), with the host time it took in the evidence.
 
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{ApiCall, OpKind, StreamKind, SyncTarget};
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Bytes each allocation, free, memset or copy works on.

@@ -7,6 +7,8 @@
 //! Claims take the spin length as a parameter: every kernel in a claim spins for a multiple of
 //! it, so the whole catalogue can be shortened or lengthened at once (`--spin-us`) to find how
 //! short reliable verdicts can go.
+//!
+//! **May import:** `judge` (claims, checks, expectations), `program`, `border`.
 
 mod allocator;
 mod connections;
@@ -50,7 +52,7 @@ pub use per_thread::{per_thread_vs_blocking, per_thread_vs_legacy};
 pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_preemption};
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
-use crate::claim::{Claim, ClaimBuilder};
+use crate::judge::claim::{Claim, ClaimBuilder};
 use crate::program::{HostFnApi, OpId, Place, StreamId, StreamKind, SyncTarget};
 use std::time::Duration;
 

@@ -10,10 +10,10 @@
 //! the other claims still run.
 
 use super::seeds::S003;
-use crate::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{OpId, Place, StreamId, StreamKind};
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Devices the family needs.

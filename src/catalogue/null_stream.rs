@@ -2,9 +2,9 @@
 
 use super::both_issue_orders;
 use super::seeds::S002;
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::verdict::Expect;
 use crate::program::StreamKind;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// A on blocking s1, N on the null stream, B on blocking s2: A before N before B.

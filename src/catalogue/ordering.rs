@@ -1,9 +1,9 @@
 //! Same-stream order: the first thing every note says about streams.
 
 use super::seeds::S002;
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::verdict::Expect;
 use crate::program::StreamKind;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Kernels in one stream never overlap and run in issue order, on a stream of `kind`.

@@ -2,9 +2,9 @@
 
 use super::both_issue_orders;
 use super::seeds::S003;
-use crate::claim::{Claim, Source};
+use crate::judge::claim::{Claim, Source};
+use crate::judge::verdict::Expect;
 use crate::program::StreamKind;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// It does not synchronize with blocking streams, in either issue order.

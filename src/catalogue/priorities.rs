@@ -7,9 +7,9 @@
 //! and whether any block ran longer than its cycles take.
 
 use super::seeds::S001;
-use crate::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::verdict::Expect;
 use crate::program::{OpId, Priority, StreamKind};
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Blocks of the low-priority kernel: 4 waves of 2 blocks of 1024 threads per SM on a 132-SM GPU

@@ -4,10 +4,10 @@
 //! tables in `crate::report::scenario` are computed from the recorded timelines.
 
 use super::seeds::{S000, S002, S004};
-use crate::claim::{Claim, Source, Table};
+use crate::judge::claim::{Claim, Source, Table};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{BufferId, OpId, Place, StreamId, StreamKind, SyncTarget};
-use crate::relation::Check;
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// Seed 000's data: a 1024 × 1024 grid of floats ("Input size is 1048576"), 4 MiB.
@@ -38,7 +38,7 @@ pub fn sleep(grid: u32, spin: Duration) -> Claim {
     let dev = c.buffer("src_device", Place::Device, SLEEP_BYTES, 0);
     let single = c.stream(StreamKind::Blocking);
     let per_block = spin * 5;
-    let task = |c: &mut crate::claim::ClaimBuilder, s: StreamId, i: usize, tag: &str| {
+    let task = |c: &mut crate::judge::claim::ClaimBuilder, s: StreamId, i: usize, tag: &str| {
         let h = c.copy(s, format!("{tag}H{i}"), host, dev);
         c.spin_grid(s, format!("{tag}K{i}"), per_block, grid, 256);
         let d = c.copy(s, format!("{tag}D{i}"), dev, host);
@@ -266,7 +266,7 @@ pub fn prefetch(regime: Regime, without: Option<usize>) -> Claim {
 /// Builds both versions into `c`; returns the ops of interest and the weight buffers of each
 /// version (reference, prefetch).
 pub fn prefetch_program(
-    c: &mut crate::claim::ClaimBuilder,
+    c: &mut crate::judge::claim::ClaimBuilder,
     regime: Regime,
     without: Option<usize>,
 ) -> (PrefetchOps, (Vec<BufferId>, Vec<BufferId>)) {

@@ -3,9 +3,9 @@
 //! it. The question is whether the compute chain is delayed.
 
 use super::seeds::S003;
-use crate::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::claim::{Claim, ClaimBuilder, Source};
+use crate::judge::verdict::Expect;
 use crate::program::{OpId, StreamKind};
-use crate::verdict::Expect;
 use std::time::Duration;
 
 /// backward 1 on compute; communication 1 and hook 1 on a second stream, started by an event

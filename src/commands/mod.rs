@@ -1,5 +1,7 @@
 //! The subcommands, one file each, and what they share: the error path, the argument checks,
 //! writing the reports and the progress line.
+//!
+//! They sit on top of the library and use only its public API.
 
 pub mod arguments;
 mod check;

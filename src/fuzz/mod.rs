@@ -12,18 +12,20 @@
 //! The driver takes the executor as a closure. The CLI passes the GPU; the CPU tests pass a
 //! simulated GPU with a known bug and check that the bug is found and shrunk.
 //!
-//! [`model`]: crate::model
+//!
+//! **May import:** `judge`, `measured`, `program`, `border`. The GPU comes in as a closure.
+//! [`model`]: crate::judge::model
 
 mod strategy;
 
 pub use strategy::{programs, Shape};
 
-use crate::calibration::Tolerances;
-use crate::error::Error;
-use crate::model::{HappensBefore, Refinement};
+use crate::border::error::Error;
+use crate::judge::model::{HappensBefore, Refinement};
+use crate::judge::relation::{Check, Measurement, Truth};
+use crate::measured::calibration::Tolerances;
+use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
-use crate::relation::{Check, Measurement, Truth};
-use crate::timeline::Timeline;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde::{Deserialize, Serialize};
@@ -127,7 +129,7 @@ pub fn unsound(
     tol: &Tolerances,
 ) -> (Option<Measurement>, usize) {
     let model = HappensBefore::of(program);
-    let waits = crate::relation::HostWaits::of(program);
+    let waits = crate::judge::relation::HostWaits::of(program);
     let ks = kernels(program);
     let mut checked = 0;
     for &a in &ks {

@@ -6,8 +6,8 @@ use super::executor::execute;
 use super::kernels::Kernels;
 use super::probe::call;
 use super::resources::DeviceWords;
-use crate::calibration::{Calibration, Device};
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::calibration::{Calibration, Device};
 use crate::program::{Program, StreamKind};
 use cudarc::driver::result;
 use std::time::Duration;
@@ -100,18 +100,18 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u
     calls.sort_unstable();
     let median_call = calls.get(calls.len() / 2).copied().unwrap_or(0);
     // A trial whose launch call was interrupted on the host, or one of whose kernels was switched
-    // out for another context's time slice (a paused block, see `crate::disturbance`), measures
+    // out for another context's time slice (a paused block, see `crate::judge::disturbance`), measures
     // the host or a neighbour, not the launch path.
-    let disturbed = |t: &crate::timeline::Timeline| {
+    let disturbed = |t: &crate::measured::timeline::Timeline| {
         t.host_calls
             .iter()
             .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
             || t.spans.iter().flat_map(|s| &s.blocks).any(|b| {
                 b.pause
-                    .is_some_and(|p| p.ns > crate::disturbance::PAUSE_FLOOR_NS)
+                    .is_some_and(|p| p.ns > crate::measured::timeline::PAUSE_FLOOR_NS)
             })
     };
-    let spread = |t: &crate::timeline::Timeline| {
+    let spread = |t: &crate::measured::timeline::Timeline| {
         let lat: Vec<i64> = t
             .spans
             .iter()
@@ -119,14 +119,14 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u
             .collect();
         Some((lat.iter().max()? - lat.iter().min()?) as u64)
     };
-    let latency = |t: &crate::timeline::Timeline| {
+    let latency = |t: &crate::measured::timeline::Timeline| {
         let clock = t.clock?;
         t.spans
             .iter()
             .filter_map(|s| Some(s.start() as i64 - clock.to_gpu(t.issued_ns(s.op)?)))
             .min()
     };
-    let calm: Vec<&crate::timeline::Timeline> =
+    let calm: Vec<&crate::measured::timeline::Timeline> =
         run.timelines.iter().filter(|t| !disturbed(t)).collect();
     let all = || run.timelines.iter().filter_map(spread).max();
     let jitter = calm

@@ -11,14 +11,14 @@
 //!
 //! Trials without host-side work are aligned too, with fewer rounds: the alignment tells when
 //! their first op could have started, so a trial that a neighbour held back as a whole (every op
-//! shifted alike, which the stamps alone cannot show) is seen (`crate::disturbance`).
+//! shifted alike, which the stamps alone cannot show) is seen (`crate::judge::disturbance`).
 //!
 //! The trial follows within a millisecond, so drift between the two clocks (parts per million)
 //! adds nanoseconds; the bound is dominated by the PCIe round trip.
 
 use super::kernels::Kernels;
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 use std::sync::OnceLock;
@@ -28,7 +28,7 @@ use std::time::Instant;
 /// the bound printed with every host-side verdict.
 pub const ROUNDS: usize = 24;
 /// Rounds for a trial without host-side work. Its alignment only places the trial's first
-/// launch against the calibrated launch latency (`crate::disturbance`), where a bound of a few µs
+/// launch against the calibrated launch latency (`crate::judge::disturbance`), where a bound of a few µs
 /// is plenty against a stall threshold of tens of µs; on an idle H100 the best of 6 round trips
 /// is within 1 µs of the best of 24.
 pub const QUICK_ROUNDS: usize = 6;
@@ -46,7 +46,7 @@ pub fn now_ns() -> u64 {
 /// `getrusage(RUSAGE_THREAD)`; 0 where the OS does not say). A launch call that took long because
 /// the thread was switched out measured the host's scheduler, not the driver: the executor counts
 /// them over each trial's issue loop, and trials with host-time checks and a preemption are set
-/// aside (`crate::disturbance`).
+/// aside (`crate::judge::disturbance`).
 pub fn preemptions() -> u64 {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: a valid out-pointer; RUSAGE_THREAD reads the calling thread's counters.

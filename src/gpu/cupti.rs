@@ -2,7 +2,7 @@
 //!
 //! CUPTI is optional. It is looked for the way cudarc looks for every library (by name, through
 //! the loader), never loaded when `STREAM_LITMUS_CUPTI=off`, and any failure to start it only
-//! means the executor falls back to events (see `crate::witness`). Nothing here panics: cudarc's
+//! means the executor falls back to events (see `crate::measured::witness`). Nothing here panics: cudarc's
 //! loader would panic on a missing library, so the library is probed first.
 //!
 //! The activity API is process-wide. Records arrive in buffers CUPTI asks for and hands back; the

@@ -13,7 +13,7 @@ use super::kernels::Kernels;
 use super::nccl::Comms;
 use super::pool::Pool;
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::driver::{sys, CudaContext};
 use std::sync::Arc;
 

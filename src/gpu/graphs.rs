@@ -7,7 +7,7 @@
 //! validation already rules out.
 
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::driver::sys;
 
 /// The instantiated graphs of one trial, by end-capture op.

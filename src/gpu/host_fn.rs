@@ -8,9 +8,9 @@
 
 use super::clock::now_ns;
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::timeline::HostSpan;
 use crate::program::{HostFnApi, OpKind, Program};
-use crate::timeline::HostSpan;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};

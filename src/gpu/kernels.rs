@@ -5,7 +5,7 @@
 
 use super::probe::{call, describe};
 use super::ptx_cache::PtxCache;
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
 use std::ffi::c_void;

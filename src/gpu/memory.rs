@@ -7,7 +7,7 @@
 //! `cuMemFreeAsync` finds it and the address can be read back as the op's reading.
 
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
 use crate::program::{ApiCall, OpKind, Program};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;

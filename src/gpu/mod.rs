@@ -9,6 +9,9 @@
 //! last use in other streams, hiding the very overlap the claims look for. The executor passes raw
 //! device pointers and owns raw stream and event handles, so nothing of the kind can happen; the
 //! tracking is switched off anyway, before anything is allocated.
+//!
+//! **May import:** `measured`, `program`, `border`. It fills the measured data and never judges
+//! it; nothing else in the crate names cudarc (`tests/layers.rs`).
 
 mod buffers;
 mod calibrate;
@@ -18,6 +21,7 @@ mod executor;
 mod fleet;
 mod graphs;
 mod host_fn;
+mod issuer;
 mod kernels;
 mod memory;
 mod multi;
@@ -48,10 +52,10 @@ pub mod testing {
 }
 pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 
-use crate::calibration::{Calibration, Device};
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::calibration::{Calibration, Device};
+use crate::measured::timing::SetupTiming;
 use crate::program::Program;
-use crate::timing::SetupTiming;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
 use std::sync::{Arc, Mutex};

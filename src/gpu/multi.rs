@@ -14,42 +14,26 @@
 //!
 //! **Ops that cannot stamp** (peer copies, NCCL kernels) get their spans from timed events
 //! recorded around them on their stream, aligned per device through two stamped marker kernels
-//! bracketed by events the same way (`crate::witness`), then moved onto device 0's axis. The
+//! bracketed by events the same way (`crate::measured::witness`), then moved onto device 0's axis. The
 //! ranks of one all-reduce are issued inside one `ncclGroupStart`/`ncclGroupEnd`, which launches
 //! every rank's kernel at the group's end: the events before them are recorded before the group,
 //! the events after them after it, and every rank counts as issued when the group ended.
 
-use super::buffers::{Buffers, Driver};
+use super::buffers::Buffers;
 use super::clock::{now_ns, Alignment, ROUNDS};
 use super::fleet::{peer_access, Fleet};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::multi_timeline::Side;
 use super::multi_witness::DeviceWitness;
 use super::probe::call;
 use super::resources::{issue_ordering, DeviceWords, Streams};
 use super::Execution;
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::timeline::{HostCall, Timeline};
+use crate::measured::timing::ClaimTiming;
 use crate::program::{BufferId, OpKind, Place, Program};
-use crate::timeline::{HostCall, Timeline};
-use crate::timing::ClaimTiming;
 use cudarc::driver::{result, sys, CudaContext};
 use std::sync::Arc;
-
-/// One device's side of a program.
-pub(super) struct Side<'a> {
-    pub ctx: &'a Arc<CudaContext>,
-    pub kernels: &'a Kernels,
-    pub stamps: DeviceWords,
-    pub buffers: Buffers<Driver>,
-    /// Program buffer ids of `buffers`, in order.
-    pub buffer_ids: Vec<BufferId>,
-    pub witness: DeviceWitness,
-}
-
-impl Side<'_> {
-    pub fn bind(&self) -> Result<(), Error> {
-        self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))
-    }
-}
 
 /// Synchronizes every device on the way out, errors included, before anything is freed.
 struct Quiesce<'a>(Vec<&'a Arc<CudaContext>>);

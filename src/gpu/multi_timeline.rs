@@ -3,13 +3,38 @@
 //! device's witnessed spans moved the same way, every device's buffers read back. Split from
 //! `multi.rs`, which issues; this only reads what the trial left.
 
+use super::buffers::{Buffers, Driver};
 use super::clock::Alignment;
+use super::kernels::Kernels;
 use super::kernels::WORDS_PER_BLOCK;
-use super::multi::Side;
-use crate::error::Error;
-use crate::program::Program;
-use crate::timeline::{BlockStamp, ClockSync, DeviceClock, HostCall, Pause, Span, Timeline};
-use crate::witness::{WitnessKind, WitnessSpan, WitnessSync};
+use super::multi_witness::DeviceWitness;
+use super::probe::call;
+use super::resources::DeviceWords;
+use crate::border::error::Error;
+use crate::measured::timeline::{
+    BlockStamp, ClockSync, DeviceClock, HostCall, Pause, Span, Timeline,
+};
+use crate::measured::witness::{WitnessKind, WitnessSpan, WitnessSync};
+use crate::program::{BufferId, Program};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// One device's side of a program.
+pub(super) struct Side<'a> {
+    pub ctx: &'a Arc<CudaContext>,
+    pub kernels: &'a Kernels,
+    pub stamps: DeviceWords,
+    pub buffers: Buffers<Driver>,
+    /// Program buffer ids of `buffers`, in order.
+    pub buffer_ids: Vec<BufferId>,
+    pub witness: DeviceWitness,
+}
+
+impl Side<'_> {
+    pub fn bind(&self) -> Result<(), Error> {
+        self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))
+    }
+}
 
 /// One trial's timeline on device 0's axis.
 pub(super) fn timeline(

@@ -12,9 +12,9 @@
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::probe::call;
 use super::resources::DeviceWords;
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use crate::program::{OpKind, Program};
-use crate::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use cudarc::driver::{result, sys};
 
 /// How long a marker spins.

@@ -13,7 +13,7 @@
 //! explicit value, the user's choice, is left as it is). Child processes inherit it, since their
 //! environment is never cleared.
 
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::nccl::sys;
 use std::ffi::{c_int, c_void};
 use std::sync::OnceLock;

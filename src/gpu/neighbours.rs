@@ -4,9 +4,9 @@
 //! the driver, so the crate builds and runs without it. Our GPU is found by its PCI bus id, which
 //! is the same in CUDA's numbering and NVML's. What it sees is plain data ([`Neighbour`]); the
 //! analysis uses it to name a disturbance's cause and to protect speed-up checks
-//! (see `crate::disturbance`).
+//! (see `crate::judge::disturbance`).
 
-use crate::sharing::Neighbour;
+use crate::measured::sharing::Neighbour;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::Nvml;

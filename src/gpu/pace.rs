@@ -15,12 +15,12 @@
 //!
 //! The thread is parked except between [`Pace::arm`] and [`Pace::disarm`], which the executor
 //! calls around the issue loop of programs whose checks compare amounts of host time
-//! (`crate::slowdown::watched`), so it costs a CPU core only there. What it saw goes into the timeline ([`crate::timeline::HostSlow`]) and the verdict
-//! rules decide what it means ([`crate::disturbance`]), from recorded data like everything else.
+//! (`crate::judge::slowdown::watched`), so it costs a CPU core only there. What it saw goes into the timeline ([`crate::measured::timeline::HostSlow`]) and the verdict
+//! rules decide what it means ([`crate::judge::disturbance`]), from recorded data like everything else.
 
 use super::clock::now_ns;
-use crate::slowdown::SLOW_FACTOR;
-use crate::timeline::HostSlow;
+use crate::measured::timeline::HostSlow;
+use crate::measured::timeline::SLOW_FACTOR;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -158,7 +158,7 @@ impl Pace {
 
 /// Stretches in ns since `t0`: those that ended before it dropped, one that began before it cut,
 /// keeping the share of its lost time that falls after `t0` (lost time is spread evenly over a
-/// stretch, as `crate::slowdown` charges it). Keeping all of it once charged the 100 launches of
+/// stretch, as `crate::judge::slowdown` charges it). Keeping all of it once charged the 100 launches of
 /// `graph.launch_cost.100` (490 µs) with 896 µs lost, from a stretch that began during the
 /// trial's clock alignment.
 fn since(stretches: impl Iterator<Item = HostSlow>, t0: u64) -> Vec<HostSlow> {

@@ -23,7 +23,7 @@
 //! What a trial itself allocates or frees (the implicit-synchronization claims time `cuMemAlloc`
 //! and `cuMemFree`) is the experiment, and never goes through the pool.
 
-use crate::error::Error;
+use crate::border::error::Error;
 use crate::program::Place;
 use std::collections::HashMap;
 

@@ -5,7 +5,7 @@
 //! compiling) and turns every failure into an [`Error`] that names the cause: no driver library,
 //! no NVRTC, or no device.
 
-use crate::error::Error;
+use crate::border::error::Error;
 use cudarc::driver::{result::DriverError, sys::cudaError_enum};
 
 /// Fails with a clear error unless the driver library loads.

@@ -7,7 +7,7 @@
 //! The cache is best effort and never trusted: a file that is missing, too large, not UTF-8 or
 //! refused by the driver (`Kernels::build_from` loads it and checks every kernel) means compiling
 //! again and rewriting it; a folder that cannot be made or written means compiling every time.
-//! Files are written whole and renamed into place (`crate::atomic_write`), so two processes that
+//! Files are written whole and renamed into place (`crate::border::atomic_write`), so two processes that
 //! compile at once leave one complete file. `STREAM_LITMUS_CACHE` names the folder, or `off`;
 //! else `$XDG_CACHE_HOME/stream-litmus`, else `$HOME/.cache/stream-litmus`.
 
@@ -64,7 +64,7 @@ impl PtxCache {
             return;
         };
         if std::fs::create_dir_all(dir).is_ok() {
-            let _ = crate::atomic_write::write_atomically(&self.path, |w| {
+            let _ = crate::border::atomic_write::write_atomically(&self.path, |w| {
                 std::io::Write::write_all(w, ptx.as_bytes())
             });
         }

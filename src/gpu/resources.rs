@@ -9,7 +9,7 @@ use super::buffers::{Block, Driver};
 use super::kernels::Kernels;
 use super::pool::{Allocator, Pool};
 use super::probe::call;
-use crate::error::Error;
+use crate::border::error::Error;
 use crate::program::{EventId, OpKind, Place, Priority, Stream, StreamId, StreamKind, SyncTarget};
 use cudarc::driver::{result, sys};
 

@@ -2,9 +2,9 @@
 //! from the executor so that each file stays readable.
 
 use super::kernels::WORDS_PER_BLOCK;
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::timeline::{BlockStamp, HostCall, Pause, Span, Timeline};
 use crate::program::Program;
-use crate::timeline::{BlockStamp, HostCall, Pause, Span, Timeline};
 
 /// The host calls with every captured op's replaced by its graph's launch: a captured op reaches
 /// the GPU when its graph is launched, so that is when it was issued for every readiness

@@ -4,7 +4,7 @@
 //! on a stream of their own, outside the timed region: anchors that align the witness's clock to
 //! `%globaltimer` even in a trial without any kernel of its own. Under CUPTI every stamped kernel
 //! of the trial is an anchor too; with events, the marker is bracketed by events the same way the
-//! copies are. The alignment itself is pure (`crate::witness`).
+//! copies are. The alignment itself is pure (`crate::measured::witness`).
 
 use super::buffers::Driver;
 use super::cupti::{Activity, Record, Tracing};
@@ -12,10 +12,10 @@ use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::pool::Pool;
 use super::probe::call;
 use super::resources::DeviceWords;
-use crate::error::Error;
+use crate::border::error::Error;
+use crate::measured::timeline::Span;
+use crate::measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use crate::program::{ApiCall, OpId, OpKind, Program};
-use crate::timeline::Span;
-use crate::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use cudarc::driver::{result, sys};
 use std::cell::Cell;
 

@@ -2,12 +2,13 @@
 //! its serde tag and taking its fields in order. Both directions live here, so that a new
 //! variant fails to compile in one place until it is readable and printable.
 
+use super::draft::Draft;
+use super::error::Cx;
 use super::error::LitmusError;
 use super::ops::place;
-use super::resolve::{Cx, Draft};
 use super::syntax::{Arg, Name, OpRef};
-use crate::program::{BufferId, OpId, Program};
-use crate::relation::Check;
+use crate::judge::relation::Check;
+use crate::program::{BufferId, OpId};
 
 /// Every relation with its arguments, as the docs and errors show them.
 pub const RELATIONS: [&str; 18] = [
@@ -182,71 +183,4 @@ fn ref_span(r: &OpRef) -> std::ops::Range<usize> {
         OpRef::Label(n) => n.span.clone(),
         OpRef::Index(_, s) => s.clone(),
     }
-}
-
-/// `precedes(A, B)`: the check as a claim file writes it, with `op` naming each op.
-pub(super) fn print(check: &Check, program: &Program, op: impl Fn(OpId) -> String) -> String {
-    let buffer = |b: BufferId| {
-        super::print::name(
-            &program
-                .buffer(b)
-                .map_or(format!("b{}", b.0), |b| b.label.clone()),
-        )
-    };
-    let range = |(a, b): (OpId, OpId)| format!("{}..{}", op(a), op(b));
-    let two = |name: &str, a: OpId, b: OpId| format!("{name}({}, {})", op(a), op(b));
-    match *check {
-        Check::Precedes { before, after } => two("precedes", before, after),
-        Check::Overlaps { a, b } => two("overlaps", a, b),
-        Check::Interleaves { low, high } => two("interleaves", low, high),
-        Check::Behind { low, high } => two("behind", low, high),
-        Check::Uninterrupted { op: o, by } => two("uninterrupted", o, by),
-        Check::ElapsedCovers { elapsed, span } => two("elapsed_covers", elapsed, span),
-        Check::ReturnsBefore { call, span } => two("returns_before", call, span),
-        Check::ReturnsAfter { call, span } => two("returns_after", call, span),
-        Check::Answers { query, span } => two("answers", query, span),
-        Check::Separates {
-            call,
-            before,
-            after,
-        } => format!("separates({}, {}, {})", op(call), op(before), op(after)),
-        Check::Reuses { first, second } => two("reuses", first, second),
-        Check::LaunchCheaper { graph, first, last } => {
-            format!("launch_cheaper({}, {})", op(graph), range((first, last)))
-        }
-        Check::Serializes { a, b } => two("serializes", a, b),
-        Check::Faster { slow, fast } => format!("faster({}, {})", range(slow), range(fast)),
-        Check::Blocks { call, span } => two("blocks", call, span),
-        Check::Contents { buffer: b, value } => format!("contents({}, {value})", buffer(b)),
-        Check::MemoryIs { buffer: b, place } => format!("memory_is({}, {place})", buffer(b)),
-    }
-}
-
-/// The error for a name that is not among `known` (streams, events, buffers, op labels).
-pub(super) fn unknown<'a>(
-    cx: Cx<'_>,
-    n: &Name,
-    what: &str,
-    known: impl Iterator<Item = &'a String>,
-    (place, hint): (&str, &str),
-) -> LitmusError {
-    let mut known: Vec<&String> = known.collect();
-    known.sort();
-    known.dedup();
-    let help = if known.is_empty() {
-        hint.to_string()
-    } else {
-        let list: Vec<String> = known.iter().take(12).map(|k| format!("`{k}`")).collect();
-        format!(
-            "known: {}{}; {hint}",
-            list.join(", "),
-            if known.len() > 12 { ", …" } else { "" }
-        )
-    };
-    cx.help(
-        &n.span,
-        format!("unknown {what} `{}`", n.text),
-        &format!("no {what} `{}` {place}", n.text),
-        &help,
-    )
 }

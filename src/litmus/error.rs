@@ -5,6 +5,7 @@
 //! Only the offending line is handed to the renderer (with its control characters made
 //! visible), so a binary file or a line of a megabyte cannot flood the terminal.
 
+use super::syntax::{Name, Span};
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
 use std::fmt;
 use std::ops::Range;
@@ -166,3 +167,55 @@ impl fmt::Display for LitmusError {
 }
 
 impl std::error::Error for LitmusError {}
+
+/// Where errors are reported: the file's name and text.
+#[derive(Clone, Copy)]
+pub(super) struct Cx<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+}
+
+impl Cx<'_> {
+    pub(super) fn err(&self, span: &Span, msg: impl Into<String>, label: &str) -> LitmusError {
+        LitmusError::at(self.path, self.text, span.clone(), msg, label, None)
+    }
+
+    pub(super) fn help(
+        &self,
+        span: &Span,
+        msg: impl Into<String>,
+        label: &str,
+        help: &str,
+    ) -> LitmusError {
+        LitmusError::at(self.path, self.text, span.clone(), msg, label, Some(help))
+    }
+}
+
+/// The error for a name that is not among `known` (streams, events, buffers, op labels).
+pub(super) fn unknown<'a>(
+    cx: Cx<'_>,
+    n: &Name,
+    what: &str,
+    known: impl Iterator<Item = &'a String>,
+    (place, hint): (&str, &str),
+) -> LitmusError {
+    let mut known: Vec<&String> = known.collect();
+    known.sort();
+    known.dedup();
+    let help = if known.is_empty() {
+        hint.to_string()
+    } else {
+        let list: Vec<String> = known.iter().take(12).map(|k| format!("`{k}`")).collect();
+        format!(
+            "known: {}{}; {hint}",
+            list.join(", "),
+            if known.len() > 12 { ", …" } else { "" }
+        )
+    };
+    cx.help(
+        &n.span,
+        format!("unknown {what} `{}`", n.text),
+        &format!("no {what} `{}` {place}", n.text),
+        &help,
+    )
+}

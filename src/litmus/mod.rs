@@ -29,9 +29,14 @@
 //! and limits; `error` renders every error as rustc does, with file, line, column and a caret;
 //! `print` writes claims back; `predict` asks the happens-before model about each check.
 //! docs/writing-claims.md has the grammar.
+//!
+//! **May import:** `judge` (claims and the model), `program`, `border`. Inside, from the ground
+//! up: `ast`, `units`, `words`, `syntax`, `error` (with the context `Cx`), `draft` (a claim being
+//! read), `ops`, `checks`, `resolve`; each file imports only files before it.
 
 mod ast;
 mod checks;
+mod draft;
 mod error;
 mod ops;
 mod predict;
@@ -39,13 +44,14 @@ mod print;
 mod resolve;
 mod syntax;
 mod units;
+mod words;
 
 pub use checks::RELATIONS;
 pub use error::LitmusError;
 pub use predict::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 
-use crate::claim::Claim;
+use crate::judge::claim::Claim;
 use crate::program::{OpKind, Program};
 use std::io::Read;
 use std::path::Path;
@@ -65,13 +71,13 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
         let found = found(&text[at..]);
         LitmusError::at(path, text, at..at + found.1, message, &found.0, None)
     })?;
-    resolve::claims(resolve::Cx { path, text }, lines)
+    resolve::claims(error::Cx { path, text }, lines)
 }
 
 /// The claims in the file at `path`, read up to [`MAX_FILE_BYTES`].
 pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
     let shown = path.display().to_string();
-    let file = crate::input_file::open_regular(path)
+    let file = crate::border::input_file::open_regular(path)
         .map_err(|e| LitmusError::file(&shown, format!("{shown}: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES as u64 + 1)

@@ -1,8 +1,9 @@
 //! Op lines to ops: each op's names looked up, its durations and sizes converted with their
 //! units and held to the program limits, with the error on the word at fault.
 
+use super::draft::Draft;
+use super::error::Cx;
 use super::error::LitmusError;
-use super::resolve::{Cx, Draft};
 use super::syntax::{Launch, Name, OpSyntax, Quantity, Target};
 use super::units::{self, UnitError};
 use crate::program::{
@@ -312,13 +313,13 @@ pub(super) fn bytes(cx: Cx<'_>, q: &Quantity) -> R<u64> {
 pub(super) fn device(cx: Cx<'_>, n: Option<&super::syntax::Int>) -> Result<u32, LitmusError> {
     let Some(n) = n else { return Ok(0) };
     match n.text.parse::<u32>() {
-        Ok(d) if d < crate::limits::MAX_DEVICES => Ok(d),
+        Ok(d) if d < crate::border::limits::MAX_DEVICES => Ok(d),
         _ => Err(cx.err(
             &n.span,
             format!(
                 "device {} is not one a program may use: 0 to {}",
                 n.text,
-                crate::limits::MAX_DEVICES - 1
+                crate::border::limits::MAX_DEVICES - 1
             ),
             "no such device",
         )),

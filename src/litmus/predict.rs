@@ -3,10 +3,10 @@
 //! guarantee it, forbid it, or leave it open, and so whether running it can teach anything
 //! beyond the documentation.
 
-use crate::claim::Claim;
-use crate::model::{HappensBefore, Refinement};
-use crate::relation::Check;
-use crate::verdict::Expect;
+use crate::judge::claim::Claim;
+use crate::judge::model::{HappensBefore, Refinement};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use std::fmt;
 
 /// The model's answer to one check.

@@ -3,7 +3,9 @@
 //! exact unit, names quoted only where they are not identifiers.
 
 use super::units::{format_duration, format_size};
-use crate::claim::Claim;
+use crate::judge::claim::Claim;
+use crate::judge::relation::Check;
+use crate::program::BufferId;
 use crate::program::{HostFnApi, OpId, OpKind, Program, SyncTarget, DEFAULT_BLOCK};
 use std::fmt::Write;
 
@@ -109,8 +111,46 @@ pub fn claim(c: &Claim) -> String {
 }
 
 /// A check as a claim file writes it: `precedes(A, B)`.
-pub(super) fn check_text(check: &crate::relation::Check, p: &Program) -> String {
-    super::checks::print(check, p, |id| op_ref(p, p.ops.len(), id))
+pub(super) fn check_text(check: &crate::judge::relation::Check, p: &Program) -> String {
+    check_with(check, p, |id| op_ref(p, p.ops.len(), id))
+}
+
+/// `precedes(A, B)`: the check as a claim file writes it, with `op` naming each op.
+pub(super) fn check_with(check: &Check, program: &Program, op: impl Fn(OpId) -> String) -> String {
+    let buffer = |b: BufferId| {
+        name(
+            &program
+                .buffer(b)
+                .map_or(format!("b{}", b.0), |b| b.label.clone()),
+        )
+    };
+    let range = |(a, b): (OpId, OpId)| format!("{}..{}", op(a), op(b));
+    let two = |name: &str, a: OpId, b: OpId| format!("{name}({}, {})", op(a), op(b));
+    match *check {
+        Check::Precedes { before, after } => two("precedes", before, after),
+        Check::Overlaps { a, b } => two("overlaps", a, b),
+        Check::Interleaves { low, high } => two("interleaves", low, high),
+        Check::Behind { low, high } => two("behind", low, high),
+        Check::Uninterrupted { op: o, by } => two("uninterrupted", o, by),
+        Check::ElapsedCovers { elapsed, span } => two("elapsed_covers", elapsed, span),
+        Check::ReturnsBefore { call, span } => two("returns_before", call, span),
+        Check::ReturnsAfter { call, span } => two("returns_after", call, span),
+        Check::Answers { query, span } => two("answers", query, span),
+        Check::Separates {
+            call,
+            before,
+            after,
+        } => format!("separates({}, {}, {})", op(call), op(before), op(after)),
+        Check::Reuses { first, second } => two("reuses", first, second),
+        Check::LaunchCheaper { graph, first, last } => {
+            format!("launch_cheaper({}, {})", op(graph), range((first, last)))
+        }
+        Check::Serializes { a, b } => two("serializes", a, b),
+        Check::Faster { slow, fast } => format!("faster({}, {})", range(slow), range(fast)),
+        Check::Blocks { call, span } => two("blocks", call, span),
+        Check::Contents { buffer: b, value } => format!("contents({}, {value})", buffer(b)),
+        Check::MemoryIs { buffer: b, place } => format!("memory_is({}, {place})", buffer(b)),
+    }
 }
 
 /// How an op at position `at` names op `id`: its label if that names one op among the first

@@ -6,40 +6,18 @@
 //! program goes through [`Program::validate`], the same check the executor makes, and a problem
 //! found there is pinned to the first op line whose program prefix shows it.
 
-use super::checks::{self, unknown};
+use super::checks;
+use super::draft::Draft;
 use super::error::LitmusError;
+use super::error::{unknown, Cx};
 use super::ops::bytes;
-use super::syntax::{Line, Name, OpRef, Span, Stmt};
-use crate::claim::{Claim, EnvVar, Source, Table};
+use super::syntax::{Line, Name, OpRef, Stmt};
+use crate::judge::claim::{Claim, EnvVar, Source};
+use crate::judge::relation::Check;
+use crate::judge::verdict::Expect;
 use crate::program::{
-    Buffer, BufferId, Event, EventId, Op, OpId, Priority, Program, Stream, StreamId, StreamKind,
+    Buffer, BufferId, Event, EventId, Op, OpId, Priority, Stream, StreamId, StreamKind,
 };
-use crate::relation::Check;
-use crate::verdict::Expect;
-use std::collections::HashMap;
-
-/// Where errors are reported: the file's name and text.
-#[derive(Clone, Copy)]
-pub(super) struct Cx<'a> {
-    pub path: &'a str,
-    pub text: &'a str,
-}
-
-impl Cx<'_> {
-    pub(super) fn err(&self, span: &Span, msg: impl Into<String>, label: &str) -> LitmusError {
-        LitmusError::at(self.path, self.text, span.clone(), msg, label, None)
-    }
-
-    pub(super) fn help(
-        &self,
-        span: &Span,
-        msg: impl Into<String>,
-        label: &str,
-        help: &str,
-    ) -> LitmusError {
-        LitmusError::at(self.path, self.text, span.clone(), msg, label, Some(help))
-    }
-}
 
 type R<T> = Result<T, LitmusError>;
 
@@ -82,59 +60,7 @@ pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
     Ok(out)
 }
 
-/// A claim being read.
-pub(super) struct Draft {
-    id: Name,
-    pub(super) span: Span,
-    statement: Option<String>,
-    source: Option<Source>,
-    expect: Option<Expect>,
-    rationale: Option<String>,
-    table: Option<Table>,
-    name: Option<String>,
-    env: Vec<EnvVar>,
-    pub(super) program: Program,
-    pub(super) op_spans: Vec<Span>,
-    streams: HashMap<String, StreamId>,
-    events: HashMap<String, EventId>,
-    pub(super) buffers: HashMap<String, BufferId>,
-    /// The ops of each label, so that a name is looked up without a scan of every op.
-    labels: HashMap<String, Vec<OpId>>,
-    checks: Vec<(bool, Name, Vec<super::syntax::Arg>)>,
-    /// Set once every op is read: checks may name any op, ops only earlier ones.
-    all_ops: bool,
-}
-
 impl Draft {
-    fn new(id: Name, span: Span) -> Draft {
-        Draft {
-            program: Program {
-                name: id.text.clone(),
-                streams: Vec::new(),
-                events: Vec::new(),
-                buffers: Vec::new(),
-                ops: Vec::new(),
-                peer_access: false,
-            },
-            id,
-            span,
-            statement: None,
-            source: None,
-            expect: None,
-            rationale: None,
-            table: None,
-            name: None,
-            env: Vec::new(),
-            op_spans: Vec::new(),
-            streams: HashMap::new(),
-            events: HashMap::new(),
-            buffers: HashMap::new(),
-            labels: HashMap::new(),
-            checks: Vec::new(),
-            all_ops: false,
-        }
-    }
-
     fn add(&mut self, cx: Cx<'_>, line: Line) -> R<()> {
         let once = |set: bool, what: &str| {
             if set {
@@ -194,13 +120,16 @@ impl Draft {
                         "second setting",
                     ));
                 }
-                crate::allowed_env::check(&name.text, value.as_ref().map(|v| v.text.as_str()))
-                    .map_err(|e| match &value {
-                        Some(v) if e.contains("cannot be") => {
-                            cx.err(&v.span, e, "a value this variable does not take")
-                        }
-                        _ => cx.err(&name.span, e, "not allowed in a claim file"),
-                    })?;
+                crate::border::allowed_env::check(
+                    &name.text,
+                    value.as_ref().map(|v| v.text.as_str()),
+                )
+                .map_err(|e| match &value {
+                    Some(v) if e.contains("cannot be") => {
+                        cx.err(&v.span, e, "a value this variable does not take")
+                    }
+                    _ => cx.err(&name.span, e, "not allowed in a claim file"),
+                })?;
                 self.env.push(EnvVar {
                     name: name.text,
                     value: value.map(|v| v.text),

@@ -8,7 +8,7 @@
 //! [`Program::device_problems`] once.
 
 use super::{BufferId, EventId, OpId, OpKind, Place, Program, StreamKind, SyncTarget};
-use crate::limits::MAX_DEVICES;
+use crate::border::limits::MAX_DEVICES;
 
 impl Program {
     /// How many devices the program uses: one more than the highest device any stream or buffer
@@ -28,11 +28,11 @@ impl Program {
             .saturating_add(1)
     }
 
-    /// The first size of the program past its limit (`crate::limits`): too many ops, streams,
+    /// The first size of the program past its limit (`crate::border::limits`): too many ops, streams,
     /// events or buffers, or a device ordinal of [`MAX_DEVICES`] or more. Checked before any
     /// other rule, because the others loop over devices and build tables of ops.
     pub fn size_problem(&self) -> Option<String> {
-        use crate::limits::{MAX_PROGRAM_ITEMS, MAX_PROGRAM_OPS};
+        use crate::border::limits::{MAX_PROGRAM_ITEMS, MAX_PROGRAM_OPS};
         let counts = [
             ("ops", self.ops.len(), MAX_PROGRAM_OPS),
             ("streams", self.streams.len(), MAX_PROGRAM_ITEMS),

@@ -22,22 +22,7 @@ pub const MAX_BLOCK: u32 = 1024;
 /// megabytes; a gigabyte is taken for a unit mistake.
 pub const MAX_BYTES: u64 = 1 << 30;
 
-/// Everything wrong with a program, found in one pass.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ProgramError {
-    pub program: String,
-    pub problems: Vec<String>,
-}
-
-impl fmt::Display for ProgramError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "program '{}' is invalid: ", self.program)?;
-        f.write_str(&self.problems.join("; "))?;
-        f.write_str(" (fix the program; nothing was sent to the GPU)")
-    }
-}
-
-impl std::error::Error for ProgramError {}
+pub use crate::border::error::ProgramError;
 
 /// Legal but suspicious: reported with the verdict, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

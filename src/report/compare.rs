@@ -9,8 +9,8 @@
 //! differing, a memory kind) are printed in their own units and differ whenever their ranges do.
 //! The caller re-judges both runs under the current rules first (`stream-litmus compare`).
 
+use crate::judge::relation::{micros, Value};
 use crate::record::{ClaimRecord, RunRecord};
-use crate::relation::{micros, Value};
 use std::fmt::Write;
 
 fn device(run: &RunRecord) -> String {

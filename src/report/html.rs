@@ -4,10 +4,11 @@
 //! evidence, the timeline of its witness trial (the median trial, or the first violating or
 //! undecided one), and the program with the trial's measurements.
 
-use super::svg::{colour, esc, timeline_svg};
+use super::canvas::{colour, esc};
+use super::svg::timeline_svg;
+use crate::judge::verdict::Verdict;
 use crate::program::StreamKind;
 use crate::record::{ClaimRecord, Outcome, RunRecord};
-use crate::verdict::Verdict;
 use std::fmt::Write;
 
 const STYLE: &str = r#"

@@ -2,8 +2,8 @@
 //! a thinned run, the event record → wait arrows. Each title names the op (label and id), its
 //! kind, its interval and the source that placed it, as [`super::placement`] found them.
 
+use super::canvas::{esc, Canvas, BAR, CALL, EVENT, HOST_OP, INSTANT, LABEL, LANE, PER_LANE};
 use super::placement::{count_of, describe, Lane, Mark, PlacedOp, Source};
-use super::svg::{esc, Canvas, BAR, CALL, EVENT, HOST_OP, INSTANT, LABEL, LANE, PER_LANE};
 use super::thin::{mark, Role, Run};
 use crate::program::{OpId, OpKind};
 use std::fmt::Write;

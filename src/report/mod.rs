@@ -12,7 +12,10 @@
 //! - [`sweep`]: the sweep command's tables;
 //! - [`timing`]: where a run's time went (the lab's own cost beside the GPU's), and `run --bench`;
 //! - [`shown`]: text from files shown, not obeyed (control characters escaped).
+//!
+//! **May import:** every layer but the CLI; reports read records and never run anything.
 
+mod canvas;
 pub mod compare;
 pub mod fuzz;
 pub mod html;

@@ -22,9 +22,9 @@
 //! ran, when its graph was launched. An op with no placement in the trial is still yielded, with
 //! the reason, so a picture can say so rather than leave it out.
 
+use crate::measured::timeline::Timeline;
+use crate::measured::witness::WitnessKind;
 use crate::program::{ApiCall, CopyDir, OpId, OpKind, Program, StreamId, SyncTarget};
-use crate::timeline::Timeline;
-use crate::witness::WitnessKind;
 use std::fmt;
 
 /// Where a mark is drawn: on a stream's lane, or on the host's.

@@ -5,11 +5,11 @@
 //! first two segments (`scenario.pipeline.4` → `4`).
 
 use crate::catalogue::scenarios::{DEPENDENCIES, PIPELINE_CHUNKS};
-use crate::claim::Table;
+use crate::judge::claim::Table;
+use crate::judge::relation::Check;
+use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
 use crate::record::ClaimRecord;
-use crate::relation::Check;
-use crate::timeline::Timeline;
 use std::fmt::Write;
 
 /// The records of the claims in `table`.
@@ -275,8 +275,8 @@ pub fn prefetch_table(records: &[ClaimRecord]) -> Option<String> {
     Some(s)
 }
 
-fn wrong_output(m: &crate::relation::Measurement) -> bool {
-    matches!(m.check, Check::Contents { .. }) && m.truth == crate::relation::Truth::No
+fn wrong_output(m: &crate::judge::relation::Measurement) -> bool {
+    matches!(m.check, Check::Contents { .. }) && m.truth == crate::judge::relation::Truth::No
 }
 
 /// Bytes of the device buffers the adds read as weights, in the load-all version and in the

@@ -4,12 +4,12 @@
 
 use super::placement::{count_of, describe, extent, origin, placed_ops, Lane, Mark, Source};
 use super::thin::{thin, Drawn};
-use crate::calibration::Calibration;
+use crate::judge::verdict::{Judgement, Verdict};
+use crate::measured::calibration::Calibration;
+use crate::measured::sharing::Sharing;
+use crate::measured::timeline::Timeline;
 use crate::program::{OpKind, Program};
 use crate::record::{ClaimRecord, Outcome, RunRecord};
-use crate::sharing::Sharing;
-use crate::timeline::Timeline;
-use crate::verdict::{Judgement, Verdict};
 use std::fmt::Write;
 
 /// "NVIDIA H100 …, driver 580.x (CUDA 13.0), 132 SMs, 1980 MHz (measured 1.98 cycles/ns), …"

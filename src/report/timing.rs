@@ -3,8 +3,8 @@
 //! next (issue 16). Reads [`ClaimTiming`]s only; a record written before they existed prints
 //! nothing.
 
+use crate::measured::timing::{family, ClaimTiming};
 use crate::record::{ClaimRecord, RunRecord, RunTiming};
-use crate::timing::{family, ClaimTiming};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

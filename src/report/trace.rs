@@ -13,9 +13,9 @@
 //! trace is never thinned: its viewer zooms.
 
 use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark};
+use crate::measured::timeline::Timeline;
 use crate::program::Program;
 use crate::record::RunRecord;
-use crate::timeline::Timeline;
 use serde_json::{json, Value};
 
 /// The trace of every trial of every claim that ran.

@@ -1,0 +1,97 @@
+//! One error type for the whole crate. Every variant's message says what happened and what to do.
+
+use std::fmt;
+
+/// Everything that can stop the lab or one claim.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Error {
+    /// `libcuda.so` could not be loaded.
+    #[error(
+        "no usable GPU: the NVIDIA driver library (libcuda.so) could not be loaded. Install the \
+         NVIDIA driver, or add the directory that holds libcuda.so.1 to LD_LIBRARY_PATH"
+    )]
+    NoDriver,
+    /// `libnvrtc.so` could not be loaded; the stamp kernel is compiled at run time.
+    #[error(
+        "no usable GPU: NVRTC (libnvrtc.so) could not be loaded, and the stamp kernel is compiled \
+         with it at run time. Install CUDA's NVRTC (e.g. the cuda-nvrtc package) and make sure \
+         libnvrtc.so is in the loader path (`ldconfig -p | grep nvrtc`)"
+    )]
+    NoNvrtc,
+    /// The driver loaded but reports no usable device.
+    #[error(
+        "no usable GPU: {detail}. Check `nvidia-smi` and that CUDA_VISIBLE_DEVICES does not hide \
+         the device"
+    )]
+    NoDevice { detail: String },
+    /// A driver call failed.
+    #[error("CUDA call {call} failed: {message}")]
+    Driver { call: String, message: String },
+    /// NVRTC rejected the stamp kernel, or the driver could not load what it produced.
+    #[error("the stamp kernel (kernels/stamp.cu) could not be built: {detail}")]
+    Kernel { detail: String },
+    /// The program failed validation; nothing ran.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+    /// The stamps came back incomplete: a kernel did not run or did not write.
+    #[error("op {op} '{label}' left no stamps (block {block}); the kernel did not run to its end")]
+    MissingStamps {
+        op: usize,
+        label: String,
+        block: usize,
+    },
+    /// The host clock could not be aligned to `%globaltimer`.
+    #[error("aligning the host clock to the GPU's failed: {detail}")]
+    Clock { detail: String },
+    /// A host function did not run, or did not finish, before the trial's final synchronize.
+    #[error(
+        "host function op {op} '{label}' did not run to its end before the context synchronized"
+    )]
+    MissingHostSpan { op: usize, label: String },
+    /// Running a program in a child process failed.
+    #[error("the child process for environment [{env}] failed: {detail}")]
+    Child { env: String, detail: String },
+    /// `--exclusive`: the GPU did not become ours in time, or nobody can tell.
+    #[error("{detail}")]
+    Shared { detail: String },
+    /// Reading or writing a file.
+    #[error("{path}: {detail}")]
+    File { path: String, detail: String },
+    /// A program on several GPUs, on a machine with fewer.
+    #[error("needs {needed} GPUs: {detail}")]
+    Devices { needed: u32, detail: String },
+    /// NCCL could not be loaded or initialized; only programs with an all-reduce need it.
+    #[error("NCCL is not usable: {detail}")]
+    NoNccl { detail: String },
+}
+
+impl Error {
+    /// Whether the error means there is no GPU to run on at all (as opposed to one claim failing).
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(
+            self,
+            Error::NoDriver | Error::NoNvrtc | Error::NoDevice { .. }
+        )
+    }
+}
+
+/// Crate-wide result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything wrong with a program, found in one pass.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProgramError {
+    pub program: String,
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "program '{}' is invalid: ", self.program)?;
+        f.write_str(&self.problems.join("; "))?;
+        f.write_str(" (fix the program; nothing was sent to the GPU)")
+    }
+}
+
+impl std::error::Error for ProgramError {}

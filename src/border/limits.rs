@@ -1,0 +1,113 @@
+//! Limits on what a user hands us (the reads that count them as they stream are in
+//! `bounded_json.rs`).
+//!
+//! Everything a file or a command line gives the tool is checked against these before use (see
+//! `record/check.rs` and the CLI's argument parsers), so that no later arithmetic can wrap, no
+//! read can grow without end, and no run can be asked for by a slip of the keyboard. Each limit is
+//! generous next to every real run, and each says why it is what it is.
+
+/// The most decompressed bytes one results file (or one child request or reply) may hold:
+/// 2 GiB. A run of the whole catalogue, raw stamps of 4096-block kernels included, is about 25 MB
+/// of JSON, so this is 80× the largest real file, while a file of zeros, a device or a gzip
+/// bomb ends with a message instead of filling memory. [`READ_LIMIT_ENV`] changes it.
+pub const MAX_READ_BYTES: u64 = 2 << 30;
+
+/// Environment variable that sets the read limit in MiB, for a real file larger than
+/// [`MAX_READ_BYTES`] (a run of thousands of trials).
+pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";
+
+/// The most trials per claim a run may ask for, or a results file may record as wanted. The
+/// study's runs use 5 to 20; a whole-catalogue run writes about 5 MB of stamps per trial, so a
+/// thousand trials already make a file near the read limit.
+pub const MAX_TRIALS: usize = 1000;
+
+/// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
+/// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
+pub const MAX_TRIAL_FACTOR: usize = 3;
+
+/// The most timelines one claim of a results file may hold: every trial the lab may run for the
+/// most trials a run may want. Counted while the file is read, so a file of a million tiny
+/// timelines is refused at the 3001st, not after all of them are built.
+pub const MAX_TIMELINES: usize = MAX_TRIAL_FACTOR * MAX_TRIALS;
+
+/// The most GPUs a program may use (device ordinals 0..64): an HGX board has 8, the largest
+/// NVLink domains of one host 16. A device ordinal sizes per-device tables and loops, so a
+/// file's `device: 4294967295` must end here, not in a 34 GB allocation.
+pub const MAX_DEVICES: u32 = 64;
+
+/// The most ops of one program: the catalogue's largest has 2003 (a 1000-node graph and its
+/// 1000 launches one by one). The happens-before model holds (2 × ops)² bits per program, so
+/// 8192 ops cost it 32 MiB, where a million would cost 500 GB.
+pub const MAX_PROGRAM_OPS: usize = 8192;
+
+/// The most streams, events or buffers of one program: the sweeps use 128 streams at most.
+pub const MAX_PROGRAM_ITEMS: usize = 8192;
+
+/// The longest string a results file or child message may hold: names, statements and the
+/// kernels' PTX (about 100 KiB) are far shorter. Counted while reading, so a 1.8 GiB string
+/// in a 2 MB gzip ends at 16 MiB.
+pub const MAX_STRING_BYTES: u64 = 16 << 20;
+
+/// The most items of one JSON array: a span of the largest grid ([`crate::MAX_GRID`], 2^20
+/// blocks) holds that many stamps; twice that leaves room and still ends a crafted array long
+/// before memory does.
+pub const MAX_ARRAY_ITEMS: u64 = 2 << 20;
+
+/// The longest run of blanks between two tokens: pretty-printed files indent by two spaces per
+/// level (a few hundred bytes at most). A gzip of nothing but spaces ends here.
+pub const MAX_BLANK_RUN: u64 = 1 << 20;
+
+/// The most random programs one `fuzz` run may ask for.
+pub const MAX_FUZZ_CASES: usize = 1_000_000;
+
+/// The most streams the hardware-queue sweep may use: 4× the hardware queues CUDA exposes (32).
+pub const MAX_SWEEP_STREAMS: usize = 128;
+
+/// Every stamp and clock offset in a results file lies below this in magnitude (i64::MAX / 4,
+/// about 73 years of nanoseconds), so that the sum or difference of any two, plus a tolerance,
+/// fits in an i64.
+pub const MAX_STAMP_NS: u64 = (i64::MAX / 4) as u64;
+
+/// Every instant of one trial, placed on the `%globaltimer` axis, lies within this window (one
+/// hour) of the trial's earliest one. A trial lasts milliseconds: a larger spread is a damaged
+/// file, and would make every gap meaningless.
+pub const TRIAL_WINDOW_NS: u64 = 3_600_000_000_000;
+
+/// The largest tolerance (timer step, launch jitter, dependent gap, a clock's error bound) a file
+/// may carry: one second, against measured values of tens of nanoseconds to a few microseconds.
+pub const MAX_TOLERANCE_NS: u64 = 1_000_000_000;
+
+/// Plausible `clock64` rates, in cycles per `%globaltimer` ns: GPUs clock between about 0.3 and
+/// 3 GHz, so 0.05 to 20 leaves room for every GPU to come while refusing zero and units mixed up.
+pub const CYCLES_PER_NS: std::ops::RangeInclusive<f64> = 0.05..=20.0;
+
+/// The read limit in force: [`READ_LIMIT_ENV`] when it holds a positive number of MiB, else
+/// [`MAX_READ_BYTES`].
+pub fn read_limit() -> u64 {
+    std::env::var(READ_LIMIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&mib| mib > 0)
+        .map_or(MAX_READ_BYTES, |mib| mib.saturating_mul(1 << 20))
+}
+
+/// "2.0 GiB" or "64.0 MiB", for messages.
+pub fn describe_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_under_the_cap_add_and_subtract_without_wrapping() {
+        let m = MAX_STAMP_NS as i64;
+        assert!(m.checked_add(m).and_then(|s| s.checked_add(m)).is_some());
+        assert!((-m).checked_sub(m).and_then(|s| s.checked_sub(m)).is_some());
+    }
+}

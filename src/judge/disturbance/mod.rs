@@ -1,0 +1,230 @@
+//! Disturbance: trials that something outside the program spoiled, found in the stamps alone.
+//!
+//! Every relation of [`crate::judge::relation`] reads a late start as waiting: an op that was ready
+//! (issued, plus the launch jitter) while another ran, and started only after it ended, "waited"
+//! for it. That holds on a GPU of our own. On a shared GPU another context takes time slices,
+//! during which none of our work runs, and a neighbour's copies hold the copy engines. Such a
+//! stall looks like waiting to every relation, and turned claims that hold into "Violated" (and
+//! misconceptions into "Holds") on a GPU shared with a training job.
+//!
+//! A stall has two signatures that real waiting has not:
+//! - **Idle**: an op was ready, every op it may wait for had ended, none of our own work was
+//!   holding what it needs (the SMs for a kernel, a copy engine of its direction for a copy), and
+//!   still it did not start for longer than the stall threshold. A real wait ends within a
+//!   dependent gap of its blocker's end (1.7–2.2 µs on an H100 and an H200); a neighbour's time
+//!   slice lasts hundreds of µs, its copies milliseconds.
+//!   An op's readiness is its issue time plus the trial's host-to-GPU offset. Taken from the
+//!   trial's own starts, that offset hides a trial that a neighbour held back as a whole: both
+//!   kernels of `priority.equal_waits_behind` waited out a neighbour's time slice, were released
+//!   together, and the later one went first, in 2 of 10 catalogue runs beside a neighbour on an
+//!   H100. So every trial is clock-synced (`gpu/clock.rs`), and an op counts as ready from its
+//!   issue plus the calibrated launch latency as well ([`crate::Calibration::launch_latency_ns`]).
+//! - **Paused**: a running block of ours stopped reading the clock for longer than
+//!   [`PAUSE_FLOOR_NS`] (the spin records the largest gap between two consecutive `%globaltimer`
+//!   reads; see `kernels/stamp.cu`). Within one context nothing suspends a running block that
+//!   long; a context switch to a neighbour does.
+//!
+//! "May wait for" is what the happens-before model ([`crate::judge::model`]) orders before the op, by
+//! the documented rules or with every stream in one hardware queue, the most any connection
+//! setting serializes; ops in graphs fall back to everything issued before them. A first version
+//! took every op issued before, a superset that no real wait can escape; on an H100 beside two
+//! neighbours it let 8 wrong verdicts in 10 catalogue runs through, all stalls hidden behind an
+//! earlier op of another stream that held nothing the stalled op needed (a kernel in front of a
+//! copy, an H2D copy in front of a D2H one, a kernel of equal priority issued just before).
+//!
+//! A disturbed trial carries no evidence: the verdict counts it apart and the lab replaces it like
+//! an undecided trial (see [`crate::judge::verdict`]).
+
+mod idle;
+mod stall;
+
+use crate::judge::relation::Check;
+use crate::measured::calibration::Tolerances;
+use crate::measured::sharing::Sharing;
+use crate::measured::timeline::Timeline;
+pub use crate::measured::timeline::PAUSE_FLOOR_NS;
+use crate::program::{ApiCall, OpId, OpKind, Program};
+use idle::{idle, paused};
+use stall::Waits;
+pub use stall::{stall_threshold, Stall, StallKind, STALL_FLOOR_NS, STALL_GAPS};
+
+/// Every stall of the trial longer than the threshold, the longest first.
+pub fn stalls(program: &Program, timeline: &Timeline, tol: &Tolerances) -> Vec<Stall> {
+    stalls_with(&Waits::of(program), program, timeline, tol)
+}
+
+fn stalls_with(
+    waits: &Waits,
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> Vec<Stall> {
+    let threshold = stall_threshold(tol);
+    let mut found = paused(timeline, threshold.max(PAUSE_FLOOR_NS));
+    found.extend(idle(waits, program, timeline, tol, threshold));
+    found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
+    found
+}
+
+/// Every stall of the trial (pauses too) longer than `threshold`, the longest first: with a small
+/// threshold, how close an undisturbed trial comes to the real one.
+pub fn stalls_longer_than(
+    program: &Program,
+    timeline: &Timeline,
+    tol: &Tolerances,
+    threshold: u64,
+) -> Vec<Stall> {
+    let mut found: Vec<Stall> = paused(timeline, threshold);
+    found.extend(idle(&Waits::of(program), program, timeline, tol, threshold));
+    found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
+    found
+}
+
+/// Which trials of a claim were disturbed, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Per trial: why it carries no evidence, or `None`.
+    pub trials: Vec<Option<String>>,
+    /// The longest stall of each trial that had one, in ns.
+    stalls: Vec<u64>,
+    /// Trials set aside because the OS preempted the issuing thread.
+    preempted: usize,
+    /// Trials set aside because the host's CPU ran slow: inside the calls a check compares (the
+    /// pace thread), or around the trial (the issuing thread's own units).
+    slowed: usize,
+    /// The neighbours, when another process may have used the GPU during the claim.
+    shared: Option<String>,
+}
+
+impl Marks {
+    /// "2 of 7 trials disturbed, not counted: unexplained stalls of 270.12–331.40 µs; the GPU
+    /// was shared with pid 1234 python3 (87 % SM)", or `None` when nothing was disturbed and
+    /// nobody else was busy on the GPU.
+    pub fn summary(&self, counts: &crate::judge::counts::Counts) -> Option<String> {
+        let total = self.trials.len();
+        let mut parts = Vec::new();
+        if counts.disturbed > 0 {
+            parts.push(format!(
+                "{} of {total} trials disturbed, not counted",
+                counts.disturbed
+            ));
+        }
+        if let (Some(lo), Some(hi)) = (self.stalls.iter().min(), self.stalls.iter().max()) {
+            parts.push(format!(
+                "unexplained stalls of {:.2}–{:.2} µs in {} trials",
+                *lo as f64 / 1e3,
+                *hi as f64 / 1e3,
+                self.stalls.len()
+            ));
+        }
+        if self.preempted > 0 {
+            parts.push(format!(
+                "the issuing thread was preempted in {} trials",
+                self.preempted
+            ));
+        }
+        if self.slowed > 0 {
+            parts.push(format!("the host's CPU ran slow in {} trials", self.slowed));
+        }
+        if let Some(who) = &self.shared {
+            parts.push(format!("the GPU was shared with {who}"));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// Marks the disturbed trials of a claim. A trial is disturbed when its stamps show a stall
+/// ([`stalls`]), or when the claim compares host times ([`Check::reads_host_time`]) and the OS
+/// preempted the issuing thread during the trial (a descheduled thread once made a graph launch
+/// of 1000 kernels look dearer than the launches one by one on an idle H100), or the host's CPU
+/// ran slow while it issued the trial ([`crate::judge::slowdown`]: the same claim, with nobody
+/// preempted, on a VM that computed ten times slower for milliseconds).
+///
+/// Some things a neighbour does slow our work down without stopping it, which no stamp shows; a
+/// claim that depends on them is disturbed as a whole when another process was busy on the GPU
+/// ([`speed_dependent`]):
+/// - amounts of time ([`Check::Faster`]'s makespans, [`Check::LaunchCheaper`]'s host time in
+///   launch calls): a neighbour's copies share the bus and its kernels the SMs, which stretches
+///   makespans, and a launch call that must reach the GPU (a graph's first launch uploads it)
+///   waits out the neighbour's time slice on the host. Beside a catalogue loop on an H100, one
+///   graph launch of 100 kernels took 838 µs of host time against 474 µs for the 100 launches,
+///   in a trial with no stall;
+/// - anything a copy decides (a check on a copy, or on contents in a program with copies):
+///   a neighbour's copies share the copy engines and the bus, so ours run slower, start later
+///   behind each other, and lose races they win on a GPU of our own. Beside a catalogue loop on
+///   an H100, a prefetch load started 170 µs after the kernel it should overlap had ended, behind
+///   a slowed load of its stream, and a race without its dependency corrupted 656,800 elements,
+///   both in trials with no stall.
+pub fn marks(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    sharing: Option<&Sharing>,
+    tol: &Tolerances,
+) -> Marks {
+    let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
+    let amounts = speed_dependent(program, checks);
+    let mut marks = Marks {
+        shared: busy.clone(),
+        ..Marks::default()
+    };
+    let host_times = checks.iter().any(Check::reads_host_time);
+    let waits = Waits::of(program);
+    for t in timelines {
+        let found = stalls_with(&waits, program, t, tol);
+        let mark = if let Some(worst) = found.first() {
+            marks.stalls.push(worst.len_ns);
+            Some(format!(
+                "disturbed: {} unexplained stall{} (threshold {:.2} µs), the longest: {}",
+                found.len(),
+                if found.len() == 1 { "" } else { "s" },
+                stall_threshold(tol) as f64 / 1e3,
+                worst.describe(program, t)
+            ))
+        } else if host_times && t.preempted > 0 {
+            marks.preempted += 1;
+            Some(format!(
+                "disturbed: the OS preempted the issuing thread {} time{} while it issued the \
+                 trial, which moves the host times this claim compares",
+                t.preempted,
+                if t.preempted == 1 { "" } else { "s" }
+            ))
+        } else if let Some(why) = crate::judge::slowdown::spoiled(checks, t) {
+            marks.slowed += 1;
+            Some(why)
+        } else if let (true, Some(who)) = (amounts, &busy) {
+            Some(format!(
+                "disturbed: {who} used the GPU, which slows copies and stretches times \
+                 without stopping our work, and this claim depends on their speed"
+            ))
+        } else {
+            None
+        };
+        marks.trials.push(mark);
+    }
+    marks
+}
+
+/// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes
+/// without any stall: amounts of time, or a copy (see [`marks`]).
+pub fn speed_dependent(program: &Program, checks: &[Check]) -> bool {
+    let is_copy = |op: OpId| {
+        program.ops.get(op.0).is_some_and(|o| {
+            matches!(
+                o.kind,
+                OpKind::Copy { .. }
+                    | OpKind::Api {
+                        call: ApiCall::Memset,
+                        ..
+                    }
+            )
+        })
+    };
+    checks.iter().any(|c| match *c {
+        Check::Faster { .. } | Check::LaunchCheaper { .. } => true,
+        // What a buffer holds after a race between copies and kernels (directly, or through a
+        // kernel reading what a copy wrote) depends on the copies' speed.
+        Check::Contents { .. } => program.has_copies(),
+        _ => c.ops().into_iter().any(is_copy),
+    })
+}

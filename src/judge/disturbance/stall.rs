@@ -1,0 +1,113 @@
+//! Stalls: what an unexplained stall is, how long one must be, and which earlier ops an op may
+//! wait for (so that a wait is not taken for a stall).
+
+use crate::judge::model::{HappensBefore, Refinement};
+use crate::measured::calibration::Tolerances;
+use crate::measured::timeline::Timeline;
+use crate::program::{OpId, Program};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
+/// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
+/// launch jitter after it was ready, so the threshold need not hold the jitter again. 24 gaps
+/// (45–53 µs on an H100, 37 µs on an H200) are over twice the longest idle stretch in the idle
+/// runs recorded as fixtures (19.5 µs, a D2H copy behind a kernel in its stream, over 1,500
+/// trials; see `tests/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
+/// The jitter is no part of it because it is the first thing a neighbour inflates: a run
+/// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
+pub const STALL_GAPS: u64 = 24;
+/// The smallest stall threshold: a dependent gap measured under load can be small, and a few µs
+/// of GPU-side scheduling noise is not a neighbour.
+pub const STALL_FLOOR_NS: u64 = 20_000;
+
+/// The shortest stall that counts as a disturbance, from the trial's tolerances.
+pub fn stall_threshold(tol: &Tolerances) -> u64 {
+    STALL_GAPS
+        .saturating_mul(tol.dependent_gap_ns)
+        .max(STALL_FLOOR_NS)
+}
+
+/// Which signature a stall has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallKind {
+    /// The op was free to start and nothing of ours held what it needs, yet it did not start.
+    Idle,
+    /// A running block of the op stopped reading the clock.
+    Paused,
+}
+
+/// One unexplained stall of one op, on the `%globaltimer` axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stall {
+    pub op: OpId,
+    pub kind: StallKind,
+    /// When the stall began, in `%globaltimer` ns.
+    pub at_ns: i64,
+    pub len_ns: u64,
+}
+
+impl Stall {
+    /// "K2 idle for 312.40 µs while ready" with trial-relative time.
+    pub fn describe(&self, program: &Program, timeline: &Timeline) -> String {
+        let at = (self.at_ns - timeline.origin_ns() as i64) as f64 / 1e3;
+        let what = match self.kind {
+            StallKind::Idle => "was free to start and nothing of ours held it, yet waited",
+            StallKind::Paused => "stopped running (a block was switched out) for",
+        };
+        format!(
+            "{} {what} {:.2} µs from {at:.2} µs",
+            program.label(self.op),
+            self.len_ns as f64 / 1e3
+        )
+    }
+}
+
+impl fmt::Display for StallKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StallKind::Idle => "idle",
+            StallKind::Paused => "paused",
+        })
+    }
+}
+
+/// Which earlier ops an op may wait for: those the model orders before it, by the documented
+/// rules or with every stream in one hardware queue (the most any driver setting serializes).
+/// Ops in a graph fall back to everything the device received before them.
+pub(super) struct Waits {
+    /// Per op, where it stands in the order the device receives work: a captured op reaches the
+    /// device with its graph's launch, after the ops captured before it.
+    positions: Vec<(usize, usize)>,
+    models: [HappensBefore; 2],
+}
+
+impl Waits {
+    pub(super) fn of(program: &Program) -> Waits {
+        Waits {
+            positions: program
+                .graph_launches()
+                .into_iter()
+                .enumerate()
+                .map(|(op, launch)| (launch.map_or(op, |l| l.0), op))
+                .collect(),
+            models: [
+                HappensBefore::of(program),
+                HappensBefore::with(program, Refinement::Queues(1)),
+            ],
+        }
+    }
+
+    pub(super) fn captured(&self, op: OpId) -> bool {
+        self.positions.get(op.0).is_some_and(|p| p.0 != op.0)
+    }
+
+    /// Whether `op` may have waited for the end of `before`.
+    pub(super) fn may_wait(&self, before: OpId, op: OpId) -> bool {
+        if self.captured(op) || self.captured(before) {
+            return self.positions[before.0] < self.positions[op.0];
+        }
+        self.models.iter().any(|m| m.must_precede(before, op))
+    }
+}

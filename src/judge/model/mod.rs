@@ -1,0 +1,131 @@
+//! A model of CUDA stream and event semantics: for any [`Program`], what must happen before what,
+//! and what may overlap.
+//!
+//! Every op is two events in time, its **start** and its **end**. The rules (`model/rules.rs`) add edges
+//! between them:
+//! - `end(x) → start(y)`: y cannot start before x has completed (a dependency);
+//! - `start(x) → start(y)`: y cannot start before x has started (dispatch order in a hardware
+//!   queue, used only by the [`Refinement::Queues`] refinement).
+//!
+//! `x` **must precede** `y` when a path leads from `end(x)` to `start(y)`. Two ops **may
+//! overlap** when neither must precede the other. Every edge points forward in issue order: no
+//! rule lets an op wait for one issued after it. The graph is therefore acyclic, and one reverse
+//! pass over the ops computes reachability.
+//!
+//! The documented semantics ([`Refinement::Documented`]) are what NVIDIA promises. The queue
+//! refinement adds what the hardware does with a limited number of connections. It is kept
+//! separate, because it is measured behaviour rather than a documented rule. docs/model.md lists
+//! the rules, what the model leaves out, and how to read a fuzz report.
+
+mod rules;
+
+use crate::program::{OpId, Program};
+use serde::{Deserialize, Serialize};
+
+/// Which semantics to model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refinement {
+    /// The documented stream and event semantics only.
+    Documented,
+    /// The documented semantics on top of `n` hardware queues
+    /// (`CUDA_DEVICE_MAX_CONNECTIONS=n`). Stream `i` of the program feeds queue `i mod n`, and a
+    /// queue dispatches its kernels and waits in issue order. The driver does not document the
+    /// mapping; `stream-litmus sweep` matched it on an H100 for 1–16 streams (docs/model.md).
+    Queues(usize),
+}
+
+impl Refinement {
+    /// The refinement a process sees: `CUDA_DEVICE_MAX_CONNECTIONS` if set, else the driver's
+    /// documented default of 8 connections. A value that is not a count of 1 to 32 connections
+    /// (the driver's range) is an error, not a guess: `abc`, `0` or `-1` say nothing the model
+    /// could rely on.
+    pub fn for_connections(value: Option<&str>) -> Result<Refinement, String> {
+        let Some(v) = value else {
+            return Ok(Refinement::Queues(8));
+        };
+        match v.parse::<usize>() {
+            Ok(n @ 1..=32) if v.bytes().all(|b| b.is_ascii_digit()) => Ok(Refinement::Queues(n)),
+            _ => Err(format!(
+                "CUDA_DEVICE_MAX_CONNECTIONS={:?} is not a count of 1 to 32 connections",
+                v.chars().take(64).collect::<String>()
+            )),
+        }
+    }
+}
+
+/// The happens-before relation of one program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HappensBefore {
+    ops: usize,
+    /// `reach[node]`: bitset of the nodes reachable from `node` (start of op i = 2i, end = 2i+1).
+    reach: Vec<Vec<u64>>,
+}
+
+impl HappensBefore {
+    /// The documented semantics of `program`.
+    pub fn of(program: &Program) -> HappensBefore {
+        HappensBefore::with(program, Refinement::Documented)
+    }
+
+    /// The semantics of `program` under `refinement`.
+    pub fn with(program: &Program, refinement: Refinement) -> HappensBefore {
+        let ops = program.ops.len();
+        let nodes = 2 * ops;
+        let edges = rules::edges(program, refinement);
+        let words = nodes.div_ceil(64).max(1);
+        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+        for (from, to) in edges {
+            debug_assert!(from < to, "edges point forward in issue order");
+            succ[from].push(to);
+        }
+        let mut reach = vec![vec![0u64; words]; nodes];
+        for v in (0..nodes).rev() {
+            let mut bits = vec![0u64; words];
+            for &w in &succ[v] {
+                bits[w / 64] |= 1 << (w % 64);
+                for (b, r) in bits.iter_mut().zip(&reach[w]) {
+                    *b |= r;
+                }
+            }
+            reach[v] = bits;
+        }
+        HappensBefore { ops, reach }
+    }
+
+    fn reaches(&self, from: usize, to: usize) -> bool {
+        self.reach[from][to / 64] & (1 << (to % 64)) != 0
+    }
+
+    /// `b` cannot start before `a` has completed.
+    pub fn must_precede(&self, a: OpId, b: OpId) -> bool {
+        a.0 < self.ops && b.0 < self.ops && self.reaches(2 * a.0 + 1, 2 * b.0)
+    }
+
+    /// Neither op must precede the other.
+    pub fn may_overlap(&self, a: OpId, b: OpId) -> bool {
+        a != b && !self.must_precede(a, b) && !self.must_precede(b, a)
+    }
+
+    /// Every must-precede pair, in issue order of the first op.
+    pub fn must_pairs(&self) -> Vec<(OpId, OpId)> {
+        self.pairs(|a, b| self.must_precede(a, b))
+    }
+
+    /// Every may-overlap pair `(a, b)` with `a` issued before `b`.
+    pub fn may_overlap_pairs(&self) -> Vec<(OpId, OpId)> {
+        self.pairs(|a, b| a.0 < b.0 && self.may_overlap(a, b))
+    }
+
+    fn pairs(&self, keep: impl Fn(OpId, OpId) -> bool) -> Vec<(OpId, OpId)> {
+        let mut out = Vec::new();
+        for a in 0..self.ops {
+            for b in 0..self.ops {
+                if keep(OpId(a), OpId(b)) {
+                    out.push((OpId(a), OpId(b)));
+                }
+            }
+        }
+        out
+    }
+}

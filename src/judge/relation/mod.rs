@@ -1,0 +1,482 @@
+//! Relations between two spans, judged with named tolerances.
+//!
+//! A claim states its expectation as [`Check`]s: `A` precedes `B`, `A` overlaps `B`. On one
+//! trial's timeline each check yields a [`Measurement`]: the signed quantity measured (a gap or
+//! an overlap, in ns) and a three-valued [`Truth`]. `Unknown` is not a failure: it means the
+//! timeline cannot decide, and the reason says which tolerance was in the way.
+//!
+//! The stamps alone decide what they can prove outright: an overlap of at least one timer step
+//! means two spans ran together, and so refutes an order. Everything else also needs to know
+//! whether the later op *could* have started sooner: an order observed between two ops proves a
+//! dependency only if the later op was issued early enough to have started before the earlier
+//! one ended, had nothing held it back; the same condition makes a missing overlap a proof of
+//! waiting. "Early enough" is the op's ready time ([`Timeline::ready_ns`]) plus the measured
+//! launch jitter (see [`crate::Calibration`]). An op issued after a host sync that waits for the
+//! earlier op could not be issued sooner at all: that order is the host's, and it is judged by
+//! when the sync was called and returned (`host_order.rs`, docs/design.md decision 13), which
+//! needs the program ([`Check::measure_in`]). Every `Unknown` reason says why the timeline could
+//! not decide and what would.
+//!
+//! Host-side work (host functions, the return of a host call) is placed on the `%globaltimer`
+//! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
+//! checks about the host are in `host.rs`.
+
+mod data;
+mod host;
+mod host_order;
+mod kernel;
+mod order;
+mod value;
+mod waits;
+
+use crate::measured::calibration::Tolerances;
+use crate::measured::timeline::Timeline;
+use crate::program::{BufferId, OpId, Place, Program};
+use kernel::{elapsed_covers, uninterrupted};
+use order::{dispatch_order, overlaps, precedes};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+pub use value::{Unit, Value};
+pub(crate) use waits::HostWaits;
+
+/// An expected relation between two ops, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "relation", rename_all = "snake_case")]
+pub enum Check {
+    /// `after` starts no earlier than `before` ends.
+    Precedes { before: OpId, after: OpId },
+    /// The two spans run at the same time for at least one timer step.
+    Overlaps { a: OpId, b: OpId },
+    /// Some blocks of `low` are dispatched after the first block of `high` has started: `high`
+    /// jumped ahead of `low`'s remaining blocks (stream priorities).
+    Interleaves { low: OpId, high: OpId },
+    /// No block of `low` starts after the first block of `high`: `high` waited behind all of
+    /// `low`'s blocks.
+    Behind { low: OpId, high: OpId },
+    /// No block of `op` was held off its SM by `by`: each block ran for the time its spun cycles
+    /// take at the kernel's own rate, give or take far less than a block of `by` lasts (a block
+    /// preempted by `by` would wait out at least one of `by`'s blocks).
+    Uninterrupted { op: OpId, by: OpId },
+    /// The elapsed time an [`crate::OpKind::Elapsed`] op read covers the stamped run of `span`
+    /// (events recorded around a kernel measure at least the kernel).
+    ElapsedCovers { elapsed: OpId, span: OpId },
+    /// The host call that issued `call` returned before `span` ended (a launch returns early).
+    ReturnsBefore { call: OpId, span: OpId },
+    /// The host call `call` did not return before `span` ended (a sync waits for the work).
+    ReturnsAfter { call: OpId, span: OpId },
+    /// The query `query` answered in line with `span`'s state: not ready while it ran, ready once
+    /// it had ended.
+    Answers { query: OpId, span: OpId },
+    /// `before` and `after` did not run together, with the host call `call` issued between them:
+    /// either `after` waited on the device, or `call` held the host until `before` ended.
+    Separates {
+        call: OpId,
+        before: OpId,
+        after: OpId,
+    },
+    /// The stream-ordered allocation `second` returned the address `first` did.
+    Reuses { first: OpId, second: OpId },
+    /// Launching the graph (op `graph`) took less host time than issuing ops `first..=last` one
+    /// by one.
+    LaunchCheaper {
+        graph: OpId,
+        first: OpId,
+        last: OpId,
+    },
+    /// `a` and `b` did not run together (copies on one copy engine, kernels that fill the GPU).
+    Serializes { a: OpId, b: OpId },
+    /// The ops `fast.0..=fast.1` took less time from first start to last end than the ops
+    /// `slow.0..=slow.1`: a speed-up, given with its ratio.
+    Faster {
+        slow: (OpId, OpId),
+        fast: (OpId, OpId),
+    },
+    /// The host call that issued `call` held the host for at least half of `span` (a copy staged
+    /// through the driver: the host is blocked while the data moves).
+    Blocks { call: OpId, span: OpId },
+    /// Every element of `buffer`, read back after the trial, equals `value`.
+    Contents { buffer: BufferId, value: i32 },
+    /// The driver reports `buffer`'s memory as what `place` allocates (device memory,
+    /// page-locked host memory, or memory it does not know).
+    MemoryIs { buffer: BufferId, place: Place },
+}
+
+impl Check {
+    /// The ops the check reads.
+    pub fn ops(&self) -> Vec<OpId> {
+        match *self {
+            Check::Precedes { before, after } => vec![before, after],
+            Check::Overlaps { a, b } => vec![a, b],
+            Check::Interleaves { low, high } | Check::Behind { low, high } => vec![low, high],
+            Check::Uninterrupted { op, by } => vec![op, by],
+            Check::ElapsedCovers { elapsed, span } => vec![elapsed, span],
+            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
+                vec![call, span]
+            }
+            Check::Answers { query, span } => vec![query, span],
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => vec![call, before, after],
+            Check::Reuses { first, second } => vec![first, second],
+            Check::LaunchCheaper { graph, first, last } => vec![graph, first, last],
+            Check::Serializes { a, b } => vec![a, b],
+            Check::Blocks { call, span } => vec![call, span],
+            Check::Faster { slow, fast } => vec![slow.0, slow.1, fast.0, fast.1],
+            Check::Contents { .. } | Check::MemoryIs { .. } => vec![],
+        }
+    }
+
+    /// Whether the check is a happens-before question the [model](crate::judge::model) answers.
+    pub fn is_ordering(&self) -> bool {
+        matches!(self, Check::Precedes { .. } | Check::Overlaps { .. })
+    }
+
+    /// Whether the check compares host-clock times of our own calls (when a call returned, how
+    /// long launches took): the OS preempting the issuing thread moves those, and nothing else.
+    pub fn reads_host_time(&self) -> bool {
+        matches!(
+            self,
+            Check::LaunchCheaper { .. }
+                | Check::ReturnsBefore { .. }
+                | Check::ReturnsAfter { .. }
+                | Check::Blocks { .. }
+                | Check::Answers { .. }
+                | Check::Separates { .. }
+        )
+    }
+
+    /// Whether the check's reason carries a figure its value does not (a ratio), so evidence
+    /// lines show the reason even when the claim holds.
+    pub fn reason_is_evidence(&self) -> bool {
+        matches!(
+            self,
+            Check::LaunchCheaper { .. }
+                | Check::Faster { .. }
+                | Check::Contents { .. }
+                | Check::MemoryIs { .. }
+        )
+    }
+
+    /// What the check's measured number counts: bytes for address offsets, elements for
+    /// contents, a memory kind for memory types, else ns.
+    pub fn unit(&self) -> Unit {
+        match self {
+            Check::Reuses { .. } => Unit::Bytes,
+            Check::Contents { .. } => Unit::Count,
+            Check::MemoryIs { .. } => Unit::Memory,
+            _ => Unit::Time,
+        }
+    }
+
+    /// A stored number of this check as a typed value.
+    pub fn value(&self, raw: i64) -> Value {
+        Value::of(self.unit(), raw)
+    }
+
+    /// A measured value in the check's unit (see [`Value`]'s display).
+    pub fn format_value(&self, value: i64) -> String {
+        self.value(value).to_string()
+    }
+
+    /// What the measured value is, for evidence lines.
+    pub fn quantity(&self) -> &'static str {
+        match self {
+            Check::Precedes { .. } => "gap",
+            Check::Overlaps { .. } => "overlap",
+            Check::Interleaves { .. } | Check::Behind { .. } => "lead",
+            Check::Uninterrupted { .. } => "excess",
+            Check::ElapsedCovers { .. } => "events beyond stamps",
+            Check::ReturnsBefore { .. } => "returned before the end by",
+            Check::ReturnsAfter { .. } => "returned after the end by",
+            Check::Answers { .. } => "asked after the end by",
+            Check::Separates { .. } => "overlap",
+            Check::Reuses { .. } => "address offset",
+            Check::LaunchCheaper { .. } => "host time saved",
+            Check::Serializes { .. } => "overlap",
+            Check::Blocks { .. } => "still in flight at the return",
+            Check::Faster { .. } => "time saved",
+            Check::Contents { .. } => "elements differing",
+            Check::MemoryIs { .. } => "memory found",
+        }
+    }
+
+    /// The words for measured values from `min` to `max`, and whether to show them negated, so
+    /// that every figure reads in its own direction: a query asked 502 µs before the end is
+    /// "asked before the end by 502 µs", never "asked after the end by −502 µs". Values on both
+    /// sides of zero keep their signs, under words that name no side.
+    pub fn quantity_for(&self, min: i64, max: i64) -> (&'static str, bool) {
+        let sides = match self {
+            Check::ReturnsBefore { .. } => {
+                Some(("returned after the end by", "returned, against the end,"))
+            }
+            Check::ReturnsAfter { .. } => {
+                Some(("returned before the end by", "returned, against the end,"))
+            }
+            Check::Answers { .. } => Some(("asked before the end by", "asked, against the end,")),
+            Check::Precedes { .. } => Some(("overlap", "gap (+) or overlap (−)")),
+            Check::Overlaps { .. } | Check::Separates { .. } | Check::Serializes { .. } => {
+                Some(("gap", "overlap (+) or gap (−)"))
+            }
+            _ => None,
+        };
+        match sides {
+            Some((opposite, _)) if max < 0 => (opposite, true),
+            Some((_, neither)) if min < 0 && max > 0 => (neither, false),
+            _ => (self.quantity(), false),
+        }
+    }
+
+    /// "A→B" or "A∥B", with the program's labels.
+    pub fn describe(&self, program: &Program) -> String {
+        let two = |x: OpId, symbol: &str, y: OpId| {
+            format!("{}{symbol}{}", program.label(x), program.label(y))
+        };
+        match *self {
+            Check::Precedes { before, after } => two(before, "→", after),
+            Check::Overlaps { a, b } => two(a, "∥", b),
+            Check::Interleaves { low, high } => two(high, "⤼", low),
+            Check::Behind { low, high } => two(low, "…", high),
+            Check::Uninterrupted { op, by } => two(op, "▮", by),
+            Check::ElapsedCovers { elapsed, span } => two(elapsed, "⊇", span),
+            Check::ReturnsBefore { call, span } => two(call, "↩<", span),
+            Check::ReturnsAfter { call, span } => two(call, "↩>", span),
+            Check::Answers { query, span } => two(query, "?", span),
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => format!("{}|{}", two(before, "|", call), program.label(after)),
+            Check::Reuses { first, second } => two(first, "=", second),
+            Check::LaunchCheaper { graph, first, last } => {
+                format!("{}..{}", two(graph, "<", first), program.label(last))
+            }
+            Check::Serializes { a, b } => two(a, "⊥", b),
+            Check::Blocks { call, span } => two(call, "⊒", span),
+            Check::Faster { slow, fast } => format!(
+                "[{}..{}]<[{}..{}]",
+                program.label(fast.0),
+                program.label(fast.1),
+                program.label(slow.0),
+                program.label(slow.1)
+            ),
+            Check::Contents { buffer, value } => {
+                format!("{}≡{value}", buffer_label(program, buffer))
+            }
+            Check::MemoryIs { buffer, place } => {
+                format!("{}∈{place}", buffer_label(program, buffer))
+            }
+        }
+    }
+
+    /// Judges the check on one timeline, knowing nothing of the program: an order the host made
+    /// (the later op issued after a sync that waits for the earlier one) stays undecided, and
+    /// reasons name ops by number. [`Check::measure_in`] knows the program.
+    pub fn measure(&self, timeline: &Timeline, tol: &Tolerances) -> Measurement {
+        self.measure_with(&HostWaits::unknown(), timeline, tol)
+    }
+
+    /// Judges the check on one timeline of `program`: orders made by the host count
+    /// (docs/design.md, decision 13), and reasons name ops by label.
+    pub fn measure_in(
+        &self,
+        program: &Program,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
+        self.measure_with(&HostWaits::of(program), timeline, tol)
+    }
+
+    /// [`Check::measure_in`] with the program's host waits worked out once.
+    pub(crate) fn measure_with(
+        &self,
+        waits: &HostWaits,
+        timeline: &Timeline,
+        tol: &Tolerances,
+    ) -> Measurement {
+        let check = *self;
+        let intervals = |x, y| both(check, x, y, |o| timeline.interval(o));
+        let spans = |x, y| both(check, x, y, |o| timeline.span(o));
+        let measured = match check {
+            Check::Precedes { before, after } => {
+                intervals(before, after).map(|(a, b)| precedes(check, waits, timeline, a, b, tol))
+            }
+            Check::Overlaps { a, b } => {
+                intervals(a, b).map(|(ia, ib)| overlaps(check, waits, timeline, ia, ib, tol))
+            }
+            Check::Interleaves { low, high } | Check::Behind { low, high } => {
+                spans(low, high).map(|(l, h)| dispatch_order(check, waits, timeline, l, h, tol))
+            }
+            Check::Uninterrupted { op, by } => {
+                spans(op, by).map(|(o, b)| uninterrupted(check, o, b))
+            }
+            Check::ElapsedCovers { elapsed, span } => Ok(elapsed_covers(
+                check,
+                timeline.reading(elapsed),
+                timeline.span(span),
+                tol,
+            )),
+            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
+                Ok(host::returns(check, timeline, call, span, tol))
+            }
+            Check::Answers { query, span } => Ok(host::answers(check, timeline, query, span, tol)),
+            Check::Separates {
+                call,
+                before,
+                after,
+            } => intervals(before, after)
+                .map(|(b, a)| host::separates(check, timeline, call, b, a, tol)),
+            Check::Reuses { first, second } => Ok(host::reuses(check, timeline, first, second)),
+            Check::LaunchCheaper { graph, first, last } => {
+                Ok(host::launch_cheaper(check, timeline, graph, first, last))
+            }
+            Check::Serializes { a, b } => Ok(data::serializes(check, waits, timeline, a, b, tol)),
+            Check::Blocks { call, span } => Ok(host::blocks(check, timeline, call, span, tol)),
+            Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
+            Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),
+            Check::MemoryIs { buffer, place } => {
+                Ok(data::memory_is(check, timeline, buffer, place))
+            }
+        };
+        measured.unwrap_or_else(|unknown| unknown)
+    }
+}
+
+fn buffer_label(program: &Program, b: BufferId) -> String {
+    program
+        .buffer(b)
+        .map(|x| x.label.clone())
+        .unwrap_or_else(|| format!("b{}", b.0))
+}
+
+/// What `get` finds for both ops, or the Unknown measurement naming the op it has nothing for.
+fn both<T>(
+    check: Check,
+    x: OpId,
+    y: OpId,
+    get: impl Fn(OpId) -> Option<T>,
+) -> Result<(T, T), Measurement> {
+    match (get(x), get(y)) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        (a, _) => Err(unknown(
+            check,
+            format!(
+                "op {} has no stamps on this timeline: only a kernel's stamps, a witnessed copy or \
+                 a host function placed with a clock sync put an op on the GPU's time axis, so \
+                 this check cannot be judged on it",
+                if a.is_none() { x.0 } else { y.0 }
+            ),
+        )),
+    }
+}
+
+/// An Unknown measurement with its reason.
+fn unknown(check: Check, reason: String) -> Measurement {
+    Measurement {
+        check,
+        value_ns: 0,
+        truth: Truth::Unknown,
+        reason,
+    }
+}
+
+/// Three-valued truth of one check on one trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Truth {
+    Yes,
+    No,
+    Unknown,
+}
+
+impl Truth {
+    /// Conjunction: any `No` wins, then any `Unknown`.
+    pub fn all(truths: impl IntoIterator<Item = Truth>) -> Truth {
+        let mut out = Truth::Yes;
+        for t in truths {
+            match t {
+                Truth::No => return Truth::No,
+                Truth::Unknown => out = Truth::Unknown,
+                Truth::Yes => {}
+            }
+        }
+        out
+    }
+}
+
+/// A check measured on one timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub check: Check,
+    /// The number measured, in the check's unit ([`Check::unit`]; typed: [`Measurement::value`]).
+    /// For `Precedes`: the gap `after.start - before.end` in ns (negative: they overlapped).
+    /// For `Overlaps`: the overlap `min(ends) - max(starts)` in ns (negative: a gap between
+    /// them). Bytes for `Reuses`, a count for `Contents`, a memory-kind code for `MemoryIs`.
+    pub value_ns: i64,
+    pub truth: Truth,
+    /// Why the truth is what it is, with the tolerance that decided it.
+    pub reason: String,
+}
+
+impl Measurement {
+    /// The measured number with its unit.
+    pub fn value(&self) -> Value {
+        self.check.value(self.value_ns)
+    }
+
+    /// "A→B gap +1.18 µs" / "A∥B overlap 38.20 µs".
+    pub fn describe(&self, program: &Program) -> String {
+        let (what, negate) = self.check.quantity_for(self.value_ns, self.value_ns);
+        let shown = if negate {
+            self.check.value(self.value_ns.saturating_neg())
+        } else {
+            self.value()
+        };
+        format!("{} {what} {shown}", self.check.describe(program))
+    }
+}
+
+impl fmt::Display for Truth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Truth::Yes => "yes",
+            Truth::No => "no",
+            Truth::Unknown => "unknown",
+        })
+    }
+}
+
+/// Signed nanoseconds as "+1.18 µs".
+pub fn micros(ns: i64) -> String {
+    format!("{:+.2} µs", ns as f64 / 1e3)
+}
+
+fn signed(ns: u64) -> i64 {
+    i64::try_from(ns).unwrap_or(i64::MAX)
+}
+
+/// Trial-relative µs of a `%globaltimer` instant, for reasons.
+fn at(t: i64, timeline: &Timeline) -> String {
+    format!("{:.2} µs", (t - signed(timeline.origin_ns())) as f64 / 1e3)
+}
+
+/// When `op` would have started at the latest had it depended on nothing: ready plus jitter.
+fn latest_free_start(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Option<i64> {
+    Some(timeline.ready_ns(op)? + signed(tol.launch_jitter_ns))
+}
+
+/// What the model predicts of a check. It lives here, beside [`Check`], so that the model knows
+/// programs only and the relations may read the model (a wait is what the model orders before).
+impl crate::judge::model::HappensBefore {
+    /// What the model says of a claim's check: `Some(true)` if it predicts it, `Some(false)` if
+    /// it does not, `None` for checks that are no happens-before question (dispatch order,
+    /// preemption).
+    pub fn predicts(&self, check: &Check) -> Option<bool> {
+        match *check {
+            Check::Precedes { before, after } => Some(self.must_precede(before, after)),
+            Check::Overlaps { a, b } => Some(self.may_overlap(a, b)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Running programs in a child process, for environment variables the driver reads only once.
+//!
+//! `CUDA_DEVICE_MAX_CONNECTIONS` (and friends) are read when the driver initialises, so a
+//! process cannot change them for itself. The lab re-invokes the `stream-litmus` binary as
+//! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as JSON,
+//! a [`ChildReply`] with the child's own calibration and every program's trials comes back on
+//! stdout. All programs that need the same environment share one child, so the cost of opening
+//! the GPU is paid once per environment, not once per claim, and the request carries the parent's
+//! compiled kernels, so that a child does not run NVRTC again. Both directions are read with the
+//! size limit of results files (`limits.rs`), and the request's trial count is checked.
+
+use crate::border::error::Error;
+use crate::border::limits::MAX_TRIALS;
+use crate::gpu::Gpu;
+use crate::judge::claim::EnvVar;
+use crate::judge::relation::Check;
+use crate::lab::collect::collect_trials;
+use crate::program::Program;
+use crate::record::Trials;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The environment variable that names the `stream-litmus` binary when the lab cannot find it.
+pub const BIN_ENV: &str = "STREAM_LITMUS_BIN";
+
+/// What the parent asks for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildRequest {
+    pub trials: usize,
+    pub jobs: Vec<Job>,
+    /// The parent's compiled kernels (`Gpu::ptx`), when it has opened the GPU: the child loads
+    /// them instead of running NVRTC, and compiles its own if the driver refuses them (another
+    /// device chosen by the environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx: Option<String>,
+}
+
+/// One program to run, with the checks that decide whether a trial counts (undecided trials are
+/// replaced, as the verdict rules say); no checks: exactly `trials` trials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub program: Program,
+    pub checks: Vec<Check>,
+}
+
+/// What the child answers: one result per job, in request order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChildReply {
+    pub runs: Vec<Result<Trials, Error>>,
+    /// Where the child's own setup went (context, CUPTI, kernels, calibration).
+    #[serde(default)]
+    pub setup: crate::measured::timing::SetupTiming,
+}
+
+/// The child's side: reads a request from stdin, answers on stdout. Returns the exit code.
+pub fn serve() -> i32 {
+    let stdin_err = |detail: String| Error::File {
+        path: "<stdin>".into(),
+        detail,
+    };
+    let reply: Result<ChildReply, Error> = crate::border::bounded_json::read_json::<ChildRequest>(
+        std::io::stdin().lock(),
+        crate::border::limits::read_limit(),
+    )
+    .map_err(|e| stdin_err(format!("not a child request: {e}")))
+    .and_then(|request| {
+        if !(1..=MAX_TRIALS).contains(&request.trials) {
+            return Err(stdin_err(format!(
+                "the child request asks for {} trials; it must be 1..={MAX_TRIALS}",
+                request.trials
+            )));
+        }
+        let gpu = Gpu::open_with(request.ptx.as_deref())?;
+        let runs = request
+            .jobs
+            .iter()
+            .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
+            .collect();
+        Ok(ChildReply {
+            runs,
+            setup: gpu.setup_split(),
+        })
+    });
+    let json = serde_json::to_string(&reply).expect("replies always serialize");
+    // A request that could not be served at all (bad input, no GPU) is an error of this
+    // process: exit status 2 and the message on stderr, the reply on stdout for the parent.
+    let failed = match &reply {
+        Err(e) => {
+            eprintln!("stream-litmus child: {e}");
+            true
+        }
+        Ok(_) => false,
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(json.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) if failed => 2,
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+/// The parent's side: runs `request` in `binary child` under `env`, killing it after `timeout`.
+pub fn run(
+    binary: &Path,
+    env: &[EnvVar],
+    request: &ChildRequest,
+    timeout: Duration,
+) -> Result<ChildReply, Error> {
+    let env_text = env
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let fail = |detail: String| Error::Child {
+        env: env_text.clone(),
+        detail,
+    };
+    let mut cmd = Command::new(binary);
+    cmd.arg("child")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in env {
+        match &var.value {
+            Some(v) => cmd.env(&var.name, v),
+            None => cmd.env_remove(&var.name),
+        };
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        fail(format!(
+            "could not start {}: {e}; set {BIN_ENV} to the stream-litmus binary",
+            binary.display()
+        ))
+    })?;
+    let input = serde_json::to_vec(request).expect("requests always serialize");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let limit = crate::border::limits::read_limit();
+    let reader = std::thread::spawn(move || {
+        crate::border::bounded_json::read_json::<Result<ChildReply, Error>>(&mut stdout, limit)
+    });
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = String::new();
+        let _ = stderr.read_to_string(&mut buf);
+        buf
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!(
+                    "no answer within {:.0} s; it was killed",
+                    timeout.as_secs_f64()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(fail(format!("waiting for it failed: {e}"))),
+        }
+    };
+    let _ = writer.join();
+    let out = reader
+        .join()
+        .map_err(|_| fail("reading its output panicked".into()))?;
+    let err_text = err_reader.join().unwrap_or_default();
+    if !status.success() {
+        // A child that could not serve the request says why in its reply too.
+        if let Ok(Err(e)) = out {
+            return Err(e);
+        }
+        return Err(fail(format!(
+            "it exited with {status}: {}",
+            err_text.trim()
+        )));
+    }
+    let reply = out.map_err(|e| {
+        fail(format!(
+            "its answer was not a child reply ({e}); stderr: {}",
+            err_text.trim()
+        ))
+    })??;
+    if reply.runs.len() != request.jobs.len() {
+        return Err(fail(format!(
+            "it answered {} programs of {}",
+            reply.runs.len(),
+            request.jobs.len()
+        )));
+    }
+    Ok(reply)
+}

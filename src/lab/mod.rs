@@ -1,0 +1,459 @@
+//! The lab: where claims meet the GPU.
+//!
+//! A [`Lab`] opens the GPU lazily (once per process), runs programs in this process or, when a
+//! claim needs an environment the driver reads at start-up, in a child process, and judges the
+//! trials. One claim's failure (a bad program, a CUDA error, a child that dies) becomes that
+//! claim's record and never stops the others.
+//!
+//! The layer's files: this one (the [`Lab`]), `collect.rs` (trials until enough are decided, used
+//! in this process and in the child), `child.rs` (programs run under another environment) and
+//! [`sweep`] (measurements over a parameter).
+//!
+//! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
+//! a claim or keeps what it gave, and nothing that shows it.
+
+pub mod child;
+pub mod collect;
+pub mod sweep;
+
+use crate::border::error::Error;
+use crate::gpu::Gpu;
+use crate::judge::claim::{Claim, EnvVar};
+use crate::lab::child::{ChildRequest, Job, BIN_ENV};
+use crate::lab::collect::MAX_TRIAL_FACTOR;
+use crate::measured::sharing::{Carry, Sharing};
+use crate::measured::timing::{ClaimTiming, SetupTiming};
+use crate::program::Program;
+use crate::record::{ClaimRecord, Trials};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Environment variable that sets the number of trials per claim.
+pub const TRIALS_ENV: &str = "STREAM_LITMUS_TRIALS";
+/// Trials per claim unless [`TRIALS_ENV`] says otherwise.
+pub const DEFAULT_TRIALS: usize = 5;
+/// How often `--exclusive` looks whether the GPU is free.
+const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
+/// How long a child may take beyond its programs' own spin time.
+const CHILD_GRACE: Duration = Duration::from_secs(60);
+
+/// What the lab spent outside the claims' own timings, so far.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    /// Waiting for child processes, their setup included.
+    pub child: Duration,
+    /// NVML looks around claims.
+    pub looks: Duration,
+    /// Judging claims once their trials are in.
+    pub judging: Duration,
+    /// The children's own setups, summed.
+    pub child_setup: SetupTiming,
+}
+
+/// Runs programs and judges claims on device 0.
+pub struct Lab {
+    trials: usize,
+    child_binary: Option<PathBuf>,
+    gpu: OnceLock<Result<Gpu, Error>>,
+    spent: std::sync::Mutex<Spent>,
+    /// `--exclusive`: wait before each claim until the GPU is ours, at most this long.
+    exclusive: Option<Duration>,
+}
+
+impl Default for Lab {
+    fn default() -> Self {
+        Lab::new()
+    }
+}
+
+impl Lab {
+    /// A lab with [`TRIALS_ENV`] trials per claim (default [`DEFAULT_TRIALS`]). Nothing touches
+    /// the GPU until the first run.
+    pub fn new() -> Lab {
+        let trials = std::env::var(TRIALS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(DEFAULT_TRIALS);
+        Lab {
+            trials,
+            child_binary: None,
+            gpu: OnceLock::new(),
+            spent: std::sync::Mutex::new(Spent::default()),
+            exclusive: None,
+        }
+    }
+
+    pub fn with_trials(mut self, trials: usize) -> Lab {
+        self.trials = trials.max(1);
+        self
+    }
+
+    /// Before each claim, waits until no other process holds a context on the GPU, for at most
+    /// `timeout` (then [`Lab::try_check_all`] stops with [`Error::Shared`]).
+    pub fn with_exclusive(mut self, timeout: Duration) -> Lab {
+        self.exclusive = Some(timeout);
+        self
+    }
+
+    /// The `stream-litmus` binary to re-invoke for child runs. Without it the lab uses
+    /// [`BIN_ENV`], then the current executable if it is `stream-litmus`.
+    pub fn with_child_binary(mut self, path: impl Into<PathBuf>) -> Lab {
+        self.child_binary = Some(path.into());
+        self
+    }
+
+    pub fn trials(&self) -> usize {
+        self.trials
+    }
+
+    /// The GPU of this process, opened on first use.
+    pub fn gpu(&self) -> Result<&Gpu, Error> {
+        self.gpu
+            .get_or_init(Gpu::open)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// What the lab spent so far outside the claims' own timings.
+    pub fn spent(&self) -> Spent {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds the time since `from` to one of [`Lab::spent`]'s parts.
+    fn spend(&self, part: impl FnOnce(&mut Spent) -> &mut Duration, from: Instant) {
+        let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        *part(&mut spent) += from.elapsed();
+    }
+
+    /// Runs the lab's number of trials of `program` in this process.
+    pub fn run(&self, program: &Program) -> Result<Trials, Error> {
+        collect::run(self.gpu()?, program, self.trials)
+    }
+
+    /// Runs a claim's program in this process until it has the lab's number of decided trials
+    /// (or a negative one, or the trial budget is spent).
+    fn run_claim(&self, claim: &Claim) -> Result<Trials, Error> {
+        collect::collect_trials(self.gpu()?, &claim.program, &claim.checks, self.trials)
+    }
+
+    /// Runs `program` in a child process with `env` set on top of this process's environment.
+    pub fn run_with_env(&self, program: &Program, env: &[(&str, &str)]) -> Result<Trials, Error> {
+        let env: Vec<EnvVar> = env
+            .iter()
+            .map(|(k, v)| EnvVar {
+                name: k.to_string(),
+                value: Some(v.to_string()),
+            })
+            .collect();
+        let job = Job {
+            program: program.clone(),
+            checks: Vec::new(),
+        };
+        self.run_in_child(&env, &[job])?
+            .pop()
+            .expect("one program in, one result out")
+    }
+
+    /// Runs each program under `env` (`None` values: unset), in this process when it already has
+    /// that environment, else together in one child process. One result per program.
+    pub fn run_all_under(
+        &self,
+        programs: &[Program],
+        env: &[EnvVar],
+    ) -> Result<Vec<Result<Trials, Error>>, Error> {
+        if EnvVar::all_current(env) {
+            return Ok(programs.iter().map(|p| self.run(p)).collect());
+        }
+        let jobs: Vec<Job> = programs
+            .iter()
+            .map(|p| Job {
+                program: p.clone(),
+                checks: Vec::new(),
+            })
+            .collect();
+        self.run_in_child(env, &jobs)
+    }
+
+    /// Runs and judges one claim.
+    pub fn check(&self, claim: &Claim) -> ClaimRecord {
+        self.check_all(std::slice::from_ref(claim), |_| {})
+            .pop()
+            .expect("one claim in, one record out")
+    }
+
+    /// Runs and judges every claim, calling `done` as each record is ready (claims that share an
+    /// environment run together in one child). Records come back in the claims' order. With
+    /// [`Lab::with_exclusive`], a GPU that stays shared fails every claim not yet run; see
+    /// [`Lab::try_check_all`] to stop instead.
+    pub fn check_all(&self, claims: &[Claim], done: impl FnMut(&ClaimRecord)) -> Vec<ClaimRecord> {
+        let mut records = Vec::new();
+        if let Err(e) = self.try_check_all(claims, done, &mut records) {
+            // Stopped by `--exclusive`: the claims not run fail with its reason.
+            let mut ran: Vec<Option<ClaimRecord>> = records.into_iter().map(Some).collect();
+            return claims
+                .iter()
+                .map(|c| {
+                    ran.iter_mut()
+                        .find(|r| r.as_ref().is_some_and(|r| r.claim.id == c.id))
+                        .and_then(Option::take)
+                        .unwrap_or_else(|| ClaimRecord::failed(c.clone(), e.clone()))
+                })
+                .collect();
+        }
+        records
+    }
+
+    /// [`Lab::check_all`], stopping at the first claim for which `--exclusive` found the GPU
+    /// still shared: `records` then holds the claims already judged, in the claims' order on
+    /// success.
+    pub fn try_check_all(
+        &self,
+        claims: &[Claim],
+        done: impl FnMut(&ClaimRecord),
+        records: &mut Vec<ClaimRecord>,
+    ) -> Result<(), Error> {
+        // Records are kept once, by claim, and moved out at the end, on success or not: a record
+        // holds every trial's stamps (4096 blocks for some), too much to clone per claim.
+        let mut judged: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
+        let outcome = self.judge_into(claims, done, &mut judged);
+        *records = judged.into_iter().flatten().collect();
+        outcome
+    }
+
+    /// [`Lab::try_check_all`]'s work: claims in this process in order, then each environment's
+    /// claims in one child.
+    fn judge_into(
+        &self,
+        claims: &[Claim],
+        mut done: impl FnMut(&ClaimRecord),
+        judged: &mut [Option<ClaimRecord>],
+    ) -> Result<(), Error> {
+        let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
+        let mut seen = self.look();
+        let mut carry = Carry::default();
+        let mut carried = |mut s: Option<Sharing>| {
+            if let Some(s) = &mut s {
+                carry.apply(s);
+            }
+            s
+        };
+        let mut finish = |i: usize, record: ClaimRecord, judged: &mut [Option<ClaimRecord>]| {
+            done(&record);
+            judged[i] = Some(record);
+        };
+        for (i, claim) in claims.iter().enumerate() {
+            if claim.needs_child() {
+                groups.entry(claim.env.clone()).or_default().push(i);
+                continue;
+            }
+            seen = self.wait_alone(seen)?;
+            let result = self.run_claim(claim);
+            let (sharing, after) = self.around(seen);
+            let sharing = carried(sharing);
+            seen = after;
+            let judging = Instant::now();
+            let record = match result {
+                Ok(mut trials) => {
+                    trials.sharing = sharing;
+                    ClaimRecord::judged(claim.clone(), trials)
+                }
+                Err(e) => ClaimRecord::failed(claim.clone(), e),
+            };
+            self.spend(|s| &mut s.judging, judging);
+            finish(i, record, judged);
+        }
+        for (env, members) in groups {
+            let jobs: Vec<Job> = members
+                .iter()
+                .map(|&i| Job {
+                    program: claims[i].program.clone(),
+                    checks: claims[i].checks.clone(),
+                })
+                .collect();
+            seen = self.wait_alone(seen)?;
+            let results = match self.run_in_child(&env, &jobs) {
+                Ok(results) => results,
+                Err(e) => members.iter().map(|_| Err(e.clone())).collect(),
+            };
+            let (sharing, after) = self.around(seen);
+            let sharing = carried(sharing);
+            seen = after;
+            for (&i, result) in members.iter().zip(results) {
+                let judging = Instant::now();
+                let record = match result {
+                    Ok(mut trials) => {
+                        trials.sharing = sharing.clone();
+                        ClaimRecord::judged(claims[i].clone(), trials)
+                    }
+                    Err(e) => ClaimRecord::failed(claims[i].clone(), e),
+                };
+                self.spend(|s| &mut s.judging, judging);
+                finish(i, record, judged);
+            }
+        }
+        Ok(())
+    }
+
+    /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
+    pub fn look(&self) -> Option<Sharing> {
+        let started = Instant::now();
+        let seen = self.gpu().ok().map(|gpu| {
+            let look = gpu.neighbours();
+            Sharing {
+                before: Vec::new(),
+                after: look.neighbours,
+                limit: look.limit,
+            }
+        });
+        self.spend(|s| &mut s.looks, started);
+        seen
+    }
+
+    /// What was seen around a claim (the look before it, and one after it), and the look after,
+    /// which is the next claim's look before.
+    fn around(&self, before: Option<Sharing>) -> (Option<Sharing>, Option<Sharing>) {
+        let after = self.look();
+        let sharing = match (&before, &after) {
+            (None, None) => None,
+            _ => Some(Sharing {
+                before: before.map(|b| b.after).unwrap_or_default(),
+                after: after.as_ref().map(|a| a.after.clone()).unwrap_or_default(),
+                limit: after.as_ref().and_then(|a| a.limit.clone()),
+            }),
+        };
+        (sharing, after)
+    }
+
+    /// With [`Lab::with_exclusive`]: waits until no other process holds a context on the GPU,
+    /// looking every [`EXCLUSIVE_POLL`], and gives up after the timeout. Returns the last look.
+    fn wait_alone(&self, seen: Option<Sharing>) -> Result<Option<Sharing>, Error> {
+        let Some(timeout) = self.exclusive else {
+            return Ok(seen);
+        };
+        let started = Instant::now();
+        let mut seen = seen.or_else(|| self.look());
+        loop {
+            let Some(now) = &seen else {
+                return Ok(seen); // no GPU: the claim fails with that error
+            };
+            if now.after.is_empty() {
+                if let Some(why) = now.limit.as_ref().filter(|_| !self.can_see(now)) {
+                    return Err(Error::Shared {
+                        detail: format!(
+                            "--exclusive needs to see the other processes on the GPU, and {why}; \
+                             run without --exclusive, or where NVML works"
+                        ),
+                    });
+                }
+                return Ok(seen);
+            }
+            if started.elapsed() >= timeout {
+                let who = now.describe().unwrap_or_default();
+                return Err(Error::Shared {
+                    detail: format!(
+                        "--exclusive: the GPU was still shared after {:.0} s ({who}); stopped \
+                         before the next claim, and no results were written: stop the other \
+                         processes, or run without --exclusive (the verdicts then leave out \
+                         disturbed trials; see README, \"Shared GPUs\")",
+                        timeout.as_secs_f64()
+                    ),
+                });
+            }
+            std::thread::sleep(EXCLUSIVE_POLL);
+            seen = self.look();
+        }
+    }
+
+    /// Whether an empty list of processes means the GPU is ours: NVML listed processes, ours
+    /// among them.
+    fn can_see(&self, look: &Sharing) -> bool {
+        look.limit.as_deref().map_or(true, |why| {
+            why.starts_with("NVML gives no per-process utilisation")
+        })
+    }
+
+    fn run_in_child(
+        &self,
+        env: &[EnvVar],
+        jobs: &[Job],
+    ) -> Result<Vec<Result<Trials, Error>>, Error> {
+        for job in jobs {
+            job.program.validate()?;
+        }
+        let binary = self.child_binary()?;
+        let spin_ns: u64 = jobs
+            .iter()
+            .flat_map(|j| &j.program.ops)
+            .map(|op| match op.kind {
+                crate::program::OpKind::Spin { duration_ns, .. } => duration_ns,
+                _ => 0,
+            })
+            .sum();
+        let most_trials = (MAX_TRIAL_FACTOR * self.trials + 3) as u32;
+        let timeout = CHILD_GRACE + Duration::from_nanos(spin_ns) * most_trials * 2;
+        let request = ChildRequest {
+            trials: self.trials,
+            jobs: jobs.to_vec(),
+            ptx: self
+                .gpu
+                .get()
+                .and_then(|g| g.as_ref().ok())
+                .map(|g| g.ptx().to_string()),
+        };
+        let started = Instant::now();
+        let reply = child::run(&binary, env, &request, timeout);
+        let waited = started.elapsed();
+        let reply = {
+            let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+            spent.child += waited;
+            if let Ok(r) = &reply {
+                spent.child_setup.absorb(&r.setup);
+            }
+            reply?
+        };
+        let mut runs = reply.runs;
+        share_child_cost(&mut runs, waited.as_nanos() as u64);
+        Ok(runs)
+    }
+
+    fn child_binary(&self) -> Result<PathBuf, Error> {
+        if let Some(p) = &self.child_binary {
+            return Ok(p.clone());
+        }
+        if let Some(p) = std::env::var_os(BIN_ENV) {
+            return Ok(PathBuf::from(p));
+        }
+        let exe = std::env::current_exe().ok();
+        match exe {
+            Some(p) if p.file_stem().is_some_and(|s| s == "stream-litmus") => Ok(p),
+            _ => Err(Error::Child {
+                env: String::new(),
+                detail: format!(
+                    "this claim needs its own process, and the stream-litmus binary was not found: \
+                     set {BIN_ENV} or call Lab::with_child_binary"
+                ),
+            }),
+        }
+    }
+}
+
+/// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
+/// in equal shares, so that the claims' walls add up to the time the parent waited.
+fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
+    let timed: Vec<&mut ClaimTiming> = runs
+        .iter_mut()
+        .filter_map(|r| r.as_mut().ok()?.timing.as_mut())
+        .collect();
+    if timed.is_empty() {
+        return;
+    }
+    let own = timed.iter().fold(0u64, |a, t| a.saturating_add(t.wall_ns));
+    let share = waited_ns.saturating_sub(own) / timed.len() as u64;
+    for t in timed {
+        t.child_ns += share;
+        t.wall_ns += share;
+    }
+}

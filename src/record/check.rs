@@ -1,0 +1,350 @@
+//! Checks a results file on load, before any of it is judged, drawn or written back.
+//!
+//! A results file is user input: it may be damaged, edited by hand, or crafted. Everything the
+//! analysis later indexes or subtracts is checked here, once, at the boundary, so the analysis
+//! itself can stay plain arithmetic on trusted values (docs/design.md, 13):
+//! - the claims: unique ids; for each claim that ran (a failed one is reported by its error
+//!   alone), a valid program ([`Program::validate`]) with at least one op, at least one check,
+//!   and every op and buffer a check or observation names;
+//! - calibrations: a plausible clock rate, a timer step of at least 1 ns, bounded tolerances;
+//! - trials: wanted within [`MAX_TRIALS`], no more timelines than the lab would have run;
+//! - timelines: every span, host call, host span, reading, witnessed span and buffer summary
+//!   names an op or buffer of the program, sorted where lookups binary-search, every stamp
+//!   ends no earlier than it starts, lies below [`MAX_STAMP_NS`], and, placed on the
+//!   `%globaltimer` axis, within [`TRIAL_WINDOW_NS`] of the trial's earliest instant.
+//!
+//! With these bounds no sum or difference of two stamps and a tolerance can wrap. The first
+//! problem found is reported, naming the claim and the field.
+
+use super::run::{Outcome, RunRecord, Trials};
+use crate::border::limits::{
+    CYCLES_PER_NS, MAX_STAMP_NS, MAX_TOLERANCE_NS, MAX_TRIALS, MAX_TRIAL_FACTOR, TRIAL_WINDOW_NS,
+};
+use crate::judge::relation::Check;
+use crate::measured::calibration::Calibration;
+use crate::measured::timeline::Timeline;
+use crate::program::{OpId, OpKind, Program};
+use std::collections::HashSet;
+
+/// The first problem of `record`, as "claim 'id': field: what is wrong".
+pub fn check(record: &RunRecord) -> Result<(), String> {
+    if let Some(cal) = &record.calibration {
+        calibration(cal).map_err(|e| format!("calibration: {e}"))?;
+    }
+    if !(1..=MAX_TRIALS).contains(&record.trials_per_claim) {
+        return Err(format!(
+            "trials_per_claim is {}; it must be 1..={MAX_TRIALS}",
+            record.trials_per_claim
+        ));
+    }
+    let mut ids = HashSet::new();
+    for (i, rec) in record.claims.iter().enumerate() {
+        let id = &rec.claim.id;
+        if !ids.insert(id.as_str()) {
+            return Err(format!(
+                "claim '{id}' (claims[{i}]) appears twice; every claim id must be unique, or its \
+                 trials would be counted twice"
+            ));
+        }
+        claim(rec).map_err(|e| format!("claim '{id}': {e}"))?;
+    }
+    Ok(())
+}
+
+fn claim(rec: &super::run::ClaimRecord) -> Result<(), String> {
+    let c = &rec.claim;
+    let p = &c.program;
+    // Sizes first, whatever the outcome: every report loops over a claim's devices and ops.
+    if let Some(problem) = p.size_problem() {
+        return Err(format!("program: {problem}"));
+    }
+    let Outcome::Ran { trials: t, .. } = &rec.outcome else {
+        // A claim that failed (an invalid program among them) is reported by its error alone:
+        // nothing of it is judged or drawn, so its program is not held to the rules.
+        return Ok(());
+    };
+    claim_rules(c)?;
+    trials(p, t)
+}
+
+/// What a results file holds every claim that ran to, its trials aside: a valid program with at
+/// least one op, at least one check, and every op and buffer a check names. `check` asks it of
+/// claim files before the GPU opens, so a run is never lost to a refusal at the end.
+pub fn claim_rules(c: &crate::judge::claim::Claim) -> Result<(), String> {
+    let p = &c.program;
+    p.validate()
+        .map_err(|e| format!("program: {}", e.problems.join("; ")))?;
+    if p.ops.is_empty() {
+        return Err("program: it has no ops; there is nothing to judge".into());
+    }
+    if c.checks.is_empty() {
+        return Err("checks: there are none; a verdict would count nothing".into());
+    }
+    for (field, checks) in [("checks", &c.checks), ("observations", &c.observations)] {
+        for (i, check) in checks.iter().enumerate() {
+            check_refs(p, check).map_err(|e| format!("{field}[{i}]: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every op and buffer `check` names exists; its op ranges run forwards.
+fn check_refs(p: &Program, check: &Check) -> Result<(), String> {
+    for op in check.ops() {
+        op_ref(p, op)?;
+    }
+    let buffer = match *check {
+        Check::Contents { buffer, .. } | Check::MemoryIs { buffer, .. } => Some(buffer),
+        _ => None,
+    };
+    if let Some(b) = buffer.filter(|b| p.buffer(*b).is_none()) {
+        return Err(format!(
+            "names buffer b{}, which the program does not have ({} buffers)",
+            b.0,
+            p.buffers.len()
+        ));
+    }
+    let ranges = match *check {
+        Check::Faster { slow, fast } => vec![slow, fast],
+        Check::LaunchCheaper { first, last, .. } => vec![(first, last)],
+        _ => vec![],
+    };
+    if let Some((a, b)) = ranges.into_iter().find(|(a, b)| a > b) {
+        return Err(format!("its op range {}..={} runs backwards", a.0, b.0));
+    }
+    Ok(())
+}
+
+fn op_ref(p: &Program, op: OpId) -> Result<(), String> {
+    if p.op(op).is_none() {
+        return Err(format!(
+            "names op {}, which the program does not have ({} ops)",
+            op.0,
+            p.ops.len()
+        ));
+    }
+    Ok(())
+}
+
+fn calibration(c: &Calibration) -> Result<(), String> {
+    if !c.cycles_per_ns.is_finite() || !CYCLES_PER_NS.contains(&c.cycles_per_ns) {
+        return Err(format!(
+            "cycles_per_ns is {}; a GPU clock gives {}..={}",
+            c.cycles_per_ns,
+            CYCLES_PER_NS.start(),
+            CYCLES_PER_NS.end()
+        ));
+    }
+    if c.timer_step_ns == 0 {
+        return Err("timer_step_ns is 0; the timer advances by at least 1 ns".into());
+    }
+    for (name, v) in [
+        ("timer_step_ns", c.timer_step_ns),
+        ("launch_jitter_ns", c.launch_jitter_ns),
+        ("dependent_gap_ns", c.dependent_gap_ns),
+        ("launch_latency_ns", c.launch_latency_ns.unwrap_or(0)),
+    ] {
+        bounded_tolerance(name, v)?;
+    }
+    Ok(())
+}
+
+fn bounded_tolerance(name: &str, v: u64) -> Result<(), String> {
+    if v > MAX_TOLERANCE_NS {
+        return Err(format!(
+            "{name} is {v} ns, over the {MAX_TOLERANCE_NS} ns bound; measured values are \
+             nanoseconds to microseconds"
+        ));
+    }
+    Ok(())
+}
+
+fn trials(p: &Program, t: &Trials) -> Result<(), String> {
+    calibration(&t.calibration).map_err(|e| format!("trials.calibration: {e}"))?;
+    if !(1..=MAX_TRIALS).contains(&t.wanted) {
+        return Err(format!(
+            "trials.wanted is {}; it must be 1..={MAX_TRIALS}",
+            t.wanted
+        ));
+    }
+    let most = MAX_TRIAL_FACTOR * t.wanted;
+    if t.timelines.len() > most {
+        return Err(format!(
+            "trials.timelines holds {} trials; the lab runs at most {most} for {} wanted",
+            t.timelines.len(),
+            t.wanted
+        ));
+    }
+    for (i, tl) in t.timelines.iter().enumerate() {
+        timeline(p, tl).map_err(|e| format!("trials.timelines[{i}].{e}"))?;
+    }
+    Ok(())
+}
+
+/// Ids strictly increasing (lookups binary-search them), each naming an op of the program.
+fn sorted_ops(
+    p: &Program,
+    field: &str,
+    ops: impl Iterator<Item = OpId>,
+    kind_ok: impl Fn(&OpKind) -> bool,
+    what: &str,
+) -> Result<(), String> {
+    let mut last: Option<OpId> = None;
+    for (i, op) in ops.enumerate() {
+        op_ref(p, op).map_err(|e| format!("{field}[{i}]: {e}"))?;
+        if !p.op(op).is_some_and(|o| kind_ok(&o.kind)) {
+            return Err(format!("{field}[{i}]: op {} is not {what}", op.0));
+        }
+        if last.is_some_and(|l| l >= op) {
+            return Err(format!(
+                "{field}[{i}]: op {} is out of order or repeated; entries are sorted by op",
+                op.0
+            ));
+        }
+        last = Some(op);
+    }
+    Ok(())
+}
+
+fn stamp(field: &str, v: i128) -> Result<(), String> {
+    if v.unsigned_abs() > u128::from(MAX_STAMP_NS) {
+        return Err(format!("{field} is {v}, beyond ±{MAX_STAMP_NS} ns"));
+    }
+    Ok(())
+}
+
+fn ordered(field: &str, start: i128, end: i128) -> Result<(), String> {
+    stamp(field, start)?;
+    stamp(field, end)?;
+    if end < start {
+        return Err(format!("{field}: ends ({end}) before it starts ({start})"));
+    }
+    Ok(())
+}
+
+fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
+    let any = |_: &OpKind| true;
+    sorted_ops(
+        p,
+        "spans",
+        t.spans.iter().map(|s| s.op),
+        OpKind::is_stamped,
+        "a stamped kernel",
+    )?;
+    sorted_ops(p, "host_calls", t.host_calls.iter().map(|c| c.op), any, "")?;
+    let host_fn = |k: &OpKind| matches!(k, OpKind::HostFn { .. });
+    sorted_ops(
+        p,
+        "host_spans",
+        t.host_spans.iter().map(|s| s.op),
+        host_fn,
+        "a host function",
+    )?;
+    sorted_ops(p, "witnessed", t.witnessed.iter().map(|s| s.op), any, "")?;
+    // On the %globaltimer axis: every instant the analysis compares.
+    let mut instants: Vec<i128> = Vec::new();
+    for (i, s) in t.spans.iter().enumerate() {
+        if s.blocks.is_empty() {
+            return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0));
+        }
+        for (b, block) in s.blocks.iter().enumerate() {
+            let field = format!("spans[{i}].blocks[{b}]");
+            ordered(&field, block.start_ns.into(), block.end_ns.into())?;
+            stamp(&format!("{field}.cycles"), block.cycles.into())?;
+            instants.extend([i128::from(block.start_ns), i128::from(block.end_ns)]);
+        }
+    }
+    for (i, c) in t.host_calls.iter().enumerate() {
+        ordered(
+            &format!("host_calls[{i}]"),
+            c.begin_ns.into(),
+            c.end_ns.into(),
+        )?;
+        if c.end_ns > TRIAL_WINDOW_NS {
+            return Err(format!(
+                "host_calls[{i}]: ends {} ns after the trial began, beyond the {} s window",
+                c.end_ns,
+                TRIAL_WINDOW_NS / 1_000_000_000
+            ));
+        }
+    }
+    for (i, r) in t.readings.iter().enumerate() {
+        op_ref(p, r.op).map_err(|e| format!("readings[{i}]: {e}"))?;
+        stamp(&format!("readings[{i}].value_ns"), r.value_ns.into())?;
+    }
+    if let Some(c) = t.clock {
+        stamp("clock.offset_ns", c.offset_ns.into())?;
+        bounded_tolerance("clock.error_ns", c.error_ns).map_err(|e| format!("clock: {e}"))?;
+    }
+    for (i, h) in t.host_spans.iter().enumerate() {
+        let field = format!("host_spans[{i}]");
+        ordered(&field, h.begin_ns.into(), h.end_ns.into())?;
+        if let Some(c) = t.clock {
+            let off = i128::from(c.offset_ns);
+            instants.extend([i128::from(h.begin_ns) + off, i128::from(h.end_ns) + off]);
+        }
+    }
+    if let Some(w) = t.witness {
+        stamp("witness.offset_ns", w.offset_ns.into())?;
+        bounded_tolerance("witness.error_ns", w.error_ns).map_err(|e| format!("witness: {e}"))?;
+    }
+    for (i, s) in t.witnessed.iter().enumerate() {
+        ordered(
+            &format!("witnessed[{i}]"),
+            s.start_ns.into(),
+            s.end_ns.into(),
+        )?;
+        if let Some(w) = t.witness {
+            let off = i128::from(w.offset_ns);
+            instants.extend([i128::from(s.start_ns) + off, i128::from(s.end_ns) + off]);
+        }
+    }
+    for (i, c) in t.contents.iter().enumerate() {
+        contents(p, c).map_err(|e| format!("contents[{i}]: {e}"))?;
+    }
+    let (lo, hi) = (instants.iter().min(), instants.iter().max());
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        if hi - lo > i128::from(TRIAL_WINDOW_NS) {
+            return Err(format!(
+                "its instants spread over {} ns, beyond the {} s a trial may span; a stamp or a \
+                 clock offset is damaged",
+                hi - lo,
+                TRIAL_WINDOW_NS / 1_000_000_000
+            ));
+        }
+        stamp("an instant placed on the GPU clock", *lo)?;
+        stamp("an instant placed on the GPU clock", *hi)?;
+    }
+    Ok(())
+}
+
+/// A buffer summary: an existing buffer, counts that add up to the elements read.
+fn contents(p: &Program, c: &crate::measured::contents::Contents) -> Result<(), String> {
+    let Some(buf) = p.buffer(c.buffer) else {
+        return Err(format!(
+            "names buffer b{}, which the program does not have ({} buffers)",
+            c.buffer.0,
+            p.buffers.len()
+        ));
+    };
+    if c.elements > buf.elements() {
+        return Err(format!(
+            "{} elements read back from buffer '{}', which holds {}",
+            c.elements,
+            buf.label,
+            buf.elements()
+        ));
+    }
+    let counted = c
+        .values
+        .iter()
+        .try_fold(c.other, |sum, v| sum.checked_add(v.count));
+    if counted != Some(c.elements) {
+        return Err(format!(
+            "the value counts and other add up to {}, not the {} elements read",
+            counted.map_or("more than 2^64".into(), |n| n.to_string()),
+            c.elements
+        ));
+    }
+    Ok(())
+}

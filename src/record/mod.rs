@@ -1,0 +1,18 @@
+//! Records: what a run produced, as the JSON a user keeps, replays and compares.
+//!
+//! A [`RunRecord`] holds the device and its calibration, and for every claim the claim itself
+//! (program, checks, expectation), the raw timelines of every trial and the judgement made from
+//! them. Judgements are derived data: [`ClaimRecord::rejudge`] recomputes them from the stamps on
+//! any machine, which is how recorded GPU runs become CPU test fixtures.
+
+//! The layer's files: [`run`] (the types), [`file`] (load and save), [`check`] (what a file
+//! must satisfy before anything in it is used).
+//!
+//! **May import:** `judge`, `measured`, `program`, `border`. A record is written by the lab and
+//! read by the reports, neither of which it knows.
+
+pub mod check;
+mod file;
+mod run;
+
+pub use run::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};

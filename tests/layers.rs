@@ -1,0 +1,341 @@
+//! The house's plan, held against the code: the folders under `src/` are the pipeline's layers,
+//! and a layer imports only the layers below it (docs/design.md, "Where each concern lives").
+//!
+//! Read from the source text, as `farm-studio` reads it: every path that starts with `crate::` or
+//! `super::` on a line that is not a comment, `use` lines and paths written inline alike. Three
+//! rules:
+//! - a file imports no layer that its layer's row of [`LAYERS`] does not list (the table itself
+//!   only ever points down, so the layers cannot form a circle);
+//! - no files import each other in a circle, inside a layer or across (re-exports, `pub use`, are
+//!   the folders' faces and not imports);
+//! - only `gpu` names cudarc.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each layer, from the ground up, with the layers it may import. A layer may only list layers
+/// above it in this table, that is, below it in the house.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("border", &[]),
+    ("program", &["border"]),
+    ("measured", &["program", "border"]),
+    ("gpu", &["measured", "program", "border"]),
+    ("judge", &["measured", "program", "border"]),
+    ("record", &["judge", "measured", "program", "border"]),
+    ("catalogue", &["judge", "program", "border"]),
+    ("litmus", &["judge", "program", "border"]),
+    ("fuzz", &["judge", "measured", "program", "border"]),
+    (
+        "lab",
+        &["gpu", "record", "judge", "measured", "program", "border"],
+    ),
+    (
+        "report",
+        &[
+            "lab",
+            "fuzz",
+            "catalogue",
+            "record",
+            "judge",
+            "measured",
+            "program",
+            "border",
+        ],
+    ),
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, as a path relative to `src/`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path.strip_prefix(src()).unwrap().to_path_buf());
+        }
+    }
+}
+
+/// The module path of a file: `judge/relation/order.rs` is `[judge, relation, order]`, a
+/// `mod.rs` is its folder's module, `lib.rs` the root.
+fn module_of(file: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The code of a file without comments, tests, or re-export lines. `#[cfg(test)] mod tests`
+/// blocks are test code, which may reach anywhere.
+fn code_lines(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_pub_use = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        if t.starts_with("pub use ") || t.starts_with("pub(crate) use ") || in_pub_use {
+            in_pub_use = !t.trim_end().ends_with(';');
+            continue;
+        }
+        let code = t.split(" //").next().unwrap_or(t);
+        out.push(code.to_string());
+    }
+    out
+}
+
+/// The module paths a file names: `crate::a::b` and `super::x` written anywhere in its code,
+/// resolved against the file's own module. Group imports (`use crate::a::{b, c}`) name `a`,
+/// and the members `b`, `c` too, which may be modules themselves.
+fn named_paths(file: &Path, text: &str) -> Vec<Vec<String>> {
+    let me = module_of(file);
+    let joined = code_lines(text).join("\n");
+    let mut out = Vec::new();
+    let bytes = joined.as_bytes();
+    let mut i = 0;
+    while i < joined.len() {
+        let rest = &joined[i..];
+        let starts_path = (rest.starts_with("crate::") || rest.starts_with("super::"))
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        if !starts_path {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        let mut segs: Vec<&str> = rest[..end].split("::").filter(|s| !s.is_empty()).collect();
+        let mut base: Vec<String> = if segs[0] == "crate" {
+            segs.remove(0);
+            Vec::new()
+        } else {
+            // Each `super` is the parent module, for a file module and a folder's face alike.
+            let mut m = me.clone();
+            while segs.first() == Some(&"super") {
+                segs.remove(0);
+                m.pop();
+            }
+            m
+        };
+        base.extend(segs.iter().map(|s| s.to_string()));
+        let after = rest[end..].trim_start();
+        if let Some(group) = after.strip_prefix('{') {
+            let close = group.find('}').unwrap_or(group.len());
+            for member in group[..close].split(',') {
+                let name = member.trim().split("::").next().unwrap_or("").trim();
+                if !name.is_empty()
+                    && name != "self"
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                {
+                    let mut p = base.clone();
+                    p.push(name.to_string());
+                    out.push(p);
+                }
+            }
+        }
+        out.push(base);
+        i += end.max(1);
+    }
+    out
+}
+
+/// The file that defines module `path`'s longest existing prefix: `[judge, relation, Check]`
+/// is `judge/relation/mod.rs`.
+fn file_of(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+    for n in (1..=path.len()).rev() {
+        let dir: PathBuf = path[..n].iter().collect();
+        for candidate in [dir.with_extension("rs"), dir.join("mod.rs")] {
+            if files.contains(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+fn layer_of(file: &Path) -> Option<&'static str> {
+    let first = file.iter().next()?.to_str()?;
+    LAYERS.iter().map(|(l, _)| *l).find(|l| *l == first)
+}
+
+struct House {
+    files: BTreeSet<PathBuf>,
+    /// file → the files it imports.
+    edges: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+}
+
+fn house() -> House {
+    let mut list = Vec::new();
+    rust_files(&src(), &mut list);
+    let files: BTreeSet<PathBuf> = list.into_iter().collect();
+    let mut edges = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(src().join(file)).unwrap();
+        let mut to = BTreeSet::new();
+        for path in named_paths(file, &text) {
+            if let Some(target) = file_of(&path, &files) {
+                if &target != file {
+                    to.insert(target);
+                }
+            }
+        }
+        edges.insert(file.clone(), to);
+    }
+    House { files, edges }
+}
+
+#[test]
+fn the_table_only_points_down() {
+    for (i, (layer, allowed)) in LAYERS.iter().enumerate() {
+        for a in *allowed {
+            let at = LAYERS.iter().position(|(l, _)| l == a);
+            assert!(
+                at.is_some_and(|at| at < i),
+                "layer `{layer}` may import `{a}`, which is not below it in the table"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_folder_of_src_is_a_layer_and_no_file_is_loose() {
+    let h = house();
+    let mut loose = Vec::new();
+    for f in &h.files {
+        let top = f.iter().next().unwrap().to_string_lossy().into_owned();
+        let is_root = matches!(top.as_str(), "lib.rs" | "main.rs");
+        if !is_root && top != "commands" && layer_of(f).is_none() {
+            loose.push(f.display().to_string());
+        }
+    }
+    assert!(
+        loose.is_empty(),
+        "files outside every layer (add them to a layer's folder, or a layer to LAYERS): {loose:?}"
+    );
+}
+
+#[test]
+fn no_layer_imports_a_layer_above_it() {
+    let h = house();
+    let mut wrong = Vec::new();
+    for (from, tos) in &h.edges {
+        let Some(mine) = layer_of(from) else { continue };
+        let allowed = LAYERS.iter().find(|(l, _)| *l == mine).unwrap().1;
+        for to in tos {
+            let theirs = layer_of(to);
+            match theirs {
+                Some(t) if t == mine || allowed.contains(&t) => {}
+                _ => wrong.push(format!(
+                    "{} ({mine}) imports {} ({})",
+                    from.display(),
+                    to.display(),
+                    theirs.unwrap_or("the crate root")
+                )),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against the layers:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_files_import_each_other_in_a_circle() {
+    let h = house();
+    // Depth-first search for a back edge; the first circle found is printed whole.
+    fn visit(
+        at: &PathBuf,
+        h: &House,
+        state: &mut BTreeMap<PathBuf, u8>,
+        stack: &mut Vec<PathBuf>,
+    ) -> Option<Vec<PathBuf>> {
+        state.insert(at.clone(), 1);
+        stack.push(at.clone());
+        for next in h.edges.get(at).into_iter().flatten() {
+            match state.get(next).copied().unwrap_or(0) {
+                1 => {
+                    let from = stack.iter().position(|p| p == next).unwrap();
+                    return Some(stack[from..].to_vec());
+                }
+                0 => {
+                    if let Some(c) = visit(next, h, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(at.clone(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for f in &h.files {
+        if state.get(f).copied().unwrap_or(0) == 0 {
+            if let Some(circle) = visit(f, &h, &mut state, &mut Vec::new()) {
+                let names: Vec<String> = circle.iter().map(|p| p.display().to_string()).collect();
+                panic!(
+                    "files that import each other in a circle: {}",
+                    names.join(" → ")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn only_the_gpu_layer_names_cudarc() {
+    let h = house();
+    let mut named = Vec::new();
+    for f in &h.files {
+        if layer_of(f) == Some("gpu") {
+            continue;
+        }
+        let text = std::fs::read_to_string(src().join(f)).unwrap();
+        if code_lines(&text).iter().any(|l| l.contains("cudarc")) {
+            named.push(f.display().to_string());
+        }
+    }
+    assert!(named.is_empty(), "cudarc named outside src/gpu: {named:?}");
+}
+
+#[test]
+fn the_reader_sees_what_it_must() {
+    // The rules are only as good as the reading: a path inline, a group, `super` from a file
+    // and from a folder's face, and what is skipped.
+    let file = Path::new("judge/relation/order.rs");
+    let text = "use super::waits::{HostWaits, label};\nlet x = crate::measured::timeline::f();\n// crate::gpu::nothing\npub use crate::lab::x;\n";
+    let paths = named_paths(file, text);
+    let has = |p: &[&str]| {
+        paths
+            .iter()
+            .any(|q| q.iter().map(String::as_str).eq(p.iter().copied()))
+    };
+    assert!(has(&["judge", "relation", "waits"]), "{paths:?}");
+    assert!(has(&["judge", "relation", "waits", "label"]), "{paths:?}");
+    assert!(has(&["measured", "timeline", "f"]), "{paths:?}");
+    assert!(
+        !paths.iter().any(|p| p[0] == "gpu" || p[0] == "lab"),
+        "{paths:?}"
+    );
+    let face = named_paths(Path::new("judge/relation/mod.rs"), "use super::model::X;");
+    assert_eq!(
+        face,
+        vec![vec!["judge".to_string(), "model".into(), "X".into()]]
+    );
+}
