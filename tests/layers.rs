@@ -153,7 +153,8 @@ fn named_paths(file: &Path, text: &str) -> Vec<Vec<String>> {
 }
 
 /// The file that defines module `path`'s longest existing prefix: `[judge, relation, Check]`
-/// is `judge/relation/mod.rs`.
+/// is `judge/relation/mod.rs`; a name no folder or file holds (`crate::Program`) is the crate
+/// root's, `lib.rs`, which no layer may reach for.
 fn file_of(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
     for n in (1..=path.len()).rev() {
         let dir: PathBuf = path[..n].iter().collect();
@@ -163,7 +164,7 @@ fn file_of(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
             }
         }
     }
-    None
+    (!path.is_empty()).then(|| PathBuf::from("lib.rs"))
 }
 
 fn layer_of(file: &Path) -> Option<&'static str> {
@@ -333,6 +334,9 @@ fn the_reader_sees_what_it_must() {
         !paths.iter().any(|p| p[0] == "gpu" || p[0] == "lab"),
         "{paths:?}"
     );
+    let files: BTreeSet<PathBuf> = ["lib.rs", "program/mod.rs"].map(PathBuf::from).into();
+    let root = file_of(&["Program".to_string()], &files);
+    assert_eq!(root, Some(PathBuf::from("lib.rs")), "a root re-export is the root's");
     let face = named_paths(Path::new("judge/relation/mod.rs"), "use super::model::X;");
     assert_eq!(
         face,

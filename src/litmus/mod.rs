@@ -142,7 +142,7 @@ fn found(rest: &str) -> (String, usize) {
 /// The label the builder gives an op of `kind` when none is written (`record E`, `host sync`),
 /// or `None` where the builder asks for one (spins, host functions, queries, copies...).
 pub(crate) fn default_label(program: &Program, kind: &OpKind) -> Option<String> {
-    let event = |e: crate::EventId| {
+    let event = |e: crate::program::EventId| {
         program
             .events
             .get(e.0)

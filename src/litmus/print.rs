@@ -172,8 +172,8 @@ fn op_ref(p: &Program, at: usize, id: OpId) -> String {
 
 fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
     let stream =
-        |s: crate::StreamId| name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()));
-    let event = |e: crate::EventId| {
+        |s: crate::program::StreamId| name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()));
+    let event = |e: crate::program::EventId| {
         name(
             &p.events
                 .get(e.0)
@@ -181,7 +181,7 @@ fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
         )
     };
     let buffer =
-        |b: crate::BufferId| name(&p.buffer(b).map_or(format!("b{}", b.0), |b| b.label.clone()));
+        |b: crate::program::BufferId| name(&p.buffer(b).map_or(format!("b{}", b.0), |b| b.label.clone()));
     let launch = |grid: u32, block: u32| {
         if (grid, block) == (1, DEFAULT_BLOCK) {
             String::new()
