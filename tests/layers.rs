@@ -336,7 +336,11 @@ fn the_reader_sees_what_it_must() {
     );
     let files: BTreeSet<PathBuf> = ["lib.rs", "program/mod.rs"].map(PathBuf::from).into();
     let root = file_of(&["Program".to_string()], &files);
-    assert_eq!(root, Some(PathBuf::from("lib.rs")), "a root re-export is the root's");
+    assert_eq!(
+        root,
+        Some(PathBuf::from("lib.rs")),
+        "a root re-export is the root's"
+    );
     let face = named_paths(Path::new("judge/relation/mod.rs"), "use super::model::X;");
     assert_eq!(
         face,

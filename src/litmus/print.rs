@@ -171,8 +171,9 @@ fn op_ref(p: &Program, at: usize, id: OpId) -> String {
 }
 
 fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
-    let stream =
-        |s: crate::program::StreamId| name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()));
+    let stream = |s: crate::program::StreamId| {
+        name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()))
+    };
     let event = |e: crate::program::EventId| {
         name(
             &p.events
@@ -180,8 +181,9 @@ fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
                 .map_or(format!("e{}", e.0), |e| e.label.clone()),
         )
     };
-    let buffer =
-        |b: crate::program::BufferId| name(&p.buffer(b).map_or(format!("b{}", b.0), |b| b.label.clone()));
+    let buffer = |b: crate::program::BufferId| {
+        name(&p.buffer(b).map_or(format!("b{}", b.0), |b| b.label.clone()))
+    };
     let launch = |grid: u32, block: u32| {
         if (grid, block) == (1, DEFAULT_BLOCK) {
             String::new()
