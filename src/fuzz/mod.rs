@@ -22,7 +22,7 @@ pub use strategy::{programs, Shape};
 
 use crate::border::error::Error;
 use crate::judge::model::{HappensBefore, Refinement};
-use crate::judge::relation::{Check, Measurement, Truth};
+use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
@@ -111,26 +111,43 @@ impl FuzzReport {
     }
 }
 
-/// Kernels (stamped ops) of a program.
+/// Kernels (stamped ops) of a program, leaving out captured ones: the model orders a graph's
+/// nodes only through its launch, so pairs of them would measure the graph rule's imprecision,
+/// not the streams'.
 fn kernels(program: &Program) -> Vec<OpId> {
+    let captured = program.captures();
     program
         .ops
         .iter()
-        .filter(|op| op.kind.is_stamped())
+        .filter(|op| op.kind.is_stamped() && captured[op.id.0].is_none())
         .map(|op| op.id)
         .collect()
 }
 
-/// The first must-precede pair of kernels the timeline shows out of order, and how many pairs
-/// were checked.
+/// The ops whose must-precede pairs soundness checks: stamped ops, host functions (placed with
+/// the clock sync) and graph launches (the span of their graph's nodes).
+fn timed_ops(program: &Program) -> Vec<OpId> {
+    program
+        .ops
+        .iter()
+        .filter(|op| {
+            op.kind.is_stamped()
+                || matches!(op.kind, OpKind::HostFn { .. } | OpKind::GraphLaunch { .. })
+        })
+        .map(|op| op.id)
+        .collect()
+}
+
+/// The first must-precede pair of timed ops ([`timed_ops`]) the timeline shows out of order, and
+/// how many pairs were checked.
 pub fn unsound(
     program: &Program,
     timeline: &Timeline,
     tol: &Tolerances,
 ) -> (Option<Measurement>, usize) {
     let model = HappensBefore::of(program);
-    let waits = crate::judge::relation::HostWaits::of(program);
-    let ks = kernels(program);
+    let waits = HostWaits::of(program);
+    let ks = timed_ops(program);
     let mut checked = 0;
     for &a in &ks {
         for &b in &ks {
@@ -167,8 +184,9 @@ fn pair_kind(program: &Program, a: OpId, b: OpId) -> String {
 /// (plus the dependent gap and the jitter). Without that, a kernel held back by a third op would be
 /// blamed on the pair.
 fn pair_truth(
+    program: &Program,
     model: &HappensBefore,
-    kernels: &[OpId],
+    waits: &HostWaits,
     timeline: &Timeline,
     tol: &Tolerances,
     a: OpId,
@@ -188,14 +206,16 @@ fn pair_truth(
         (sb, sa)
     };
     let jitter = tol.launch_jitter_ns as i64;
-    let Some(ready) = timeline.ready_ns(later.op) else {
+    let Some(mut free) = latest_free_start(waits, timeline, later.op, tol) else {
         return Truth::Unknown;
     };
-    let mut free = ready + jitter;
-    for &p in kernels {
+    // Everything that takes time and must come first: kernels, host functions, graph launches
+    // (their nodes' span). One that cannot be placed may be what held the kernel back.
+    for p in timed_ops(program) {
         if model.must_precede(p, later.op) {
-            if let Some(sp) = timeline.span(p) {
-                free = free.max(sp.end() as i64 + tol.dependent_gap_ns as i64 + jitter);
+            match waits.interval(timeline, p) {
+                Some(i) => free = free.max(i.end + tol.dependent_gap_ns as i64 + jitter),
+                None => return Truth::Unknown,
             }
         }
     }
@@ -214,6 +234,7 @@ fn tally_precision(
     precision: &mut BTreeMap<String, Tally>,
 ) {
     let model = HappensBefore::with(program, refinement);
+    let waits = HostWaits::of(program);
     let ks = kernels(program);
     for (i, &a) in ks.iter().enumerate() {
         for &b in &ks[i + 1..] {
@@ -221,7 +242,7 @@ fn tally_precision(
                 continue;
             }
             let t = precision.entry(pair_kind(program, a, b)).or_default();
-            match pair_truth(&model, &ks, timeline, tol, a, b) {
+            match pair_truth(program, &model, &waits, timeline, tol, a, b) {
                 Truth::Yes => t.overlapped += 1,
                 Truth::No => t.serialized += 1,
                 Truth::Unknown => t.undecided += 1,

@@ -101,6 +101,19 @@ impl Calibration {
     }
 }
 
+/// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
+/// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
+/// launch jitter after it was ready, so the threshold need not hold the jitter again. 24 gaps
+/// (45–53 µs on an H100, 37 µs on an H200) are over twice the longest idle stretch in the idle
+/// runs recorded as fixtures (19.5 µs, a D2H copy behind a kernel in its stream, over 1,500
+/// trials; see `tests/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
+/// The jitter is no part of it because it is the first thing a neighbour inflates: a run
+/// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
+pub const STALL_GAPS: u64 = 24;
+/// The smallest stall threshold: a dependent gap measured under load can be small, and a few µs
+/// of GPU-side scheduling noise is not a neighbour.
+pub const STALL_FLOOR_NS: u64 = 20_000;
+
 /// The named tolerances every relation is judged with; see the module docs for why each exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tolerances {
@@ -111,6 +124,17 @@ pub struct Tolerances {
     /// have started at the earliest, however late every op of the trial started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_latency_ns: Option<u64>,
+}
+
+impl Tolerances {
+    /// The shortest stall that counts as a disturbance: [`STALL_GAPS`] dependent gaps, at least
+    /// [`STALL_FLOOR_NS`]. The relations use it too: a clock sync whose error is over a quarter
+    /// of it does not place ready times.
+    pub fn stall_threshold_ns(&self) -> u64 {
+        STALL_GAPS
+            .saturating_mul(self.dependent_gap_ns)
+            .max(STALL_FLOOR_NS)
+    }
 }
 
 impl std::fmt::Display for Tolerances {

@@ -405,21 +405,32 @@ impl Timeline {
     /// their launch call returns (a launch of 1000 nodes holds the host for over 100 µs), so
     /// they make every other op look issued early.
     pub fn issue_offset_without(&self, skip: impl Fn(OpId) -> bool) -> Option<i64> {
-        // A copy may block the host until it has nearly finished (pageable memory), so it counts
-        // as issued when its call began, not when the call returned.
+        self.issue_offset_where(|op| !skip(op), |_| false)
+    }
+
+    /// The smallest `start - issue` over the ops `counts` names, an op counting from its call's
+    /// begin where `from_begin` says so (and a copy always: it may block the host until it has
+    /// nearly finished, with pageable memory), else from its call's end. Counting from the begin
+    /// only lengthens the delay, so it suits ops whose call returns late (a graph's launch).
+    pub fn issue_offset_where(
+        &self,
+        counts: impl Fn(OpId) -> bool,
+        from_begin: impl Fn(OpId) -> bool,
+    ) -> Option<i64> {
+        let issued = |op: OpId, begin: bool| {
+            let call = self.host_call(op)?;
+            Some(if begin { call.begin_ns } else { call.end_ns } as i64)
+        };
         let witnessed = self.witness.map(|w| {
             self.witnessed
                 .iter()
-                .filter(|s| !skip(s.op))
-                .filter_map(move |s| {
-                    let begin = self.host_call(s.op)?.begin_ns as i64;
-                    Some(s.start_ns + w.offset_ns - begin)
-                })
+                .filter(|s| counts(s.op))
+                .filter_map(move |s| Some(s.start_ns + w.offset_ns - issued(s.op, true)?))
         });
         self.spans
             .iter()
-            .filter(|s| !skip(s.op))
-            .filter_map(|s| Some(s.start() as i64 - self.issued_ns(s.op)? as i64))
+            .filter(|s| counts(s.op))
+            .filter_map(|s| Some(s.start() as i64 - issued(s.op, from_begin(s.op))?))
             .chain(witnessed.into_iter().flatten())
             .min()
     }

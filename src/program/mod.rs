@@ -178,6 +178,24 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// Whether the op occupies the device (or the host on the device's behalf) for a while, so
+    /// that an op issued after it may wait for its end: kernels, copies, memsets, all-reduces and
+    /// host functions. Records, waits, syncs and captures take no time of their own.
+    pub fn takes_time(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Spin { .. }
+                | OpKind::Add { .. }
+                | OpKind::AllReduce { .. }
+                | OpKind::Copy { .. }
+                | OpKind::HostFn { .. }
+                | OpKind::Api {
+                    call: ApiCall::Memset,
+                    ..
+                }
+        )
+    }
+
     /// The stream the op is enqueued on; `None` for host-side ops.
     pub fn stream(&self) -> Option<StreamId> {
         match *self {

@@ -69,23 +69,6 @@ fn need(program: &Program, op: &crate::program::Op) -> Option<Need> {
     }
 }
 
-/// Whether the op occupies the device (or the host on the device's behalf) for a while, so that
-/// an op issued after it may wait for its end. Host functions do: work behind them waits.
-fn takes_time(kind: &OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::Spin { .. }
-            | OpKind::Add { .. }
-            | OpKind::AllReduce { .. }
-            | OpKind::Copy { .. }
-            | OpKind::HostFn { .. }
-            | OpKind::Api {
-                call: ApiCall::Memset,
-                ..
-            }
-    )
-}
-
 /// Ops that were free to start, with nothing of ours holding them, and yet idle for longer than
 /// `threshold`.
 pub(super) fn idle(
@@ -102,7 +85,7 @@ pub(super) fn idle(
         .ops
         .iter()
         .map(|op| {
-            if takes_time(&op.kind) {
+            if op.kind.takes_time() {
                 timeline.interval(op.id)
             } else {
                 None
@@ -142,7 +125,7 @@ pub(super) fn idle(
         // a claim of 2,000 ops in one stream is judged in linear time, not quadratic.
         let before = (0..op.id.0).rev();
         for other in before.chain(op.id.0 + 1..program.ops.len()).map(OpId) {
-            if !takes_time(&program.ops[other.0].kind) || !waits.may_wait(other, op.id) {
+            if !program.ops[other.0].kind.takes_time() || !waits.may_wait(other, op.id) {
                 continue;
             }
             match placed[other.0] {
@@ -185,17 +168,11 @@ pub(super) fn idle(
 }
 
 /// The host-to-GPU offset of an op that waits for nothing, from the trial's clock sync and the
-/// calibrated launch latency: `ready = issued + offset`. The sync's error is added, so that the
-/// op is taken as ready no sooner than it could have been; a sync worse than a quarter of the
-/// stall threshold (its kernel held back by a neighbour in every round) is not used.
+/// calibrated launch latency, as the relations take it
+/// ([`crate::judge::relation::synced_delay_within`]); a sync worse than a quarter of the stall
+/// threshold (its kernel held back by a neighbour in every round) is not used.
 fn clocked_offset(timeline: &Timeline, tol: &Tolerances, threshold: u64) -> Option<i64> {
-    let clock = timeline.clock?;
-    let latency = tol.launch_latency_ns?;
-    if clock.error_ns > threshold / 4 {
-        return None;
-    }
-    let late = i64::try_from(latency.saturating_add(clock.error_ns)).ok()?;
-    clock.offset_ns.checked_add(late)
+    crate::judge::relation::synced_delay_within(timeline, tol, threshold / 4)
 }
 
 /// The longest stretch of `[from, until]` that no interval of `busy` covers: (start, length).

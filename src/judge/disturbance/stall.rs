@@ -8,24 +8,12 @@ use crate::program::{OpId, Program};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
-/// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
-/// launch jitter after it was ready, so the threshold need not hold the jitter again. 24 gaps
-/// (45–53 µs on an H100, 37 µs on an H200) are over twice the longest idle stretch in the idle
-/// runs recorded as fixtures (19.5 µs, a D2H copy behind a kernel in its stream, over 1,500
-/// trials; see `tests/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
-/// The jitter is no part of it because it is the first thing a neighbour inflates: a run
-/// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
-pub const STALL_GAPS: u64 = 24;
-/// The smallest stall threshold: a dependent gap measured under load can be small, and a few µs
-/// of GPU-side scheduling noise is not a neighbour.
-pub const STALL_FLOOR_NS: u64 = 20_000;
+pub use crate::measured::calibration::{STALL_FLOOR_NS, STALL_GAPS};
 
-/// The shortest stall that counts as a disturbance, from the trial's tolerances.
+/// The shortest stall that counts as a disturbance, from the trial's tolerances
+/// ([`Tolerances::stall_threshold_ns`]).
 pub fn stall_threshold(tol: &Tolerances) -> u64 {
-    STALL_GAPS
-        .saturating_mul(tol.dependent_gap_ns)
-        .max(STALL_FLOOR_NS)
+    tol.stall_threshold_ns()
 }
 
 /// Which signature a stall has.

@@ -107,6 +107,24 @@ impl HappensBefore {
         a != b && !self.must_precede(a, b) && !self.must_precede(b, a)
     }
 
+    /// Per op, whether it depends on none of the ops `counts` names: no such op must precede it
+    /// (through its stream, a wait, or an implicit synchronization). Asked with the ops that take
+    /// time ([`crate::program::OpKind::takes_time`]), an op that depends on none of them starts
+    /// within the launch latency of its issue, which makes it a witness of the trial's
+    /// host-to-GPU offset.
+    pub fn depends_on_none_of(&self, counts: impl Fn(OpId) -> bool) -> Vec<bool> {
+        let words = self.reach.first().map_or(0, Vec::len);
+        let mut reached = vec![0u64; words];
+        for op in (0..self.ops).filter(|&i| counts(OpId(i))) {
+            for (r, w) in reached.iter_mut().zip(&self.reach[2 * op + 1]) {
+                *r |= w;
+            }
+        }
+        (0..self.ops)
+            .map(|i| reached[(2 * i) / 64] & (1 << ((2 * i) % 64)) == 0)
+            .collect()
+    }
+
     /// Every must-precede pair, in issue order of the first op.
     pub fn must_pairs(&self) -> Vec<(OpId, OpId)> {
         self.pairs(|a, b| self.must_precede(a, b))

@@ -41,25 +41,55 @@ fn duration(program: &Program, e: &mut Vec<(usize, usize)>) {
 /// stream op (kernel, event record, event wait, host function) starts after the previous op of
 /// its stream ends.
 ///
-/// Graphs are modelled as the stream work they were captured from: the captured ops keep the
-/// orderings capture recorded, and the graph launch, issued on the capturing stream after the end
-/// of the capture, orders later work on that stream after all of them. A stream that joined the
-/// capture through an event is not ordered after the graph: its order resumes, after the capture,
-/// from its last op before it.
+/// Graphs. A captured op runs only when its graph is launched, so it takes no place in its
+/// stream's order: the captured ops keep among themselves the orderings capture recorded (the
+/// same rules, inside the capture), and stream order outside the capture passes them by. The
+/// launch is a stream op like a kernel, and its graph runs inside it: driver API `cuGraphLaunch`,
+/// "Each launch is ordered behind both any previous work in hStream and any previous launches of
+/// hGraphExec". So every captured op ends before the end of its graph's first launch (which
+/// stands for the span of the graph's nodes in checks), a later launch of the same graph starts
+/// after the previous one ends, and the captured ops start after the work their launch stream
+/// held before the capture began (work issued on it later is issued after them, and edges point
+/// forward in issue order only, so the model leaves that order out: it predicts less, never a
+/// false order).
 fn stream_order(program: &Program, e: &mut Vec<(usize, usize)>) {
+    let captures = program.captures();
+    let first_launch = program.graph_launches();
     let mut last: Vec<Option<usize>> = vec![None; program.streams.len()];
-    let mut before_capture = last.clone();
+    let mut last_captured = last.clone();
+    // Per end-capture op: the last op of each stream when its capture began.
+    let mut at_begin: Vec<Option<usize>> = Vec::new();
+    let mut previous_launch: Vec<Option<usize>> = vec![None; program.ops.len()];
     for (i, op) in program.ops.iter().enumerate() {
         let Some(s) = op.kind.stream() else { continue };
+        if captures[i].is_some() {
+            if let Some(prev) = last_captured[s.0] {
+                e.push((end(prev), start(i)));
+            }
+            // The work on the launch stream before the capture began, if launched at all.
+            if let Some(l) = first_launch[i] {
+                let launch_stream = program.ops[l.0].kind.stream();
+                if let Some(p) = launch_stream.and_then(|ls| at_begin.get(ls.0).copied().flatten())
+                {
+                    e.push((end(p), start(i)));
+                }
+                e.push((end(i), end(l.0)));
+            }
+            last_captured[s.0] = Some(i);
+            continue;
+        }
         if let Some(prev) = last[s.0] {
             e.push((end(prev), start(i)));
         }
         match op.kind {
-            OpKind::BeginCapture { .. } => before_capture = last.clone(),
-            OpKind::EndCapture { stream } => {
-                for (t, l) in last.iter_mut().enumerate() {
-                    if t != stream.0 {
-                        *l = before_capture[t];
+            OpKind::BeginCapture { .. } => {
+                last_captured.iter_mut().for_each(|l| *l = None);
+                at_begin = last.clone();
+            }
+            OpKind::GraphLaunch { graph, .. } => {
+                if let Some(prev) = previous_launch.get_mut(graph.0) {
+                    if let Some(p) = prev.replace(i) {
+                        e.push((end(p), start(i)));
                     }
                 }
             }
@@ -94,9 +124,11 @@ fn legacy_null_stream(program: &Program, e: &mut Vec<(usize, usize)>) {
     let blocking = |k: StreamKind| matches!(k, StreamKind::Blocking | StreamKind::PerThread);
     let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
     let mut last_legacy: Vec<Option<usize>> = vec![None; program.device_count() as usize];
+    // A captured op runs inside its graph's launch, which is the stream op this rule orders.
+    let captures = program.captures();
     for (i, op) in program.ops.iter().enumerate() {
         let Some(s) = op.kind.stream() else { continue };
-        if program.is_noop_wait(op.id) {
+        if program.is_noop_wait(op.id) || captures[i].is_some() {
             continue;
         }
         match kind(s) {
@@ -157,7 +189,15 @@ fn event_waits(program: &Program, e: &mut Vec<(usize, usize)>) {
 fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
     let mut last_on: Vec<Option<usize>> = vec![None; program.streams.len()];
     let mut last_record: Vec<Option<usize>> = vec![None; program.events.len()];
+    // A captured op has run by a sync only if its graph was launched before the sync (and then
+    // the launch, the stream's op, ends after it).
+    let captures = program.captures();
+    let launches = program.graph_launches();
+    let ran_by = |p: usize, i: usize| captures[p].is_none() || launches[p].is_some_and(|l| l.0 < i);
     for (i, op) in program.ops.iter().enumerate() {
+        if captures[i].is_some() {
+            continue;
+        }
         if let OpKind::Record { event, .. } = op.kind {
             last_record[event.0] = Some(i);
         }
@@ -165,7 +205,7 @@ fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
             last_on[s.0] = Some(i);
         }
         if let OpKind::DeviceSync { device } = op.kind {
-            for p in 0..i {
+            for p in (0..i).filter(|&p| ran_by(p, i)) {
                 if program.device_of(program.ops[p].id) == Some(device) {
                     e.push((end(p), start(i)));
                 }
@@ -190,7 +230,7 @@ fn host_syncs(program: &Program, e: &mut Vec<(usize, usize)>) {
                 }
             }
             SyncTarget::Device => {
-                for p in 0..i {
+                for p in (0..i).filter(|&p| ran_by(p, i)) {
                     e.push((end(p), start(i)));
                 }
             }
@@ -244,7 +284,12 @@ fn hardware_queues(program: &Program, n: usize, e: &mut Vec<(usize, usize)>) {
             seen[d] - 1
         })
         .collect();
+    // A captured op reaches a queue only with its graph's launch, which this model leaves out.
+    let captures = program.captures();
     for (i, op) in program.ops.iter().enumerate() {
+        if captures[i].is_some() {
+            continue;
+        }
         let stream = match op.kind {
             OpKind::Spin { stream, .. } | OpKind::AllReduce { stream, .. } => stream,
             OpKind::Wait { stream, .. } if !program.is_noop_wait(op.id) => stream,

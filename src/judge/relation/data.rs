@@ -20,7 +20,7 @@ pub(super) fn serializes(
     b: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (Some(ia), Some(ib)) = (timeline.interval(a), timeline.interval(b)) else {
+    let (Some(ia), Some(ib)) = (waits.interval(timeline, a), waits.interval(timeline, b)) else {
         return unknown(
             check,
             "an op has no span on this timeline (no stamps, no witness)".into(),

@@ -6,6 +6,7 @@
 //! copy) is the tolerance (`slack` below) of every comparison with a span.
 //! Without a clock sync these checks cannot be decided.
 
+use super::waits::HostWaits;
 use super::{at, latest_free_start, micros, signed, unknown, Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Interval, Timeline};
@@ -40,12 +41,13 @@ pub(super) fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<P
 /// slack also takes the span's own (a witnessed copy's alignment error). Unknown without either.
 fn call_and_span(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     call: OpId,
     span: OpId,
     tol: &Tolerances,
 ) -> Result<(Placed, Interval), Measurement> {
-    match (place(timeline, call, tol), timeline.interval(span)) {
+    match (place(timeline, call, tol), waits.interval(timeline, span)) {
         (Ok(mut p), Some(s)) => {
             p.slack += signed(s.slack_ns);
             Ok((p, s))
@@ -77,12 +79,13 @@ pub(super) fn tolerance(slack: i64) -> String {
 /// back sooner.
 pub(super) fn returns(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     call: OpId,
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (p, end) = match call_and_span(check, timeline, call, span, tol) {
+    let (p, end) = match call_and_span(check, waits, timeline, call, span, tol) {
         Ok((p, s)) => (p, s.end),
         Err(unknown) => return unknown,
     };
@@ -128,17 +131,22 @@ pub(super) fn returns(
 /// end the query was issued (negative: while the work ran).
 pub(super) fn answers(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     query: OpId,
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
+    // The work may be a kernel, a host function or a graph launch (its nodes' span).
     let (p, end, ready) = match (
         place(timeline, query, tol),
-        timeline.span(span),
+        waits.interval(timeline, span),
         timeline.reading(query),
     ) {
-        (Ok(p), Some(s), Some(r)) => (p, signed(s.end()), r == 1),
+        (Ok(mut p), Some(s), Some(r)) => {
+            p.slack += signed(s.slack_ns);
+            (p, s.end, r == 1)
+        }
         (Err(why), _, _) => return unknown(check, why),
         _ => {
             return unknown(
@@ -175,6 +183,7 @@ pub(super) fn answers(
 /// issued sooner). Otherwise `after` merely came late, and nothing is proven.
 pub(super) fn separates(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     call: OpId,
     before: Interval,
@@ -195,7 +204,7 @@ pub(super) fn separates(
             format!("the two kernels ran together for {}", micros(overlap)),
         );
     }
-    if let Some(free) = latest_free_start(timeline, after.op, tol) {
+    if let Some(free) = latest_free_start(waits, timeline, after.op, tol) {
         if free < before.end {
             return measured(
                 Truth::Yes,
@@ -304,12 +313,13 @@ pub(super) fn launch_cheaper(
 /// the span went on after the call returned.
 pub(super) fn blocks(
     check: Check,
+    waits: &HostWaits,
     timeline: &Timeline,
     call: OpId,
     span: OpId,
     tol: &Tolerances,
 ) -> Measurement {
-    let (p, s) = match call_and_span(check, timeline, call, span, tol) {
+    let (p, s) = match call_and_span(check, waits, timeline, call, span, tol) {
         Ok(both) => both,
         Err(unknown) => return unknown,
     };
@@ -330,7 +340,7 @@ pub(super) fn blocks(
         value_ns: tail,
         truth,
         reason: format!(
-            "the call held the host for {:.1} % of the {} span ({}), and returned {}; the \
+            "the call held the host for {:.1} % of the {} span (from {}), and returned {}; the \
              held time is known within ±{:.2} µs (twice the {})",
             share * 100.0,
             micros(s.end - s.start),

@@ -10,8 +10,10 @@
 //! whether the later op *could* have started sooner: an order observed between two ops proves a
 //! dependency only if the later op was issued early enough to have started before the earlier
 //! one ended, had nothing held it back; the same condition makes a missing overlap a proof of
-//! waiting. "Early enough" is the op's ready time ([`Timeline::ready_ns`]) plus the measured
-//! launch jitter (see [`crate::Calibration`]). An op issued after a host sync that waits for the
+//! waiting. "Early enough" is the op's ready time plus the measured launch jitter (see
+//! [`crate::Calibration`]): its issue moved onto the GPU clock by the trial's clock sync and the
+//! calibrated launch latency, or, in files recorded without a sync, by the smallest launch delay
+//! of the ops that depend on nothing (`latest_free_start`). An op issued after a host sync that waits for the
 //! earlier op could not be issued sooner at all: that order is the host's, and it is judged by
 //! when the sync was called and returned (`host_order.rs`, docs/design.md decision 13), which
 //! needs the program ([`Check::measure_in`]). Every `Unknown` reason says why the timeline could
@@ -296,7 +298,7 @@ impl Check {
         tol: &Tolerances,
     ) -> Measurement {
         let check = *self;
-        let intervals = |x, y| both(check, x, y, |o| timeline.interval(o));
+        let intervals = |x, y| both(check, x, y, |o| waits.interval(timeline, o));
         let spans = |x, y| both(check, x, y, |o| timeline.span(o));
         let measured = match check {
             Check::Precedes { before, after } => {
@@ -318,29 +320,76 @@ impl Check {
                 tol,
             )),
             Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
-                Ok(host::returns(check, timeline, call, span, tol))
+                Ok(host::returns(check, waits, timeline, call, span, tol))
             }
-            Check::Answers { query, span } => Ok(host::answers(check, timeline, query, span, tol)),
+            Check::Answers { query, span } => {
+                Ok(host::answers(check, waits, timeline, query, span, tol))
+            }
             Check::Separates {
                 call,
                 before,
                 after,
             } => intervals(before, after)
-                .map(|(b, a)| host::separates(check, timeline, call, b, a, tol)),
+                .map(|(b, a)| host::separates(check, waits, timeline, call, b, a, tol)),
             Check::Reuses { first, second } => Ok(host::reuses(check, timeline, first, second)),
             Check::LaunchCheaper { graph, first, last } => {
                 Ok(host::launch_cheaper(check, timeline, graph, first, last))
             }
             Check::Serializes { a, b } => Ok(data::serializes(check, waits, timeline, a, b, tol)),
-            Check::Blocks { call, span } => Ok(host::blocks(check, timeline, call, span, tol)),
+            Check::Blocks { call, span } => {
+                Ok(host::blocks(check, waits, timeline, call, span, tol))
+            }
             Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
             Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),
             Check::MemoryIs { buffer, place } => {
                 Ok(data::memory_is(check, timeline, buffer, place))
             }
         };
-        measured.unwrap_or_else(|unknown| unknown)
+        let mut m = measured.unwrap_or_else(|unknown| unknown);
+        m.reason += &launch_note(waits, check);
+        m
     }
+}
+
+/// For a check that places a graph launch on the time axis: "; L stands for the span of its
+/// graph's nodes K1, K2" (the first and last of a long graph: "G0 … G999, 1000 nodes").
+fn launch_note(waits: &HostWaits, check: Check) -> String {
+    let placed = matches!(
+        check,
+        Check::Precedes { .. }
+            | Check::Overlaps { .. }
+            | Check::Separates { .. }
+            | Check::Serializes { .. }
+            | Check::ReturnsBefore { .. }
+            | Check::ReturnsAfter { .. }
+            | Check::Blocks { .. }
+            | Check::Answers { .. }
+    );
+    if !placed {
+        return String::new();
+    }
+    check
+        .ops()
+        .into_iter()
+        .filter_map(|op| {
+            let nodes = waits.launched(op)?;
+            let names = match nodes {
+                [first, .., last] if nodes.len() > 4 => format!(
+                    "{} … {}, {} nodes",
+                    waits.label(*first),
+                    waits.label(*last),
+                    nodes.len()
+                ),
+                _ => (nodes.iter().map(|&n| waits.label(n)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            Some(format!(
+                "; {} stands for the span of its graph's nodes {names}",
+                waits.label(op)
+            ))
+        })
+        .collect()
 }
 
 fn buffer_label(program: &Program, b: BufferId) -> String {
@@ -457,13 +506,97 @@ fn signed(ns: u64) -> i64 {
 }
 
 /// Trial-relative µs of a `%globaltimer` instant, for reasons.
+/// `t` relative to the trial's first stamp, or, in a trial of copies alone, to its first copy.
 fn at(t: i64, timeline: &Timeline) -> String {
-    format!("{:.2} µs", (t - signed(timeline.origin_ns())) as f64 / 1e3)
+    let origin = match timeline.spans.is_empty() {
+        false => signed(timeline.origin_ns()),
+        true => (timeline.witnessed.iter())
+            .filter_map(|w| timeline.interval(w.op).map(|i| i.start))
+            .min()
+            .unwrap_or(0),
+    };
+    format!("{:.2} µs", (t - origin) as f64 / 1e3)
 }
 
 /// When `op` would have started at the latest had it depended on nothing: ready plus jitter.
-fn latest_free_start(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Option<i64> {
-    Some(timeline.ready_ns(op)? + signed(tol.launch_jitter_ns))
+///
+/// Ready is the op's issue time moved onto the GPU clock. With the trial's clock sync and a
+/// calibrated launch latency, by those: issue + the sync's offset + the launch latency + the
+/// sync's error, whatever else the trial did (a host function first in a stream once made its
+/// kernel, the only stamped op, look issued late). Without them (files recorded before every
+/// trial was clock-synced), by the smallest `start − issue` among the ops that depend on nothing
+/// (no earlier op in their stream, no wait before them), which started as soon as they could.
+pub(crate) fn latest_free_start(
+    waits: &HostWaits,
+    timeline: &Timeline,
+    op: OpId,
+    tol: &Tolerances,
+) -> Option<i64> {
+    let offset = match synced_delay(timeline, tol) {
+        Some(delay) => delay,
+        None => shortest_delay(waits, timeline)?,
+    };
+    (timeline.issued_ns(op)? as i64)
+        .checked_add(offset)?
+        .checked_add(signed(tol.launch_jitter_ns))
+}
+
+/// The host-to-GPU delay of an op that depends on nothing, from the clock sync: its offset, the
+/// calibrated launch latency, and the sync's error (so that an op is never taken as ready sooner
+/// than it could have been). A sync whose error is over a quarter of the stall threshold (its
+/// kernel held back by a neighbour in every round) is not used, here as in the disturbance rule,
+/// which could not have seen a trial held back as a whole with it.
+pub(crate) fn synced_delay(timeline: &Timeline, tol: &Tolerances) -> Option<i64> {
+    synced_delay_within(timeline, tol, tol.stall_threshold_ns() / 4)
+}
+
+/// [`synced_delay`] with a sync of at most `max_error_ns` error.
+pub(crate) fn synced_delay_within(
+    timeline: &Timeline,
+    tol: &Tolerances,
+    max_error_ns: u64,
+) -> Option<i64> {
+    let clock = timeline.clock?;
+    let latency = tol.launch_latency_ns?;
+    if clock.error_ns > max_error_ns {
+        return None;
+    }
+    clock
+        .offset_ns
+        .checked_add(signed(latency))?
+        .checked_add(signed(clock.error_ns))
+}
+
+/// Without a usable sync, the smallest `start − issue` among the ops that depend on nothing
+/// ([`HostWaits::free`]). A captured op counts from its launch call's begin and a copy from its
+/// call's begin, which only makes the delay longer: a graph's nodes start before the launch
+/// returns, and a pageable copy holds the host until it has nearly finished.
+fn shortest_delay(waits: &HostWaits, timeline: &Timeline) -> Option<i64> {
+    timeline.issue_offset_where(|op| waits.free(op), |op| waits.captured(op))
+}
+
+/// Whether ready times come from the trial's clock sync (see [`latest_free_start`]).
+fn synced(timeline: &Timeline, tol: &Tolerances) -> bool {
+    synced_delay(timeline, tol).is_some()
+}
+
+/// How a ready time was found, for reasons: "issued, plus 5.10 µs launch latency, 1.20 µs clock
+/// error and 2.00 µs launch jitter".
+fn ready_how(timeline: &Timeline, tol: &Tolerances) -> String {
+    let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
+    match (timeline.clock, tol.launch_latency_ns) {
+        (Some(c), Some(l)) if synced(timeline, tol) => format!(
+            "issued, plus {} launch latency, {} clock-sync error and {} launch jitter",
+            us(l),
+            us(c.error_ns),
+            us(tol.launch_jitter_ns)
+        ),
+        // The wording of files recorded before every trial was clock-synced, kept as it was.
+        _ => format!(
+            "issued, plus {} launch jitter",
+            micros(signed(tol.launch_jitter_ns))
+        ),
+    }
 }
 
 /// What the model predicts of a check. It lives here, beside [`Check`], so that the model knows

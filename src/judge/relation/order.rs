@@ -7,24 +7,41 @@
 
 use super::host_order::{cause, host_order, HostOrder};
 use super::waits::HostWaits;
-use super::{at, latest_free_start, micros, signed, Check, Measurement, Truth};
+use super::{at, latest_free_start, micros, ready_how, signed, synced, Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Span, Timeline};
 
-/// "ready by 3.00 µs, with +2.00 µs launch jitter, vs A's end at 50.00 µs".
+/// "ready by 3.00 µs (issued, plus … launch jitter), vs A's end at 50.00 µs"; without a clock
+/// sync, "ready by 3.00 µs, with +2.00 µs launch jitter, vs …", as files recorded then say.
 fn too_late(timeline: &Timeline, free: i64, end: i64, tol: &Tolerances, a: &str) -> String {
+    let how = match synced(timeline, tol) {
+        true => format!(" ({})", ready_how(timeline, tol)),
+        false => format!(
+            ", with {} launch jitter",
+            micros(signed(tol.launch_jitter_ns))
+        ),
+    };
     format!(
-        "ready by {}, with {} launch jitter, vs {a}'s end at {}",
+        "ready by {}{how}, vs {a}'s end at {}",
         at(free, timeline),
-        micros(signed(tol.launch_jitter_ns)),
         at(end, timeline)
     )
 }
 
-/// The reason of an order or overlap with no host issue times to judge by.
-fn no_issue_times(waits: &HostWaits, op: crate::program::OpId) -> String {
+/// The reason of an order or overlap whose later op has no known ready time: the timeline has
+/// no host issue times at all, or nothing to move the issue onto the GPU clock with.
+fn no_ready_time(waits: &HostWaits, timeline: &Timeline, op: crate::program::OpId) -> String {
+    if timeline.issued_ns(op).is_none() {
+        return format!(
+            "this timeline has no host issue times, so whether {} could have started sooner is unknown: only a timeline recorded with them decides it",
+            waits.label(op)
+        );
+    }
     format!(
-        "this timeline has no host issue times, so whether {} could have started sooner is unknown: only a timeline recorded with them decides it",
+        "when {} was ready is unknown: the trial has no clock sync with a calibrated launch \
+         latency, and no stamped op that depended on nothing (no earlier op in its stream, no \
+         wait before it) to give the launch delay; a run of today's lab syncs the clocks every \
+         trial",
         waits.label(op)
     )
 }
@@ -57,26 +74,25 @@ pub(super) fn precedes(
             ),
         )
     } else {
-        match latest_free_start(timeline, after.op, tol) {
+        match latest_free_start(waits, timeline, after.op, tol) {
             Some(free) if free + slack < end => (
                 Truth::Yes,
                 format!(
-                    "was ready to start by {} (issued, plus {} launch jitter) yet started at {}, \
-                     after the end at {}: it waited",
+                    "was ready to start by {} ({}) yet started at {}, after the end at {}: it \
+                     waited",
                     at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
+                    ready_how(timeline, tol),
                     at(after.start, timeline),
                     at(end, timeline)
                 ) + &aligned(slack),
             ),
-            Some(free) => {
+            free => {
                 let order = host_order(waits, timeline, &before, after.op, tol);
                 let why = cause(&order, waits, &before, after.op, false);
-                if matches!(order, HostOrder::Made(..)) {
+                match (order, free) {
                     // The call's tolerance already holds the earlier op's slack.
-                    (Truth::Yes, why)
-                } else {
-                    (
+                    (HostOrder::Made(..), _) => (Truth::Yes, why),
+                    (_, Some(free)) => (
                         Truth::Unknown,
                         format!(
                             "came after the end ({} gap), but was issued too late to have \
@@ -84,10 +100,10 @@ pub(super) fn precedes(
                             micros(gap),
                             too_late(timeline, free, end, tol, &a)
                         ),
-                    )
+                    ),
+                    (_, None) => (Truth::Unknown, no_ready_time(waits, timeline, after.op)),
                 }
             }
-            None => (Truth::Unknown, no_issue_times(waits, after.op)),
         }
     };
     Measurement {
@@ -122,14 +138,14 @@ pub(super) fn overlaps(
             ),
         )
     } else {
-        match latest_free_start(timeline, later.op, tol) {
+        match latest_free_start(waits, timeline, later.op, tol) {
             Some(free) if free + slack < end => (
                 Truth::No,
                 format!(
-                    "the later one was ready to start by {} (issued, plus {} launch jitter) \
-                     while the other ran until {}, yet started only at {}: it waited{}",
+                    "the later one was ready to start by {} ({}) while the other ran until {}, \
+                     yet started only at {}: it waited{}",
                     at(free, timeline),
-                    micros(signed(tol.launch_jitter_ns)),
+                    ready_how(timeline, tol),
                     at(end, timeline),
                     at(later.start, timeline),
                     aligned(slack)
@@ -146,7 +162,7 @@ pub(super) fn overlaps(
                     ),
                 )
             }
-            None => (Truth::Unknown, no_issue_times(waits, later.op)),
+            None => (Truth::Unknown, no_ready_time(waits, timeline, later.op)),
         }
     };
     Measurement {
@@ -206,7 +222,8 @@ pub(super) fn dispatch_order(
         at(last_low, timeline)
     );
     let interleaved = lead >= step;
-    let decided = latest_free_start(timeline, high.op, tol).is_some_and(|free| free < last_low);
+    let decided =
+        latest_free_start(waits, timeline, high.op, tol).is_some_and(|free| free < last_low);
     let truth = match (check, interleaved, decided) {
         (_, _, false) => Truth::Unknown,
         (Check::Interleaves { .. }, true, _) | (Check::Behind { .. }, false, _) => Truth::Yes,

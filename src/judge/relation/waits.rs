@@ -8,6 +8,7 @@
 //! document says they wait for any op, so they cover none (docs/design.md, decision 13).
 
 use crate::judge::model::HappensBefore;
+use crate::measured::timeline::{Interval, Timeline};
 use crate::program::{OpId, OpKind, Program, SyncTarget};
 
 /// How an op's host call holds the host.
@@ -29,6 +30,10 @@ pub(crate) struct HostOp {
     /// The op whose host call issued this one: itself, or the graph launch of a captured op.
     pub issuer: usize,
     pub block: Block,
+    /// Depends on no op that takes time ([`HappensBefore::depends_on_none_of`]); a captured op,
+    /// when its launch depends on nothing and it on no op captured before it. Its start minus
+    /// its issue is the trial's launch delay, not a wait.
+    pub free: bool,
 }
 
 impl HostOp {
@@ -44,6 +49,9 @@ pub(crate) struct HostWaits {
     /// Whether the program is known (else nothing can be said of the calls between two ops).
     pub known: bool,
     ops: Vec<HostOp>,
+    /// Per graph launch (its first launch of its graph), the captured ops that take time: the
+    /// launch stands for their span in checks.
+    nodes: Vec<(OpId, Vec<OpId>)>,
 }
 
 impl HostWaits {
@@ -66,6 +74,17 @@ impl HostWaits {
                 .map_or_else(|| format!("event {}", e.0), |e| e.label.clone())
         };
         let launches = program.graph_launches();
+        // Free of what takes time: a direct op (or a graph launch, which runs its graph) of the
+        // direct ops before it; a captured op of the ops captured before it (its stream's, and
+        // those it waits for through events), since it runs only when its graph is launched.
+        let captures = program.captures();
+        let counts = |o: OpId, captured: bool| {
+            let kind = &program.ops[o.0].kind;
+            captures[o.0].is_some() == captured
+                && (kind.takes_time() || matches!(kind, OpKind::GraphLaunch { .. }))
+        };
+        let free_of_direct = hb.depends_on_none_of(|o| counts(o, false));
+        let free_of_captured = hb.depends_on_none_of(|o| counts(o, true));
         let ops = program
             .ops
             .iter()
@@ -97,10 +116,54 @@ impl HostWaits {
                     call,
                     issuer,
                     block,
+                    free: match issuer == i {
+                        true => free_of_direct[i],
+                        false => free_of_direct[issuer] && free_of_captured[i],
+                    },
                 }
             })
             .collect();
-        HostWaits { known: true, ops }
+        let mut nodes: Vec<(OpId, Vec<OpId>)> = Vec::new();
+        for (i, launch) in launches.iter().enumerate() {
+            let Some(l) = launch else { continue };
+            if !program.ops[i].kind.takes_time() {
+                continue;
+            }
+            match nodes.iter_mut().find(|(x, _)| x == l) {
+                Some((_, list)) => list.push(OpId(i)),
+                None => nodes.push((*l, vec![OpId(i)])),
+            }
+        }
+        HostWaits {
+            known: true,
+            ops,
+            nodes,
+        }
+    }
+
+    /// The ops a graph launch stands for (its graph's nodes that take time), if `op` is the
+    /// launch of a graph that has any.
+    pub fn launched(&self, op: OpId) -> Option<&[OpId]> {
+        self.nodes
+            .iter()
+            .find(|(l, _)| *l == op)
+            .map(|(_, n)| n.as_slice())
+    }
+
+    /// Where `op` ran ([`Timeline::interval`]); a graph launch, from the first start to the last
+    /// end of its graph's nodes, with their largest slack, and only when every node was placed.
+    pub fn interval(&self, timeline: &Timeline, op: OpId) -> Option<Interval> {
+        let Some(nodes) = self.launched(op) else {
+            return timeline.interval(op);
+        };
+        let placed: Option<Vec<Interval>> = nodes.iter().map(|&n| timeline.interval(n)).collect();
+        let placed = placed?;
+        Some(Interval {
+            op,
+            start: placed.iter().map(|i| i.start).min()?,
+            end: placed.iter().map(|i| i.end).max()?,
+            slack_ns: placed.iter().map(|i| i.slack_ns).max()?,
+        })
     }
 
     /// The op's label, or "op i" without the program.
@@ -108,6 +171,16 @@ impl HostWaits {
         self.ops
             .get(op.0)
             .map_or_else(|| format!("op {}", op.0), |o| o.label.clone())
+    }
+
+    /// Whether `op` depends on nothing (see [`HostOp::free`]); without the program, every op.
+    pub fn free(&self, op: OpId) -> bool {
+        !self.known || self.ops.get(op.0).is_some_and(|o| o.free)
+    }
+
+    /// Whether `op` was captured into a graph, and so issued by its graph's launch.
+    pub fn captured(&self, op: OpId) -> bool {
+        self.ops.get(op.0).is_some_and(|o| o.issuer != op.0)
     }
 
     /// The blocking host calls issued after `before` and before `after`, in issue order, with
