@@ -265,6 +265,9 @@ fn recorded_catalogue_runs_meet_every_expectation() {
         let device = &run.calibration.as_ref().unwrap().device.name;
         assert!(run.claims.len() >= 12, "{}", file.display());
         for rec in &run.claims {
+            if recorded_with_a_short_k1(rec) {
+                continue;
+            }
             assert!(
                 rec.as_expected(),
                 "{} {} on {device}",
@@ -273,6 +276,35 @@ fn recorded_catalogue_runs_meet_every_expectation() {
             );
         }
     }
+}
+
+/// Runs recorded before host functions were given their own start latency
+/// ([`stream_litmus::HOST_FN_LATENCY_NS`], issue 23) ran `host.*` with a 50 µs K1: a host function
+/// starting after it no longer proves a wait, so those two claims moved from Holds to
+/// Inconclusive on purpose, and say why.
+fn recorded_with_a_short_k1(rec: &ClaimRecord) -> bool {
+    let moved =
+        ["host.launch_host_func", "host.stream_add_callback"].contains(&rec.claim.id.as_str());
+    let short = match rec.claim.program.ops.first().map(|o| &o.kind) {
+        Some(stream_litmus::OpKind::Spin { duration_ns, .. }) => {
+            *duration_ns < stream_litmus::HOST_FN_LATENCY_NS
+        }
+        _ => false,
+    };
+    if !(moved && short) {
+        return false;
+    }
+    let j = rec.judgement().unwrap();
+    assert_eq!(j.verdict, Verdict::Inconclusive, "{}", rec.claim.id);
+    assert!(
+        j.trials
+            .iter()
+            .flat_map(|t| &t.measurements)
+            .any(|m| m.truth == Truth::Unknown && m.reason.contains("host-function latency")),
+        "{}: the reason names the host function's latency",
+        rec.claim.id
+    );
+    true
 }
 
 /// With spins too short, the recorded undecided trials say why and what to do, and an

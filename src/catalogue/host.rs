@@ -9,7 +9,8 @@ use crate::judge::verdict::Expect;
 use crate::program::{HostFnApi, OpKind, StreamKind, SyncTarget};
 use std::time::Duration;
 
-/// K1, a host function, K2 on one stream: the host function runs after K1 and K2 after it.
+/// K1 (120 spins: 6 ms at the default spin), a host function, K2 on one stream: the host
+/// function runs after K1 and K2 after it.
 pub fn host_fn_in_stream_order(api: HostFnApi, spin: Duration) -> Claim {
     let (id, call) = match api {
         HostFnApi::LaunchHostFunc => ("host.launch_host_func", "cuLaunchHostFunc"),
@@ -25,7 +26,9 @@ pub fn host_fn_in_stream_order(api: HostFnApi, spin: Duration) -> Claim {
         Source::new(S001, "回调（Callbacks）"),
     );
     let s = c.stream(StreamKind::NonBlocking);
-    let k1 = c.spin(s, "K1", spin);
+    // K1 outlasts a host function's start latency (HOST_FN_LATENCY_NS, 5 ms): only then does H
+    // starting after K1's end prove that it waited for it.
+    let k1 = c.spin(s, "K1", spin.saturating_mul(120));
     let h = c.host_fn(s, "H", spin, api);
     let k2 = c.spin(s, "K2", spin);
     c.chain(&[k1, h, k2]);

@@ -114,6 +114,16 @@ pub const STALL_GAPS: u64 = 24;
 /// of GPU-side scheduling noise is not a neighbour.
 pub const STALL_FLOOR_NS: u64 = 20_000;
 
+/// How long after it was ready a host function may start: the driver runs host functions
+/// (`cuLaunchHostFunc`, stream callbacks) on a thread of its own, whose wake-up is slow and long
+/// tailed. 70 host functions on an idle H100 (driver 580.159.04, `tests/fixtures/claims-h100.json.gz`)
+/// started 31 µs to 2.77 ms after they were ready, half of them within 90 µs; no kernel
+/// calibration bounds that. So a host function counts as ready to start no sooner than this
+/// after its issue (about twice the longest start seen): an order or a missing overlap proves
+/// that it waited only when the earlier op outlasted that, and a host function that merely
+/// started late proves nothing.
+pub const HOST_FN_LATENCY_NS: u64 = 5_000_000;
+
 /// The named tolerances every relation is judged with; see the module docs for why each exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tolerances {

@@ -31,7 +31,7 @@ mod order;
 mod value;
 mod waits;
 
-use crate::measured::calibration::Tolerances;
+use crate::measured::calibration::{Tolerances, HOST_FN_LATENCY_NS};
 use crate::measured::timeline::Timeline;
 use crate::program::{BufferId, OpId, Place, Program};
 use kernel::{elapsed_covers, uninterrupted};
@@ -538,7 +538,16 @@ pub(crate) fn latest_free_start(
     };
     (timeline.issued_ns(op)? as i64)
         .checked_add(offset)?
-        .checked_add(signed(tol.launch_jitter_ns))
+        .checked_add(signed(tol.launch_jitter_ns))?
+        .checked_add(host_fn_latency(timeline, op))
+}
+
+/// [`HOST_FN_LATENCY_NS`] for a host function (an op with a host span), else 0.
+fn host_fn_latency(timeline: &Timeline, op: OpId) -> i64 {
+    match timeline.host_spans.iter().any(|h| h.op == op) {
+        true => signed(HOST_FN_LATENCY_NS),
+        false => 0,
+    }
 }
 
 /// The host-to-GPU delay of an op that depends on nothing, from the clock sync: its offset, the
@@ -582,9 +591,17 @@ fn synced(timeline: &Timeline, tol: &Tolerances) -> bool {
 
 /// How a ready time was found, for reasons: "issued, plus 5.10 µs launch latency, 1.20 µs clock
 /// error and 2.00 µs launch jitter".
-fn ready_how(timeline: &Timeline, tol: &Tolerances) -> String {
+fn ready_how(timeline: &Timeline, tol: &Tolerances, op: OpId) -> String {
     let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
-    match (timeline.clock, tol.launch_latency_ns) {
+    let host_fn = match host_fn_latency(timeline, op) {
+        0 => String::new(),
+        _ => format!(
+            ", plus {} host-function latency (a host function starts up to 2.8 ms after it is \
+             ready)",
+            us(HOST_FN_LATENCY_NS)
+        ),
+    };
+    let how = match (timeline.clock, tol.launch_latency_ns) {
         (Some(c), Some(l)) if synced(timeline, tol) => format!(
             "issued, plus {} launch latency, {} clock-sync error and {} launch jitter",
             us(l),
@@ -596,7 +613,8 @@ fn ready_how(timeline: &Timeline, tol: &Tolerances) -> String {
             "issued, plus {} launch jitter",
             micros(signed(tol.launch_jitter_ns))
         ),
-    }
+    };
+    how + &host_fn
 }
 
 /// What the model predicts of a check. It lives here, beside [`Check`], so that the model knows

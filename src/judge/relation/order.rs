@@ -10,16 +10,31 @@ use super::waits::HostWaits;
 use super::{at, latest_free_start, micros, ready_how, signed, synced, Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Span, Timeline};
+use crate::program::OpId;
 
 /// "ready by 3.00 µs (issued, plus … launch jitter), vs A's end at 50.00 µs"; without a clock
 /// sync, "ready by 3.00 µs, with +2.00 µs launch jitter, vs …", as files recorded then say.
-fn too_late(timeline: &Timeline, free: i64, end: i64, tol: &Tolerances, a: &str) -> String {
+fn too_late(
+    timeline: &Timeline,
+    later: OpId,
+    free: i64,
+    end: i64,
+    tol: &Tolerances,
+    a: &str,
+) -> String {
     let how = match synced(timeline, tol) {
-        true => format!(" ({})", ready_how(timeline, tol)),
-        false => format!(
-            ", with {} launch jitter",
-            micros(signed(tol.launch_jitter_ns))
-        ),
+        true => format!(" ({})", ready_how(timeline, tol, later)),
+        false => match ready_how(timeline, tol, later).split_once(" launch jitter, ") {
+            // A host function: the latency is named after the jitter.
+            Some((_, host_fn)) => format!(
+                ", with {} launch jitter, {host_fn}",
+                micros(signed(tol.launch_jitter_ns))
+            ),
+            None => format!(
+                ", with {} launch jitter",
+                micros(signed(tol.launch_jitter_ns))
+            ),
+        },
     };
     format!(
         "ready by {}{how}, vs {a}'s end at {}",
@@ -81,7 +96,7 @@ pub(super) fn precedes(
                     "was ready to start by {} ({}) yet started at {}, after the end at {}: it \
                      waited",
                     at(free, timeline),
-                    ready_how(timeline, tol),
+                    ready_how(timeline, tol, after.op),
                     at(after.start, timeline),
                     at(end, timeline)
                 ) + &aligned(slack),
@@ -98,7 +113,7 @@ pub(super) fn precedes(
                             "came after the end ({} gap), but was issued too late to have \
                              started sooner ({}): {why}",
                             micros(gap),
-                            too_late(timeline, free, end, tol, &a)
+                            too_late(timeline, after.op, free, end, tol, &a)
                         ),
                     ),
                     (_, None) => (Truth::Unknown, no_ready_time(waits, timeline, after.op)),
@@ -145,7 +160,7 @@ pub(super) fn overlaps(
                     "the later one was ready to start by {} ({}) while the other ran until {}, \
                      yet started only at {}: it waited{}",
                     at(free, timeline),
-                    ready_how(timeline, tol),
+                    ready_how(timeline, tol, later.op),
                     at(end, timeline),
                     at(later.start, timeline),
                     aligned(slack)
@@ -157,7 +172,7 @@ pub(super) fn overlaps(
                     Truth::Unknown,
                     format!(
                         "no overlap, but the later one was issued too late to overlap ({}): {}",
-                        too_late(timeline, free, end, tol, &waits.label(first.op)),
+                        too_late(timeline, later.op, free, end, tol, &waits.label(first.op)),
                         cause(&order, waits, &first, later.op, true)
                     ),
                 )
