@@ -24,18 +24,22 @@
 //! checks about the host are in `host.rs`.
 
 mod data;
+mod describe;
 mod host;
 mod host_order;
 mod kernel;
 mod order;
+mod ready;
 mod value;
 mod waits;
 
-use crate::measured::calibration::{Tolerances, HOST_FN_LATENCY_NS};
+use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::Timeline;
 use crate::program::{BufferId, OpId, Place, Program};
 use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
+pub(crate) use ready::{latest_free_start, synced_delay_within};
+use ready::{ready_how, synced};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 pub use value::{Unit, Value};
@@ -135,6 +139,22 @@ impl Check {
         matches!(self, Check::Precedes { .. } | Check::Overlaps { .. })
     }
 
+    /// Whether the check places its ops on the time axis as intervals (where a graph launch
+    /// stands for its nodes' span), rather than reading blocks, readings or host times alone.
+    pub fn places_ops(&self) -> bool {
+        matches!(
+            self,
+            Check::Precedes { .. }
+                | Check::Overlaps { .. }
+                | Check::Separates { .. }
+                | Check::Serializes { .. }
+                | Check::ReturnsBefore { .. }
+                | Check::ReturnsAfter { .. }
+                | Check::Blocks { .. }
+                | Check::Answers { .. }
+        )
+    }
+
     /// Whether the check compares host-clock times of our own calls (when a call returned, how
     /// long launches took): the OS preempting the issuing thread moves those, and nothing else.
     pub fn reads_host_time(&self) -> bool {
@@ -180,96 +200,6 @@ impl Check {
     /// A measured value in the check's unit (see [`Value`]'s display).
     pub fn format_value(&self, value: i64) -> String {
         self.value(value).to_string()
-    }
-
-    /// What the measured value is, for evidence lines.
-    pub fn quantity(&self) -> &'static str {
-        match self {
-            Check::Precedes { .. } => "gap",
-            Check::Overlaps { .. } => "overlap",
-            Check::Interleaves { .. } | Check::Behind { .. } => "lead",
-            Check::Uninterrupted { .. } => "excess",
-            Check::ElapsedCovers { .. } => "events beyond stamps",
-            Check::ReturnsBefore { .. } => "returned before the end by",
-            Check::ReturnsAfter { .. } => "returned after the end by",
-            Check::Answers { .. } => "asked after the end by",
-            Check::Separates { .. } => "overlap",
-            Check::Reuses { .. } => "address offset",
-            Check::LaunchCheaper { .. } => "host time saved",
-            Check::Serializes { .. } => "overlap",
-            Check::Blocks { .. } => "still in flight at the return",
-            Check::Faster { .. } => "time saved",
-            Check::Contents { .. } => "elements differing",
-            Check::MemoryIs { .. } => "memory found",
-        }
-    }
-
-    /// The words for measured values from `min` to `max`, and whether to show them negated, so
-    /// that every figure reads in its own direction: a query asked 502 µs before the end is
-    /// "asked before the end by 502 µs", never "asked after the end by −502 µs". Values on both
-    /// sides of zero keep their signs, under words that name no side.
-    pub fn quantity_for(&self, min: i64, max: i64) -> (&'static str, bool) {
-        let sides = match self {
-            Check::ReturnsBefore { .. } => {
-                Some(("returned after the end by", "returned, against the end,"))
-            }
-            Check::ReturnsAfter { .. } => {
-                Some(("returned before the end by", "returned, against the end,"))
-            }
-            Check::Answers { .. } => Some(("asked before the end by", "asked, against the end,")),
-            Check::Precedes { .. } => Some(("overlap", "gap (+) or overlap (−)")),
-            Check::Overlaps { .. } | Check::Separates { .. } | Check::Serializes { .. } => {
-                Some(("gap", "overlap (+) or gap (−)"))
-            }
-            _ => None,
-        };
-        match sides {
-            Some((opposite, _)) if max < 0 => (opposite, true),
-            Some((_, neither)) if min < 0 && max > 0 => (neither, false),
-            _ => (self.quantity(), false),
-        }
-    }
-
-    /// "A→B" or "A∥B", with the program's labels.
-    pub fn describe(&self, program: &Program) -> String {
-        let two = |x: OpId, symbol: &str, y: OpId| {
-            format!("{}{symbol}{}", program.label(x), program.label(y))
-        };
-        match *self {
-            Check::Precedes { before, after } => two(before, "→", after),
-            Check::Overlaps { a, b } => two(a, "∥", b),
-            Check::Interleaves { low, high } => two(high, "⤼", low),
-            Check::Behind { low, high } => two(low, "…", high),
-            Check::Uninterrupted { op, by } => two(op, "▮", by),
-            Check::ElapsedCovers { elapsed, span } => two(elapsed, "⊇", span),
-            Check::ReturnsBefore { call, span } => two(call, "↩<", span),
-            Check::ReturnsAfter { call, span } => two(call, "↩>", span),
-            Check::Answers { query, span } => two(query, "?", span),
-            Check::Separates {
-                call,
-                before,
-                after,
-            } => format!("{}|{}", two(before, "|", call), program.label(after)),
-            Check::Reuses { first, second } => two(first, "=", second),
-            Check::LaunchCheaper { graph, first, last } => {
-                format!("{}..{}", two(graph, "<", first), program.label(last))
-            }
-            Check::Serializes { a, b } => two(a, "⊥", b),
-            Check::Blocks { call, span } => two(call, "⊒", span),
-            Check::Faster { slow, fast } => format!(
-                "[{}..{}]<[{}..{}]",
-                program.label(fast.0),
-                program.label(fast.1),
-                program.label(slow.0),
-                program.label(slow.1)
-            ),
-            Check::Contents { buffer, value } => {
-                format!("{}≡{value}", buffer_label(program, buffer))
-            }
-            Check::MemoryIs { buffer, place } => {
-                format!("{}∈{place}", buffer_label(program, buffer))
-            }
-        }
     }
 
     /// Judges the check on one timeline, knowing nothing of the program: an order the host made
@@ -346,50 +276,9 @@ impl Check {
             }
         };
         let mut m = measured.unwrap_or_else(|unknown| unknown);
-        m.reason += &launch_note(waits, check);
+        m.reason += &waits.launch_note(check);
         m
     }
-}
-
-/// For a check that places a graph launch on the time axis: "; L stands for the span of its
-/// graph's nodes K1, K2" (the first and last of a long graph: "G0 … G999, 1000 nodes").
-fn launch_note(waits: &HostWaits, check: Check) -> String {
-    let placed = matches!(
-        check,
-        Check::Precedes { .. }
-            | Check::Overlaps { .. }
-            | Check::Separates { .. }
-            | Check::Serializes { .. }
-            | Check::ReturnsBefore { .. }
-            | Check::ReturnsAfter { .. }
-            | Check::Blocks { .. }
-            | Check::Answers { .. }
-    );
-    if !placed {
-        return String::new();
-    }
-    check
-        .ops()
-        .into_iter()
-        .filter_map(|op| {
-            let nodes = waits.launched(op)?;
-            let names = match nodes {
-                [first, .., last] if nodes.len() > 4 => format!(
-                    "{} … {}, {} nodes",
-                    waits.label(*first),
-                    waits.label(*last),
-                    nodes.len()
-                ),
-                _ => (nodes.iter().map(|&n| waits.label(n)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            };
-            Some(format!(
-                "; {} stands for the span of its graph's nodes {names}",
-                waits.label(op)
-            ))
-        })
-        .collect()
 }
 
 fn buffer_label(program: &Program, b: BufferId) -> String {
@@ -505,8 +394,8 @@ fn signed(ns: u64) -> i64 {
     i64::try_from(ns).unwrap_or(i64::MAX)
 }
 
-/// Trial-relative µs of a `%globaltimer` instant, for reasons.
-/// `t` relative to the trial's first stamp, or, in a trial of copies alone, to its first copy.
+/// Trial-relative µs of a `%globaltimer` instant, for reasons: relative to the trial's first
+/// stamp, or, in a trial of copies alone, to its first copy.
 fn at(t: i64, timeline: &Timeline) -> String {
     let origin = match timeline.spans.is_empty() {
         false => signed(timeline.origin_ns()),
@@ -516,105 +405,6 @@ fn at(t: i64, timeline: &Timeline) -> String {
             .unwrap_or(0),
     };
     format!("{:.2} µs", (t - origin) as f64 / 1e3)
-}
-
-/// When `op` would have started at the latest had it depended on nothing: ready plus jitter.
-///
-/// Ready is the op's issue time moved onto the GPU clock. With the trial's clock sync and a
-/// calibrated launch latency, by those: issue + the sync's offset + the launch latency + the
-/// sync's error, whatever else the trial did (a host function first in a stream once made its
-/// kernel, the only stamped op, look issued late). Without them (files recorded before every
-/// trial was clock-synced), by the smallest `start − issue` among the ops that depend on nothing
-/// (no earlier op in their stream, no wait before them), which started as soon as they could.
-pub(crate) fn latest_free_start(
-    waits: &HostWaits,
-    timeline: &Timeline,
-    op: OpId,
-    tol: &Tolerances,
-) -> Option<i64> {
-    let offset = match synced_delay(timeline, tol) {
-        Some(delay) => delay,
-        None => shortest_delay(waits, timeline)?,
-    };
-    (timeline.issued_ns(op)? as i64)
-        .checked_add(offset)?
-        .checked_add(signed(tol.launch_jitter_ns))?
-        .checked_add(host_fn_latency(timeline, op))
-}
-
-/// [`HOST_FN_LATENCY_NS`] for a host function (an op with a host span), else 0.
-fn host_fn_latency(timeline: &Timeline, op: OpId) -> i64 {
-    match timeline.host_spans.iter().any(|h| h.op == op) {
-        true => signed(HOST_FN_LATENCY_NS),
-        false => 0,
-    }
-}
-
-/// The host-to-GPU delay of an op that depends on nothing, from the clock sync: its offset, the
-/// calibrated launch latency, and the sync's error (so that an op is never taken as ready sooner
-/// than it could have been). A sync whose error is over a quarter of the stall threshold (its
-/// kernel held back by a neighbour in every round) is not used, here as in the disturbance rule,
-/// which could not have seen a trial held back as a whole with it.
-pub(crate) fn synced_delay(timeline: &Timeline, tol: &Tolerances) -> Option<i64> {
-    synced_delay_within(timeline, tol, tol.stall_threshold_ns() / 4)
-}
-
-/// [`synced_delay`] with a sync of at most `max_error_ns` error.
-pub(crate) fn synced_delay_within(
-    timeline: &Timeline,
-    tol: &Tolerances,
-    max_error_ns: u64,
-) -> Option<i64> {
-    let clock = timeline.clock?;
-    let latency = tol.launch_latency_ns?;
-    if clock.error_ns > max_error_ns {
-        return None;
-    }
-    clock
-        .offset_ns
-        .checked_add(signed(latency))?
-        .checked_add(signed(clock.error_ns))
-}
-
-/// Without a usable sync, the smallest `start − issue` among the ops that depend on nothing
-/// ([`HostWaits::free`]). A captured op counts from its launch call's begin and a copy from its
-/// call's begin, which only makes the delay longer: a graph's nodes start before the launch
-/// returns, and a pageable copy holds the host until it has nearly finished.
-fn shortest_delay(waits: &HostWaits, timeline: &Timeline) -> Option<i64> {
-    timeline.issue_offset_where(|op| waits.free(op), |op| waits.captured(op))
-}
-
-/// Whether ready times come from the trial's clock sync (see [`latest_free_start`]).
-fn synced(timeline: &Timeline, tol: &Tolerances) -> bool {
-    synced_delay(timeline, tol).is_some()
-}
-
-/// How a ready time was found, for reasons: "issued, plus 5.10 µs launch latency, 1.20 µs clock
-/// error and 2.00 µs launch jitter".
-fn ready_how(timeline: &Timeline, tol: &Tolerances, op: OpId) -> String {
-    let us = |ns: u64| format!("{:.2} µs", ns as f64 / 1e3);
-    let host_fn = match host_fn_latency(timeline, op) {
-        0 => String::new(),
-        _ => format!(
-            ", plus {} host-function latency (a host function starts up to 2.8 ms after it is \
-             ready)",
-            us(HOST_FN_LATENCY_NS)
-        ),
-    };
-    let how = match (timeline.clock, tol.launch_latency_ns) {
-        (Some(c), Some(l)) if synced(timeline, tol) => format!(
-            "issued, plus {} launch latency, {} clock-sync error and {} launch jitter",
-            us(l),
-            us(c.error_ns),
-            us(tol.launch_jitter_ns)
-        ),
-        // The wording of files recorded before every trial was clock-synced, kept as it was.
-        _ => format!(
-            "issued, plus {} launch jitter",
-            micros(signed(tol.launch_jitter_ns))
-        ),
-    };
-    how + &host_fn
 }
 
 /// What the model predicts of a check. It lives here, beside [`Check`], so that the model knows

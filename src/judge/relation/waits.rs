@@ -7,6 +7,7 @@
 //! behind the op. Blocking driver calls ([`OpKind::Api`]) block the host for their own work; no
 //! document says they wait for any op, so they cover none (docs/design.md, decision 13).
 
+use super::Check;
 use crate::judge::model::HappensBefore;
 use crate::measured::timeline::{Interval, Timeline};
 use crate::program::{OpId, OpKind, Program, SyncTarget};
@@ -197,6 +198,36 @@ impl HostWaits {
                     Block::Waits { covers } => Some((OpId(h), op, covers[before.0])),
                     Block::Undocumented => Some((OpId(h), op, false)),
                 }
+            })
+            .collect()
+    }
+
+    /// For a check that places a graph launch on the time axis: "; L stands for the span of its
+    /// graph's nodes K1, K2" (the first and last of a long graph: "G0 … G999, 1000 nodes").
+    pub fn launch_note(&self, check: Check) -> String {
+        if !check.places_ops() {
+            return String::new();
+        }
+        check
+            .ops()
+            .into_iter()
+            .filter_map(|op| {
+                let nodes = self.launched(op)?;
+                let names = match nodes {
+                    [first, .., last] if nodes.len() > 4 => format!(
+                        "{} … {}, {} nodes",
+                        self.label(*first),
+                        self.label(*last),
+                        nodes.len()
+                    ),
+                    _ => (nodes.iter().map(|&n| self.label(n)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                Some(format!(
+                    "; {} stands for the span of its graph's nodes {names}",
+                    self.label(op)
+                ))
             })
             .collect()
     }
