@@ -92,7 +92,7 @@ pub use measured::contents::{Contents, MemoryKind, ValueCount};
 pub use measured::sharing::{Neighbour, Sharing};
 pub use measured::timeline::{
     BlockStamp, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace, Pause,
-    Reading, Span, Timeline,
+    Reading, Relaunch, Span, Timeline,
 };
 pub use measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 pub use program::{

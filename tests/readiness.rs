@@ -204,3 +204,91 @@ fn the_model_orders_work_after_a_launch_behind_its_nodes() {
     // The nodes run inside the launch, not before it.
     assert!(!hb.must_precede(OpId(2), OpId(4)));
 }
+
+/// One graph launched on two streams: `L2` stands for the nodes' stamps in its own launch (the
+/// timeline's `relaunched`), not for the first launch's.
+fn launched_twice(k1_again: u64) -> (Program, Timeline) {
+    let mut b = Program::builder("one graph on two streams");
+    let (s1, s2) = (
+        b.stream(StreamKind::NonBlocking),
+        b.stream(StreamKind::NonBlocking),
+    );
+    b.begin_capture(s1);
+    b.spin(s1, "K1", Duration::from_micros(100));
+    let g = b.end_capture(s1);
+    b.graph_launch(s1, g);
+    b.graph_launch(s2, g);
+    let gpu = |host: u64| host + 1_000 * US;
+    let first = call(3, 20 * US, 30 * US);
+    let timeline = Timeline::new(
+        vec![Span::single(OpId(1), gpu(35 * US), gpu(135 * US))],
+        vec![
+            call(0, 0, 2 * US),
+            HostCall {
+                op: OpId(1),
+                ..first
+            },
+            call(2, 4 * US, 19 * US),
+            first,
+            call(4, 31 * US, 45 * US),
+        ],
+    )
+    .with_host(vec![], Some(CLOCK))
+    .with_relaunched(vec![stream_litmus::Relaunch {
+        launch: OpId(4),
+        spans: vec![Span::single(
+            OpId(1),
+            gpu(k1_again),
+            gpu(k1_again + 100 * US),
+        )],
+    }]);
+    (b.build(), timeline)
+}
+
+const L1_THEN_L2: Check = Check::Precedes {
+    before: OpId(3),
+    after: OpId(4),
+};
+
+#[test]
+fn a_later_launch_stands_for_its_own_stamps() {
+    let (p, t) = launched_twice(137 * US);
+    assert!(
+        p.validate().is_ok(),
+        "a graph of kernels may be launched again"
+    );
+    let m = L1_THEN_L2.measure_in(&p, &t, &SYNCED);
+    assert_eq!(m.truth, Truth::Yes, "{}", m.reason);
+    assert_eq!(m.value_ns, 2 * US as i64);
+    // The second launch running inside the first refutes the order.
+    let (p, t) = launched_twice(100 * US);
+    let m = L1_THEN_L2.measure_in(&p, &t, &SYNCED);
+    assert_eq!(m.truth, Truth::No, "{}", m.reason);
+    // Without its stamps, the later launch is not placed (never the first launch's span).
+    let (p, mut t) = launched_twice(137 * US);
+    t.relaunched.clear();
+    let m = L1_THEN_L2.measure_in(&p, &t, &SYNCED);
+    assert_eq!(m.truth, Truth::Unknown, "{}", m.reason);
+    let hb = stream_litmus::model::HappensBefore::of(&p);
+    assert!(
+        hb.must_precede(OpId(3), OpId(4)),
+        "launches of one graph are ordered"
+    );
+}
+
+/// A later launch gets records of its own only for kernels: a graph holding a host function
+/// (or a copy) cannot be launched again.
+#[test]
+fn a_graph_with_a_host_function_is_launched_once() {
+    let mut b = Program::builder("relaunch");
+    let s = b.stream(StreamKind::NonBlocking);
+    b.begin_capture(s);
+    b.spin(s, "K", Duration::from_micros(50));
+    b.host_fn(s, "H", Duration::from_micros(50), HostFnApi::LaunchHostFunc);
+    let g = b.end_capture(s);
+    b.graph_launch(s, g);
+    b.graph_launch(s, g);
+    let err = b.build().validate().unwrap_err().to_string();
+    assert!(err.contains("launches the graph of op 3 again"), "{err}");
+    assert!(err.contains("op 2 'H'"), "{err}");
+}

@@ -22,7 +22,7 @@ use super::pace::Pace;
 use super::pool::Pool;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
-use super::stamps::{graph_issue, timeline};
+use super::stamps::{graph_issue, relaunch_records, relaunched, timeline};
 use super::witness::Witness;
 use crate::border::error::Error;
 use crate::measured::timeline::{ClockSync, HostCall, IssuerPace, Reading, Timeline};
@@ -125,6 +125,7 @@ pub fn execute_with(
         first_record.push(next);
         next += op.kind.stamped_grid() as usize;
     }
+    let relaunch_records = relaunch_records(program, &mut next);
     let cycles = program
         .ops
         .iter()
@@ -133,8 +134,7 @@ pub fn execute_with(
             _ => 0,
         })
         .collect();
-    let (stamps, stamps_reused) =
-        DeviceWords::take(program.stamped_blocks() * WORDS_PER_BLOCK, &mut kept.pool)?;
+    let (stamps, stamps_reused) = DeviceWords::take(next * WORDS_PER_BLOCK, &mut kept.pool)?;
     let mut issuer = Issuer {
         kernels,
         program,
@@ -144,8 +144,9 @@ pub fn execute_with(
         host_fns: HostFns::new(program),
         memory: Memory::new(program)?,
         buffers: Buffers::take(&program.buffers, &mut kept.pool)?,
-        graphs: Graphs::new(program.ops.len()),
+        graphs: Graphs::new(program),
         first_record,
+        relaunch_records,
         cycles,
         warming: false,
     };
@@ -232,7 +233,7 @@ fn run_trials(
     timing: &mut ClaimTiming,
 ) -> Result<(Vec<Timeline>, u64), Error> {
     let (program, kernels) = (issuer.program, issuer.kernels);
-    let mut host = vec![0u64; program.stamped_blocks() * WORDS_PER_BLOCK];
+    let mut host = vec![0u64; issuer.stamps.len()];
     let fail_at = FAIL_AT_OP.load(std::sync::atomic::Ordering::SeqCst);
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
@@ -340,6 +341,7 @@ fn run_trials(
             &host,
             graph_issue(program, &host_calls),
         )?
+        .with_relaunched(relaunched(program, &issuer.relaunch_records, &host)?)
         .with_readings(readings.clone())
         .with_host(host_spans, clock)
         .with_contents(issuer.buffers.contents()?)

@@ -25,6 +25,8 @@ pub(super) struct Issuer<'a> {
     pub(super) graphs: Graphs,
     /// Per op: its first stamp record.
     pub(super) first_record: Vec<usize>,
+    /// Per graph launch after its graph's first: each stamped node's first record in it.
+    pub(super) relaunch_records: Vec<Option<Vec<(usize, usize)>>>,
     /// Per op: the cycles to spin, computed outside the timed region.
     pub(super) cycles: Vec<i64>,
     /// Whether the trial being issued is the warm-up, whose spins do not spin (see `run_trials`).
@@ -102,7 +104,19 @@ impl Issuer<'_> {
             OpKind::FreeAsync { stream: s, alloc } => self.memory.free_async(alloc.0, stream(s))?,
             OpKind::BeginCapture { stream: s } => Graphs::begin(stream(s))?,
             OpKind::EndCapture { stream: s } => self.graphs.end(i, stream(s))?,
-            OpKind::GraphLaunch { stream: s, graph } => self.graphs.launch(graph.0, stream(s))?,
+            OpKind::GraphLaunch { stream: s, graph } => match &self.relaunch_records[i] {
+                None => self.graphs.launch(graph.0, stream(s))?,
+                Some(records) => {
+                    let at = |record: usize| self.stamps.addr(record * WORDS_PER_BLOCK);
+                    let retarget = |captured_with: sys::CUdeviceptr| {
+                        let &(node, record) = records
+                            .iter()
+                            .find(|(node, _)| at(self.first_record[*node]) == captured_with)?;
+                        Some((at(record), Kernels::params_of(&self.program.ops[node].kind)))
+                    };
+                    self.graphs.relaunch(graph.0, stream(s), retarget)?
+                }
+            },
             OpKind::Copy {
                 stream: s,
                 src,

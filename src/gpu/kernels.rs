@@ -147,6 +147,15 @@ impl Kernels {
         self.launch_spin_fn(&self.marker, stream, stamps, cycles, (1, 32))
     }
 
+    /// How many parameters the stamped kernel of `kind` takes (its first is the stamp pointer):
+    /// what a later launch of a graph copies when it points a node at its own records.
+    pub fn params_of(kind: &crate::program::OpKind) -> usize {
+        match kind {
+            crate::program::OpKind::Add { .. } => 5,
+            _ => 2,
+        }
+    }
+
     fn launch_spin_fn(
         &self,
         f: &CudaFunction,

@@ -236,6 +236,19 @@ pub struct Timeline {
     /// single-device trial, whose stamps need none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceClock>,
+    /// A graph launched more than once: its nodes' stamps in each launch after the first (a
+    /// node's own span in [`Timeline::spans`] is its first launch's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relaunched: Vec<Relaunch>,
+}
+
+/// The stamps a graph's nodes left in one of its later launches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relaunch {
+    /// The [`crate::OpKind::GraphLaunch`] op.
+    pub launch: OpId,
+    /// One span per stamped node, under the node's op id.
+    pub spans: Vec<Span>,
 }
 
 impl Timeline {
@@ -362,6 +375,20 @@ impl Timeline {
     /// What buffer `b` was and held after the trial.
     pub fn contents_of(&self, b: BufferId) -> Option<&Contents> {
         self.contents.iter().find(|c| c.buffer == b)
+    }
+
+    /// The same timeline with the stamps of graphs' later launches.
+    pub fn with_relaunched(mut self, relaunched: Vec<Relaunch>) -> Self {
+        self.relaunched = relaunched;
+        self
+    }
+
+    /// The spans of the nodes a later launch of a graph ran, if `launch` is one.
+    pub fn relaunch(&self, launch: OpId) -> Option<&[Span]> {
+        self.relaunched
+            .iter()
+            .find(|r| r.launch == launch)
+            .map(|r| r.spans.as_slice())
     }
 
     /// The same timeline with the values host ops read.

@@ -356,11 +356,28 @@ impl Program {
                             op.id.0, op.label, graph.0
                         ));
                     } else if !launched.insert(graph) {
-                        problems.push(format!(
-                            "op {} '{}' launches the graph of op {} a second time; its stamps \
-                             would overwrite the first launch's",
-                            op.id.0, op.label, graph.0
-                        ));
+                        // A later launch stamps records of its own by updating its kernel
+                        // nodes (gpu/graphs.rs); anything else in the graph has no such record.
+                        let captures = self.captures();
+                        let other = self.ops.iter().find(|o| {
+                            captures[o.id.0] == Some(graph)
+                                && !matches!(
+                                    o.kind,
+                                    OpKind::Spin { .. }
+                                        | OpKind::Add { .. }
+                                        | OpKind::Record { .. }
+                                        | OpKind::Wait { .. }
+                                )
+                        });
+                        if let Some(o) = other {
+                            problems.push(format!(
+                                "op {} '{}' launches the graph of op {} again, and that graph \
+                                 holds op {} '{}': only a graph of kernels, event records and \
+                                 waits can be launched more than once (each launch's kernels \
+                                 stamp records of their own; that op would not)",
+                                op.id.0, op.label, graph.0, o.id.0, o.label
+                            ));
+                        }
                     }
                 }
                 OpKind::DeviceSync { .. } => {}

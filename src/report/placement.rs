@@ -172,9 +172,22 @@ pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
             | OpKind::Wait { .. }
             | OpKind::AllocAsync { .. }
             | OpKind::FreeAsync { .. } => call().map(instant),
-            OpKind::GraphLaunch { graph: end, .. } => match ran.get(end.0).copied().flatten() {
-                Some(m) => Ok(m),
-                None => call().map(instant),
+            // A later launch of a graph spans what it ran, from its own stamps.
+            OpKind::GraphLaunch { graph: end, .. } => match timeline.relaunch(id) {
+                Some(spans) => (spans.iter())
+                    .map(|s| Mark {
+                        start: clamp(s.start()),
+                        end: clamp(s.end()),
+                        slack_ns: 0,
+                        source: Source::Stamps,
+                        instant: false,
+                    })
+                    .reduce(widen)
+                    .map_or_else(|| call().map(instant), Ok),
+                None => match ran.get(end.0).copied().flatten() {
+                    Some(m) => Ok(m),
+                    None => call().map(instant),
+                },
             },
             OpKind::HostSync { .. }
             | OpKind::DeviceSync { .. }

@@ -52,7 +52,8 @@ pub(crate) struct HostWaits {
     ops: Vec<HostOp>,
     /// Per graph launch (its first launch of its graph), the captured ops that take time: the
     /// launch stands for their span in checks.
-    nodes: Vec<(OpId, Vec<OpId>)>,
+    /// With whether it is its graph's first launch.
+    nodes: Vec<(OpId, Vec<OpId>, bool)>,
 }
 
 impl HostWaits {
@@ -124,15 +125,23 @@ impl HostWaits {
                 }
             })
             .collect();
-        let mut nodes: Vec<(OpId, Vec<OpId>)> = Vec::new();
-        for (i, launch) in launches.iter().enumerate() {
-            let Some(l) = launch else { continue };
-            if !program.ops[i].kind.takes_time() {
+        // Every launch of a graph stands for the same nodes; the first launch's are the nodes'
+        // own spans, a later one's the timeline's `relaunched` stamps.
+        let captures = program.captures();
+        let mut nodes: Vec<(OpId, Vec<OpId>, bool)> = Vec::new();
+        for op in &program.ops {
+            let OpKind::GraphLaunch { graph, .. } = op.kind else {
                 continue;
-            }
-            match nodes.iter_mut().find(|(x, _)| x == l) {
-                Some((_, list)) => list.push(OpId(i)),
-                None => nodes.push((*l, vec![OpId(i)])),
+            };
+            let ran: Vec<OpId> = (program.ops.iter())
+                .filter(|o| captures[o.id.0] == Some(graph) && o.kind.takes_time())
+                .map(|o| o.id)
+                .collect();
+            let first = !nodes.iter().any(|(l, _, _)| {
+                matches!(program.ops[l.0].kind, OpKind::GraphLaunch { graph: g, .. } if g == graph)
+            });
+            if !ran.is_empty() {
+                nodes.push((op.id, ran, first));
             }
         }
         HostWaits {
@@ -147,17 +156,34 @@ impl HostWaits {
     pub fn launched(&self, op: OpId) -> Option<&[OpId]> {
         self.nodes
             .iter()
-            .find(|(l, _)| *l == op)
-            .map(|(_, n)| n.as_slice())
+            .find(|(l, _, _)| *l == op)
+            .map(|(_, n, _)| n.as_slice())
     }
 
     /// Where `op` ran ([`Timeline::interval`]); a graph launch, from the first start to the last
-    /// end of its graph's nodes, with their largest slack, and only when every node was placed.
+    /// end of its graph's nodes in that launch, with their largest slack, and only when every
+    /// node was placed.
     pub fn interval(&self, timeline: &Timeline, op: OpId) -> Option<Interval> {
-        let Some(nodes) = self.launched(op) else {
+        let Some((_, nodes, first)) = self.nodes.iter().find(|(l, _, _)| *l == op) else {
             return timeline.interval(op);
         };
-        let placed: Option<Vec<Interval>> = nodes.iter().map(|&n| timeline.interval(n)).collect();
+        let placed: Option<Vec<Interval>> = match first {
+            true => nodes.iter().map(|&n| timeline.interval(n)).collect(),
+            false => {
+                let spans = timeline.relaunch(op)?;
+                (nodes.iter())
+                    .map(|&n| {
+                        let s = spans.iter().find(|s| s.op == n)?;
+                        Some(Interval {
+                            op: n,
+                            start: s.start() as i64,
+                            end: s.end() as i64,
+                            slack_ns: timeline.device_slack_ns(s.device),
+                        })
+                    })
+                    .collect()
+            }
+        };
         let placed = placed?;
         Some(Interval {
             op,
