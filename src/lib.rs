@@ -63,6 +63,7 @@ mod measured;
 mod program;
 mod record;
 pub mod report;
+pub mod trace;
 
 // Modules that were public before the layers had folders keep their paths.
 pub use border::{allowed_env, atomic_write, input_file, limits};

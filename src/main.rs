@@ -68,6 +68,10 @@ struct CheckArgs {
     /// Run only claims whose id contains this text (repeatable).
     #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
     filters: Vec<String>,
+    /// Judge claims on traces on these PyTorch profiler traces (the ranks of one run) instead of
+    /// the traces their files name; no GPU is used (docs/checking-your-program.md).
+    #[arg(long = "trace", value_name = "TRACE")]
+    traces: Vec<PathBuf>,
     #[command(flatten)]
     options: RunOptions,
 }
@@ -108,7 +112,8 @@ enum Command {
         #[arg(long)]
         litmus: bool,
     },
-    /// Run the claims of claim files on the GPU (all files are read and checked first).
+    /// Run the claims of claim files on the GPU (all files are read and checked first); judge
+    /// claims on traces (`select` lines) on their traces, with no GPU.
     Check(CheckArgs),
     /// Print the happens-before model's prediction for each check of claim files, without a GPU.
     Predict {

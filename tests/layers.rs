@@ -23,7 +23,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("judge", &["measured", "program", "border"]),
     ("record", &["judge", "measured", "program", "border"]),
     ("catalogue", &["judge", "program", "border"]),
-    ("litmus", &["judge", "program", "border"]),
+    ("trace", &["judge", "measured", "program", "border"]),
+    ("litmus", &["trace", "judge", "program", "border"]),
     ("fuzz", &["judge", "measured", "program", "border"]),
     (
         "lab",
@@ -34,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "lab",
             "fuzz",
+            "trace",
             "catalogue",
             "record",
             "judge",

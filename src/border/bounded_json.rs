@@ -1,7 +1,7 @@
 //! Reading JSON from a file or a pipe with every size counted while it streams, before memory is
 //! taken for it.
 //!
-//! The bytes of a results file (or a child's message) pass through [`Guarded`], a small lexer
+//! The bytes of a results file (or a profiler trace, or a child's message) pass through [`Guarded`], a small lexer
 //! that counts, as they arrive and before they are kept: the total
 //! ([`crate::border::limits::read_limit`]), the length of each string ([`MAX_STRING_BYTES`]), the items
 //! of each array ([`MAX_ARRAY_ITEMS`]; [`MAX_TIMELINES`] for a `timelines` array), the nesting
@@ -16,6 +16,7 @@
 
 use crate::border::limits::{
     describe_bytes, MAX_ARRAY_ITEMS, MAX_BLANK_RUN, MAX_STRING_BYTES, MAX_TIMELINES,
+    MAX_TRACE_EVENTS,
 };
 use serde::de::{DeserializeOwned, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -121,7 +122,7 @@ impl Lexer {
             self.blanks += 1;
             if self.blanks > MAX_BLANK_RUN {
                 return Err(format!(
-                    "it holds a run of over {} of blanks, which no results file has",
+                    "it holds a run of over {} of blanks, which no file we read has",
                     describe_bytes(MAX_BLANK_RUN)
                 ));
             }
@@ -147,6 +148,7 @@ impl Lexer {
                 }
                 let most = match self.key.as_slice() {
                     b"timelines" => MAX_TIMELINES as u64,
+                    b"traceEvents" => MAX_TRACE_EVENTS,
                     _ => MAX_ARRAY_ITEMS,
                 };
                 self.open.push((b == b'[').then_some((0, most)));
@@ -161,7 +163,7 @@ impl Lexer {
                     *commas += 1;
                     if *commas >= *most {
                         return Err(format!(
-                            "it holds an array of over {most} items, more than any results file \
+                            "it holds an array of over {most} items, more than any file we read \
                              holds there"
                         ));
                     }
@@ -187,7 +189,7 @@ impl Lexer {
         self.string_bytes += 1;
         if self.string_bytes > MAX_STRING_BYTES {
             return Err(format!(
-                "it holds a string longer than {}, which no results file has",
+                "it holds a string longer than {}, which no file we read has",
                 describe_bytes(MAX_STRING_BYTES)
             ));
         }

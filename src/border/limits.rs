@@ -16,6 +16,10 @@ pub const MAX_READ_BYTES: u64 = 2 << 30;
 /// [`MAX_READ_BYTES`] (a run of thousands of trials).
 pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";
 
+/// The most events a profiler trace's `traceEvents` may hold: a 2 GiB trace holds about ten
+/// million; six times that is no real trace.
+pub const MAX_TRACE_EVENTS: u64 = 64 << 20;
+
 /// The most trials per claim a run may ask for, or a results file may record as wanted. The
 /// study's runs use 5 to 20; a whole-catalogue run writes about 5 MB of stamps per trial, so a
 /// thousand trials already make a file near the read limit.

@@ -14,6 +14,7 @@ mod run;
 mod show;
 mod sweep;
 mod timing;
+mod traced;
 
 pub use check::check;
 pub use fuzz::fuzz;

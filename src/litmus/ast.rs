@@ -114,6 +114,13 @@ pub(super) enum OpSyntax {
     },
 }
 
+/// A word of a `select` line: a keyword, a quoted pattern, or a number.
+#[derive(Debug, Clone)]
+pub(super) enum Word {
+    Name(Name),
+    Int(Int),
+}
+
 /// An argument of a check: an op or buffer, a range of ops, or a number.
 #[derive(Debug, Clone)]
 pub(super) enum Arg {
@@ -161,8 +168,19 @@ pub(super) enum Stmt {
     },
     Check {
         observe: bool,
+        /// `exists`, `forall` or `~exists` (claims on traces).
+        quantifier: Option<Name>,
         relation: Name,
         args: Vec<Arg>,
+    },
+    /// `trace "PATH"`: a trace the claim is judged on, relative to the claim file.
+    Trace(Name),
+    /// `trial each "PATTERN"`: each host range of that name is a trial.
+    Trial(Name),
+    /// `select NAME = KIND ...`: ops of a trace the checks name.
+    Select {
+        name: Name,
+        words: Vec<Word>,
     },
 }
 
@@ -196,6 +214,6 @@ pub(super) const OPS: [&str; 17] = [
 
 pub(super) const STATEMENT: &str =
     "a statement (claim, statement, source, expect, rationale, table, program, env, \
-     stream, event, buffer, peer_access, check, observe) or an op (spin, record, wait, \
+     stream, event, buffer, peer_access, check, observe, trace, trial, select) or an op (spin, record, wait, \
      host_sync, query, elapsed, host_fn, api, alloc_async, free_async, begin_capture, \
      end_capture, graph_launch, copy, add, device_sync, all_reduce)";

@@ -27,10 +27,12 @@
 //! The layers: `syntax` (the grammar, `winnow`) turns text into statements with spans;
 //! `resolve` and `checks` turn statements into [`Claim`]s, looking names up and enforcing units
 //! and limits; `error` renders every error as rustc does, with file, line, column and a caret;
-//! `print` writes claims back; `predict` asks the happens-before model about each check.
+//! `print` writes claims back; `predict` asks the happens-before model about each check;
+//! `traced` reads claims on traces (`select`, `trial`, quantified checks).
 //! docs/writing-claims.md has the grammar.
 //!
-//! **May import:** `judge` (claims and the model), `program`, `border`. Inside, from the ground
+//! **May import:** `trace` (claims on traces), `judge` (claims and the model), `program`,
+//! `border`. Inside, from the ground
 //! up: `ast`, `units`, `words`, `syntax`, `error` (with the context `Cx`), `draft` (a claim being
 //! read), `ops`, `checks`, `resolve`; each file imports only files before it.
 
@@ -43,6 +45,7 @@ mod predict;
 mod print;
 mod resolve;
 mod syntax;
+mod traced;
 mod units;
 mod words;
 
@@ -53,6 +56,7 @@ pub use print::{claim as print_claim, claims as print_claims};
 
 use crate::judge::claim::Claim;
 use crate::program::{OpKind, Program};
+use crate::trace::TraceClaim;
 use std::io::Read;
 use std::path::Path;
 
@@ -62,6 +66,65 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 
 /// The claims in `text`; `path` names the file in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
+    let (text, lines) = lines(path, text)?;
+    let cx = error::Cx { path, text };
+    if let Some(block) = blocks(&lines).into_iter().find(|b| traced::is_traced(b)) {
+        return Err(cx.help(
+            &block[0].span,
+            "this is a claim on a trace (it has `select`, `trial` or `trace` lines)",
+            "a claim on a trace",
+            "judge it with `stream-litmus check --trace TRACE FILE` (docs/checking-your-program.md)",
+        ));
+    }
+    resolve::claims(cx, lines)
+}
+
+/// The claims on traces in `text` (docs/checking-your-program.md); `path` names the file in
+/// errors. Every claim of the file must be one.
+pub fn parse_traced(path: &str, text: &str) -> Result<Vec<TraceClaim>, LitmusError> {
+    let (text, lines) = lines(path, text)?;
+    let cx = error::Cx { path, text };
+    let blocks = blocks(&lines);
+    if let Some(block) = blocks.iter().find(|b| !traced::is_traced(b)) {
+        let span = block.first().map_or(0..0, |l| l.span.clone());
+        return Err(cx.help(
+            &span,
+            "this claim selects no ops of a trace",
+            "not a claim on a trace",
+            "a claim on a trace names its ops with `select NAME = KIND ...`; claims with a \
+             program run on the GPU with `stream-litmus check FILE`",
+        ));
+    }
+    if blocks.is_empty() {
+        let end = text.len();
+        return Err(cx.help(
+            &(end..end),
+            "no claim in this file",
+            "expected `claim ID`",
+            "a claim file holds one or more claims, each starting with `claim ID`",
+        ));
+    }
+    let claims = traced::claims(cx, blocks.into_iter().map(<[_]>::to_vec).collect())?;
+    for (i, c) in claims.iter().enumerate() {
+        if claims[..i].iter().any(|d| d.id == c.id) {
+            return Err(LitmusError::file(
+                path,
+                format!("{path}: claim `{}` is defined twice", c.id),
+            ));
+        }
+    }
+    Ok(claims)
+}
+
+/// Reads the claims on traces of the file at `path` (as [`load`] reads claims).
+pub fn load_traced(path: &Path) -> Result<Vec<TraceClaim>, LitmusError> {
+    let (shown, text) = read_text(path)?;
+    parse_traced(&shown, &text)
+}
+
+/// The text without a byte-order mark, and its statements; the error for a binary file or the
+/// first line that does not parse.
+fn lines<'t>(path: &str, text: &'t str) -> Result<(&'t str, Vec<syntax::Line>), LitmusError> {
     // A byte-order mark, as some editors write one: not part of the text.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if let Some(e) = binary(path, text, text.len()) {
@@ -71,11 +134,34 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
         let found = found(&text[at..]);
         LitmusError::at(path, text, at..at + found.1, message, &found.0, None)
     })?;
-    resolve::claims(error::Cx { path, text }, lines)
+    Ok((text, lines))
+}
+
+/// The lines of each claim: from a `claim` line to the next (lines before the first claim
+/// make a block of their own, which the readers refuse).
+fn blocks(lines: &[syntax::Line]) -> Vec<&[syntax::Line]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if matches!(l.stmt, syntax::Stmt::Claim(_)) && i > start {
+            out.push(&lines[start..i]);
+            start = i;
+        }
+    }
+    if start < lines.len() {
+        out.push(&lines[start..]);
+    }
+    out
 }
 
 /// The claims in the file at `path`, read up to [`MAX_FILE_BYTES`].
 pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
+    let (shown, text) = read_text(path)?;
+    parse(&shown, &text)
+}
+
+/// The text of the file at `path`, up to [`MAX_FILE_BYTES`], as UTF-8.
+fn read_text(path: &Path) -> Result<(String, String), LitmusError> {
     let shown = path.display().to_string();
     let file = crate::border::input_file::open_regular(path)
         .map_err(|e| LitmusError::file(&shown, format!("{shown}: {e}")))?;
@@ -93,7 +179,7 @@ pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
         ));
     }
     match String::from_utf8(bytes) {
-        Ok(text) => parse(&shown, &text),
+        Ok(text) => Ok((shown, text)),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();

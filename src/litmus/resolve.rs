@@ -60,6 +60,19 @@ pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
     Ok(out)
 }
 
+/// `holds` or `violated`, in any case.
+pub(super) fn expectation(cx: Cx<'_>, e: &Name) -> R<Expect> {
+    match e.text.to_ascii_lowercase().as_str() {
+        "holds" => Ok(Expect::Holds),
+        "violated" => Ok(Expect::Violated),
+        _ => Err(cx.err(
+            &e.span,
+            format!("unknown expectation `{}`", e.text),
+            "expected `holds` or `violated`",
+        )),
+    }
+}
+
 impl Draft {
     fn add(&mut self, cx: Cx<'_>, line: Line) -> R<()> {
         let once = |set: bool, what: &str| {
@@ -85,17 +98,7 @@ impl Draft {
             }
             Stmt::Expect(e) => {
                 once(self.expect.is_some(), "expect")?;
-                self.expect = Some(match e.text.to_ascii_lowercase().as_str() {
-                    "holds" => Expect::Holds,
-                    "violated" => Expect::Violated,
-                    _ => {
-                        return Err(cx.err(
-                            &e.span,
-                            format!("unknown expectation `{}`", e.text),
-                            "expected `holds` or `violated`",
-                        ))
-                    }
-                });
+                self.expect = Some(expectation(cx, &e)?);
             }
             Stmt::Rationale(r) => {
                 once(self.rationale.is_some(), "rationale")?;
@@ -260,10 +263,32 @@ impl Draft {
                 self.op_spans.push(line.span);
             }
             Stmt::Check {
+                quantifier: Some(q),
+                ..
+            } => {
+                return Err(cx.help(
+                    &q.span,
+                    format!("`{}` ranges over the ops of a trace's selections", q.text),
+                    "a quantifier in a claim with a program",
+                    "a program's checks name single ops; quantifiers go with `select` lines in \
+                     claims on traces (docs/checking-your-program.md)",
+                ))
+            }
+            Stmt::Check {
                 observe,
                 relation,
                 args,
+                quantifier: None,
             } => self.checks.push((observe, relation, args)),
+            Stmt::Trace(n) | Stmt::Trial(n) | Stmt::Select { name: n, .. } => {
+                return Err(cx.help(
+                    &n.span,
+                    "a claim on a trace cannot also have a program",
+                    "a line of claims on traces",
+                    "judge claims on traces with `stream-litmus check --trace TRACE FILE` \
+                     (docs/checking-your-program.md)",
+                ))
+            }
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 
 use winnow::ascii::line_ending;
 use winnow::combinator::{alt, cut_err, delimited, eof, fail, opt, preceded};
-use winnow::combinator::{separated, terminated};
+use winnow::combinator::{repeat, separated, terminated};
 use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
 use winnow::prelude::*;
 use winnow::stream::LocatingSlice;
@@ -151,6 +151,24 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
             }
         }
         "check" | "observe" => {
+            let quantifier = opt(alt((
+                preceded(
+                    (ws, "~"),
+                    cut_err(key("exists")).context(expected("`exists`")),
+                )
+                .with_span()
+                .map(|((), span)| Name {
+                    text: "~exists".into(),
+                    span,
+                }),
+                alt((key("exists"), key("forall"))).take().with_span().map(
+                    |(t, span): (&str, Span)| Name {
+                        text: t.trim().to_string(),
+                        span,
+                    },
+                ),
+            )))
+            .parse_next(i)?;
             let relation = text("a relation such as `precedes(A, B)`")(i)?;
             let args = cut_err(delimited(
                 (ws, "("),
@@ -161,8 +179,34 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
             .parse_next(i)?;
             Stmt::Check {
                 observe: kw == "observe",
+                quantifier,
                 relation,
                 args,
+            }
+        }
+        "trace" => Stmt::Trace(text("the trace file in quotes")(i)?),
+        "trial" => {
+            need(
+                "each",
+                "`each \"RANGE\"`, such as `trial each \"ProfilerStep#*\"`",
+            )(i)?;
+            Stmt::Trial(text("a range name pattern in quotes")(i)?)
+        }
+        "select" => {
+            let selection = text("a selection name")(i)?;
+            cut_err((ws, "="))
+                .context(expected("`= KIND ...`, such as `= kernel \"*gemm*\"`"))
+                .parse_next(i)?;
+            let words = repeat(
+                1..,
+                preceded(ws, alt((int.map(Word::Int), name.map(Word::Name)))),
+            )
+            .context(expected("a kind: kernel, copy, memset or any"))
+            .parse_next(i)
+            .map_err(|e: ErrMode<ContextError>| e.cut())?;
+            Stmt::Select {
+                name: selection,
+                words,
             }
         }
         _ if OPS.contains(&kw) => Stmt::Op {

@@ -62,6 +62,28 @@ impl HostWaits {
         HostWaits::default()
     }
 
+    /// Ops known by their labels and streams alone, each issued by a call that blocks nothing:
+    /// the GPU ops of a recorded trace (`crate::trace`). `free`: the op depended on nothing (its
+    /// stream was idle when it was issued), so its start minus its issue is launch delay.
+    pub fn listed(ops: impl IntoIterator<Item = (String, bool)>) -> HostWaits {
+        let ops = ops
+            .into_iter()
+            .enumerate()
+            .map(|(i, (label, free))| HostOp {
+                call: label.clone(),
+                label,
+                issuer: i,
+                block: Block::No,
+                free,
+            })
+            .collect();
+        HostWaits {
+            known: true,
+            ops,
+            nodes: Vec::new(),
+        }
+    }
+
     pub fn of(program: &Program) -> HostWaits {
         let hb = HappensBefore::of(program);
         let stream = |s: crate::program::StreamId| {

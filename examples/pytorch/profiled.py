@@ -1,0 +1,42 @@
+"""Run a step function under torch.profiler and write one Kineto trace per process.
+
+Every example here calls `profile_steps(step, out)`: one warm-up step, then STEPS profiled steps,
+each a `ProfilerStep#N` range in the trace, which stream-litmus counts as one trial. The trace is
+the profiler's own Chrome-trace JSON (`export_chrome_trace`), gzip when the name ends in `.gz`.
+"""
+import gzip
+import os
+import shutil
+import tempfile
+
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+
+STEPS = int(os.environ.get("STEPS", "5"))
+
+
+def profile_steps(step, out, steps=STEPS):
+    """Runs `step(i)` once unprofiled, then `steps` times profiled; writes the trace to `out`."""
+    step(-1)
+    torch.cuda.synchronize()
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
+    ) as prof:
+        for i in range(steps + 1):
+            step(i)
+            torch.cuda.synchronize()
+            prof.step()
+    # Written beside the target and renamed into place: a cut-short run leaves no half file.
+    d = os.path.dirname(os.path.abspath(out)) or "."
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, suffix=".json")
+    os.close(fd)
+    prof.export_chrome_trace(tmp)
+    if out.endswith(".gz"):
+        with open(tmp, "rb") as f, gzip.open(tmp + ".gz", "wb", compresslevel=6) as g:
+            shutil.copyfileobj(f, g)
+        os.remove(tmp)
+        tmp += ".gz"
+    os.replace(tmp, out)
+    print(f"trace written to {out}")

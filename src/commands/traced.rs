@@ -1,0 +1,131 @@
+//! `stream-litmus check [--trace TRACE…] FILE…` for claims on traces: judged on recorded
+//! traces of the user's own program, with no GPU (docs/checking-your-program.md).
+//!
+//! Each claim is judged on the traces given with `--trace`, or else on the traces its file
+//! names (`trace "…"`, relative to the claim file). Traces are read once however many claims
+//! name them. Exit status: 0 when every verdict is the expected one, 1 when one is not, 2 when
+//! a file cannot be read or a claim cannot be judged on its trace (it selects nothing).
+
+use super::{errln, outln, CliError, CliResult};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use stream_litmus::litmus;
+use stream_litmus::trace::{judge, Trace, TraceClaim};
+
+/// Whether every path is a file of claims on traces (then `check` judges them here).
+pub fn all_traced(paths: &[PathBuf]) -> bool {
+    !paths.is_empty()
+        && paths
+            .iter()
+            .all(|p| p.is_file() && litmus::load_traced(p).is_ok())
+}
+
+pub fn check_traced(files: &[PathBuf], traces: &[PathBuf], filters: &[String]) -> CliResult {
+    let began = Instant::now();
+    let mut claims: Vec<(PathBuf, TraceClaim)> = Vec::new();
+    let mut failed = false;
+    for f in files {
+        match litmus::load_traced(f) {
+            Ok(cs) => claims.extend(cs.into_iter().map(|c| (f.clone(), c))),
+            Err(e) => {
+                errln!("{e}\n");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Err(CliError::usage(
+            "the claim files above have errors; nothing was judged",
+        ));
+    }
+    claims.retain(|(_, c)| filters.is_empty() || filters.iter().any(|f| c.id.contains(f.as_str())));
+    if claims.is_empty() {
+        return Err(CliError::usage(format!(
+            "no claim in these files matches {filters:?}"
+        )));
+    }
+    let mut read: HashMap<Vec<PathBuf>, Result<Trace, String>> = HashMap::new();
+    let (mut expected, mut not, mut errors) = (0, 0, 0);
+    for (file, claim) in &claims {
+        let paths = match traces.is_empty() {
+            false => traces.to_vec(),
+            true => beside(file, &claim.traces),
+        };
+        if paths.is_empty() {
+            errln!(
+                "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
+                 `--trace FILE`\n",
+                file.display(),
+                claim.id
+            );
+            errors += 1;
+            continue;
+        }
+        let fresh = !read.contains_key(&paths);
+        let trace = read
+            .entry(paths.clone())
+            .or_insert_with(|| Trace::read(&paths));
+        let trace = match trace {
+            Ok(t) => t,
+            Err(e) => {
+                if fresh {
+                    errln!("error: {e}\n");
+                }
+                errors += 1;
+                continue;
+            }
+        };
+        if fresh {
+            let ops: usize = trace.files.iter().map(|f| f.ops.len()).sum();
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            outln!("trace  {} ({ops} GPU ops)", names.join(", "));
+            outln!("       {}", trace.tolerances.describe());
+        }
+        match judge(claim, trace) {
+            Ok(j) => {
+                let ok = j.verdict.matches(claim.expect);
+                if ok {
+                    expected += 1;
+                } else {
+                    not += 1;
+                }
+                outln!(
+                    "{} {:<40} {:<12} {:<14} {}",
+                    if ok { "ok  " } else { "FAIL" },
+                    claim.id,
+                    j.verdict,
+                    format!("{} trials", j.counts),
+                    j.evidence(claim)
+                );
+            }
+            Err(e) => {
+                errln!("error: {}: {e}\n", file.display());
+                errors += 1;
+            }
+        }
+    }
+    outln!(
+        "{expected} as expected, {not} not, of {} claims{}; judged in {:.2} s, no GPU used",
+        claims.len(),
+        match errors {
+            0 => String::new(),
+            n => format!(" ({n} could not be judged)"),
+        },
+        began.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::from(if errors > 0 {
+        2
+    } else if not > 0 {
+        1
+    } else {
+        0
+    }))
+}
+
+/// The claim's own trace paths, relative to its file.
+fn beside(file: &Path, traces: &[String]) -> Vec<PathBuf> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    traces.iter().map(|t| dir.join(t)).collect()
+}

@@ -1,0 +1,351 @@
+//! Claims on traces: a claim whose lines `select` ops of a recorded program instead of writing
+//! one (docs/checking-your-program.md). The same header lines as any claim, then `trace`,
+//! `trial each`, `select` and checks with a quantifier.
+//!
+//! ```text
+//! claim ddp.hook_on_compute_stream_blocks_backward
+//! statement "..."
+//! source "003_2d7c825d6571bec0.txt" section "03_test_graph_block"
+//! expect holds
+//! trace "traces/ddp_same_stream.rank0.json.gz"
+//! trial each "ProfilerStep#*"
+//! select AR = kernel "ncclDevKernel_AllReduce*"
+//! select GEMM = kernel "nvjet*" in "backward"
+//! check ~exists overlaps(AR, GEMM)
+//! ```
+
+use super::error::{unknown, Cx};
+use super::resolve::expectation;
+use super::syntax::{Arg, Line, Name, OpRef, Stmt, Word};
+use crate::judge::claim::Source;
+use crate::trace::{
+    Dir, Host, KindFilter, Pattern, Quantifier, Selection, TraceCheck, TraceClaim, TraceRelation,
+    TrialSpec,
+};
+
+type R<T> = Result<T, super::LitmusError>;
+
+/// Whether the lines of one claim make a claim on a trace.
+pub(super) fn is_traced(lines: &[Line]) -> bool {
+    lines.iter().any(|l| {
+        matches!(
+            l.stmt,
+            Stmt::Trace(_) | Stmt::Trial(_) | Stmt::Select { .. }
+        )
+    })
+}
+
+/// The claims of one file's lines, each a claim on a trace.
+pub(super) fn claims(cx: Cx<'_>, blocks: Vec<Vec<Line>>) -> R<Vec<TraceClaim>> {
+    let mut out: Vec<TraceClaim> = Vec::new();
+    for block in blocks {
+        let claim = claim(cx, block)?;
+        out.push(claim);
+    }
+    Ok(out)
+}
+
+fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
+    let Some(Stmt::Claim(id)) = lines.first().map(|l| &l.stmt) else {
+        let span = lines.first().map_or(0..0, |l| l.span.clone());
+        return Err(cx.help(
+            &span,
+            "this line comes before any claim",
+            "outside a claim",
+            "a claim starts with `claim ID`; everything after it belongs to it",
+        ));
+    };
+    let id = id.clone();
+    let head = lines[0].span.clone();
+    let (mut statement, mut source, mut expect, mut rationale) = (None, None, None, None);
+    let mut traces = Vec::new();
+    let mut trial = None;
+    let mut selections: Vec<Selection> = Vec::new();
+    let mut checks = Vec::new();
+    let twice = |span: &super::syntax::Span, what: &str| {
+        cx.err(
+            span,
+            format!("claim `{}` has a second `{what}` line", id.text),
+            "second one",
+        )
+    };
+    for line in lines.into_iter().skip(1) {
+        let span = line.span.clone();
+        match line.stmt {
+            Stmt::Statement(s) if statement.is_none() => statement = Some(s.text),
+            Stmt::Source { document, section } if source.is_none() => {
+                source = Some(Source::new(document.text, section.text))
+            }
+            Stmt::Expect(e) if expect.is_none() => expect = Some(expectation(cx, &e)?),
+            Stmt::Rationale(r) if rationale.is_none() => rationale = Some(r.text),
+            Stmt::Statement(_) => return Err(twice(&span, "statement")),
+            Stmt::Source { .. } => return Err(twice(&span, "source")),
+            Stmt::Expect(_) => return Err(twice(&span, "expect")),
+            Stmt::Rationale(_) => return Err(twice(&span, "rationale")),
+            Stmt::Trace(p) => traces.push(p.text),
+            Stmt::Trial(p) if trial.is_none() => trial = Some(TrialSpec::Each(Pattern(p.text))),
+            Stmt::Trial(_) => return Err(twice(&span, "trial")),
+            Stmt::Select { name, words } => {
+                if selections.iter().any(|s| s.name == name.text) {
+                    return Err(cx.err(
+                        &name.span,
+                        format!("selection `{}` is defined twice", name.text),
+                        "second definition",
+                    ));
+                }
+                selections.push(selection(cx, name, words)?);
+            }
+            Stmt::Check {
+                observe,
+                quantifier,
+                relation,
+                args,
+            } => checks.push(check(cx, &selections, observe, quantifier, relation, args)?),
+            Stmt::Claim(_) => {}
+            _ => {
+                return Err(cx.help(
+                    &span,
+                    "a claim on a trace has no program",
+                    "a program's line",
+                    "streams, events, buffers and ops belong to claims that run on the GPU; a \
+                     claim on a trace names its ops with `select`",
+                ))
+            }
+        }
+    }
+    let missing = |what: &str, example: &str| {
+        cx.help(
+            &head,
+            format!("claim `{}` has no `{what}` line", id.text),
+            "this claim",
+            &format!("add one, e.g. `{example}`"),
+        )
+    };
+    let claim = TraceClaim {
+        statement: statement.ok_or_else(|| missing("statement", "statement \"...\""))?,
+        source: source.ok_or_else(|| missing("source", "source \"NOTE\" section \"...\""))?,
+        expect: expect.ok_or_else(|| missing("expect", "expect holds"))?,
+        rationale,
+        traces,
+        trial: trial.unwrap_or(TrialSpec::Whole),
+        selections,
+        checks,
+        id: id.text.clone(),
+    };
+    if claim.checks.iter().all(|c| c.observe) {
+        return Err(missing("check", "check exists overlaps(A, B)"));
+    }
+    Ok(claim)
+}
+
+fn quoted(cx: Cx<'_>, n: &Name) -> bool {
+    cx.text.as_bytes().get(n.span.start) == Some(&b'"')
+}
+
+/// `select NAME = KIND [DIR] [pinned|pageable] ["PATTERN"] [stream N] [device N] [rank N]
+/// [in "RANGE"]`.
+fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
+    let mut s = Selection {
+        name: name.text.clone(),
+        kind: KindFilter::Any,
+        pattern: None,
+        stream: None,
+        device: None,
+        rank: None,
+        within: None,
+    };
+    let mut words = words.into_iter().peekable();
+    let kind = match words.next() {
+        Some(Word::Name(k)) if !quoted(cx, &k) => k,
+        Some(Word::Name(k)) => return Err(kind_error(cx, &k.span)),
+        Some(Word::Int(k)) => return Err(kind_error(cx, &k.span)),
+        None => return Err(kind_error(cx, &name.span)),
+    };
+    s.kind = match kind.text.as_str() {
+        "kernel" => KindFilter::Kernel,
+        "memset" => KindFilter::Memset,
+        "any" => KindFilter::Any,
+        "copy" => KindFilter::Copy {
+            dir: None,
+            host: None,
+        },
+        _ => return Err(kind_error(cx, &kind.span)),
+    };
+    while let Some(w) = words.next() {
+        let n = match w {
+            Word::Name(n) => n,
+            Word::Int(i) => {
+                return Err(cx.help(
+                    &i.span,
+                    "a number without a word before it",
+                    "stream, device or rank?",
+                    "write `stream 7`, `device 1` or `rank 0`",
+                ))
+            }
+        };
+        if quoted(cx, &n) {
+            if s.pattern.is_some() {
+                return Err(cx.err(
+                    &n.span,
+                    "a second name pattern",
+                    "one pattern per selection",
+                ));
+            }
+            s.pattern = Some(Pattern(n.text));
+            continue;
+        }
+        let mut number = |what: &str| match words.next() {
+            Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
+                cx.err(
+                    &i.span,
+                    format!("`{}` is no {what} number", i.text),
+                    "too large",
+                )
+            }),
+            _ => Err(cx.err(
+                &n.span,
+                format!("`{}` needs a number after it", n.text),
+                "e.g. `stream 7`",
+            )),
+        };
+        match (n.text.as_str(), &mut s.kind) {
+            ("stream", _) => s.stream = Some(number("stream")?),
+            ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
+            ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
+            ("in", _) => match words.next() {
+                Some(Word::Name(r)) if quoted(cx, &r) => s.within = Some(Pattern(r.text)),
+                _ => {
+                    return Err(cx.err(
+                        &n.span,
+                        "`in` needs a range name in quotes",
+                        "e.g. `in \"backward\"`",
+                    ))
+                }
+            },
+            (d @ ("h2d" | "d2h" | "d2d" | "p2p"), KindFilter::Copy { dir, .. }) => {
+                *dir = Some(match d {
+                    "h2d" => Dir::H2d,
+                    "d2h" => Dir::D2h,
+                    "d2d" => Dir::D2d,
+                    _ => Dir::P2p,
+                })
+            }
+            (h @ ("pinned" | "pageable"), KindFilter::Copy { host, .. }) => {
+                *host = Some(match h {
+                    "pinned" => Host::Pinned,
+                    _ => Host::Pageable,
+                })
+            }
+            _ => {
+                return Err(cx.help(
+                    &n.span,
+                    format!("unknown word `{}` in a selection", n.text),
+                    "not understood here",
+                    "after the kind come a name pattern in quotes, `stream N`, `device N`, \
+                     `rank N`, `in \"RANGE\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
+                     `pinned`, `pageable`",
+                ))
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn small(cx: Cx<'_>, n: &Name, v: u64) -> R<u32> {
+    u32::try_from(v).map_err(|_| {
+        cx.err(
+            &n.span,
+            format!("{} {v} is out of range", n.text),
+            "too large",
+        )
+    })
+}
+
+fn kind_error(cx: Cx<'_>, span: &super::syntax::Span) -> super::LitmusError {
+    cx.help(
+        span,
+        "a selection starts with the kind of op",
+        "expected a kind",
+        "one of `kernel`, `copy`, `memset`, `any`, e.g. `select AR = kernel \"nccl*AllReduce*\"`",
+    )
+}
+
+fn check(
+    cx: Cx<'_>,
+    selections: &[Selection],
+    observe: bool,
+    quantifier: Option<Name>,
+    relation: Name,
+    args: Vec<Arg>,
+) -> R<TraceCheck> {
+    let Some(rel) = TraceRelation::by_name(&relation.text) else {
+        let known: Vec<String> = TraceRelation::ALL
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect();
+        return Err(unknown(
+            cx,
+            &relation,
+            "relation on a trace",
+            known.iter(),
+            ("here", "a trace has spans and calls: block order, readings and contents need the lab's own programs"),
+        ));
+    };
+    let q = match quantifier.as_ref().map(|q| q.text.as_str()) {
+        None => Quantifier::One,
+        Some("exists") => Quantifier::Exists,
+        Some("forall") => Quantifier::Forall,
+        Some(_) => Quantifier::NotExists,
+    };
+    if let (TraceRelation::Faster, Some(qn)) = (rel, &quantifier) {
+        return Err(cx.err(
+            &qn.span,
+            "`faster` compares two selections as phases, with no quantifier",
+            "drop it",
+        ));
+    }
+    let [a, b] = args.as_slice() else {
+        return Err(cx.err(
+            &relation.span,
+            format!("`{}` takes two selections", relation.text),
+            "e.g. `(AR, GEMM)`",
+        ));
+    };
+    let find = |arg: &Arg| -> R<usize> {
+        match arg {
+            Arg::Ref(OpRef::Label(n)) => selections
+                .iter()
+                .position(|s| s.name == n.text)
+                .ok_or_else(|| {
+                    let known: Vec<String> = selections.iter().map(|s| s.name.clone()).collect();
+                    unknown(
+                        cx,
+                        n,
+                        "selection",
+                        known.iter(),
+                        (
+                            "before this line",
+                            "declare it first with `select NAME = KIND ...`",
+                        ),
+                    )
+                }),
+            Arg::Ref(OpRef::Index(_, span)) | Arg::Range(_, _, span) => Err(cx.err(
+                span,
+                "a check on a trace names selections",
+                "not a selection",
+            )),
+            Arg::Int(i) => Err(cx.err(
+                &i.span,
+                "a check on a trace names selections",
+                "not a selection",
+            )),
+        }
+    };
+    Ok(TraceCheck {
+        quantifier: q,
+        relation: rel,
+        a: find(a)?,
+        b: find(b)?,
+        observe,
+    })
+}

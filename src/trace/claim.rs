@@ -1,0 +1,127 @@
+//! A claim about a recorded program: which traces, what a trial is, which ops it speaks of, and
+//! the relations that must hold between them, as data (printed, serialized, judged anywhere).
+
+use super::select::{Pattern, Selection};
+use crate::judge::claim::Source;
+use crate::judge::verdict::Expect;
+use serde::{Deserialize, Serialize};
+
+/// What one trial of a trace is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialSpec {
+    /// The whole trace is one trial.
+    Whole,
+    /// Each host range whose name matches (`ProfilerStep#*`, a `record_function` name); the
+    /// n-th range of every file (rank) together make trial n.
+    Each(Pattern),
+}
+
+/// How a check ranges over the ops of its selections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantifier {
+    /// Each selection holds one op in every trial.
+    One,
+    /// Some pair of ops shows the relation.
+    Exists,
+    /// Every pair that could show it does.
+    Forall,
+    /// No pair shows it (`~exists`).
+    NotExists,
+}
+
+impl Quantifier {
+    pub fn word(self) -> &'static str {
+        match self {
+            Quantifier::One => "",
+            Quantifier::Exists => "exists ",
+            Quantifier::Forall => "forall ",
+            Quantifier::NotExists => "~exists ",
+        }
+    }
+}
+
+/// The relations a trace can decide: those between spans and the calls that issued them. Block
+/// dispatch order, preemption, readings and contents need the lab's own stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceRelation {
+    Precedes,
+    Overlaps,
+    Serializes,
+    ReturnsBefore,
+    ReturnsAfter,
+    Blocks,
+    Faster,
+}
+
+impl TraceRelation {
+    pub const ALL: [(&'static str, TraceRelation); 7] = [
+        ("precedes", TraceRelation::Precedes),
+        ("overlaps", TraceRelation::Overlaps),
+        ("serializes", TraceRelation::Serializes),
+        ("returns_before", TraceRelation::ReturnsBefore),
+        ("returns_after", TraceRelation::ReturnsAfter),
+        ("blocks", TraceRelation::Blocks),
+        ("faster", TraceRelation::Faster),
+    ];
+
+    pub fn name(self) -> &'static str {
+        TraceRelation::ALL
+            .iter()
+            .find(|(_, r)| *r == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    pub fn by_name(name: &str) -> Option<TraceRelation> {
+        TraceRelation::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| *r)
+    }
+}
+
+/// `check [QUANTIFIER] RELATION(A, B)` over selections `a` and `b` (indices into the claim's
+/// selections). For `faster`, each selection is a phase: its first start to its last end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceCheck {
+    pub quantifier: Quantifier,
+    pub relation: TraceRelation,
+    pub a: usize,
+    pub b: usize,
+    /// Measured and reported, not part of the verdict.
+    #[serde(default)]
+    pub observe: bool,
+}
+
+/// A claim judged on traces of the user's own program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceClaim {
+    pub id: String,
+    pub statement: String,
+    pub source: Source,
+    pub expect: Expect,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// Trace files named in the claim file (relative to it); `check --trace` may give others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
+    pub trial: TrialSpec,
+    pub selections: Vec<Selection>,
+    pub checks: Vec<TraceCheck>,
+}
+
+impl TraceClaim {
+    /// "exists overlaps(AR, GEMM)".
+    pub fn describe(&self, c: &TraceCheck) -> String {
+        let name = |i: usize| self.selections.get(i).map_or("?", |s| s.name.as_str());
+        format!(
+            "{}{}({}, {})",
+            c.quantifier.word(),
+            c.relation.name(),
+            name(c.a),
+            name(c.b)
+        )
+    }
+}

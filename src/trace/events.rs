@@ -1,0 +1,149 @@
+//! What a trace holds once read: the GPU's work as spans, the host calls that issued it, and the
+//! ranges the program annotated, all on one clock in nanoseconds.
+//!
+//! A profiler trace stamps host calls with the host clock and GPU activity with the GPU's,
+//! normalized by CUPTI onto the host clock; both arrive here on that one axis, so a span and the
+//! call that issued it compare directly (the judging allows for the alignment, see `tolerance.rs`).
+
+use std::sync::Arc;
+
+/// What a GPU op did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GpuKind {
+    Kernel,
+    Copy(CopyDir, HostMemory),
+    Memset,
+}
+
+/// The direction of a copy, as the profiler names it ("Memcpy HtoD", "DtoH", "DtoD", "PtoP").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyDir {
+    HtoD,
+    DtoH,
+    DtoD,
+    PtoP,
+    Other,
+}
+
+/// The host memory of a copy, where the profiler names it ("Pinned -> Device", "Pageable").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HostMemory {
+    Pinned,
+    Pageable,
+    /// No host memory (device to device), or not named.
+    None,
+}
+
+impl GpuKind {
+    /// From the profiler's category and name.
+    pub fn of(category: &str, name: &str) -> Option<GpuKind> {
+        Some(match category {
+            "kernel" => GpuKind::Kernel,
+            "gpu_memset" => GpuKind::Memset,
+            "gpu_memcpy" => {
+                let dir = if name.contains("HtoD") {
+                    CopyDir::HtoD
+                } else if name.contains("DtoH") {
+                    CopyDir::DtoH
+                } else if name.contains("DtoD") {
+                    CopyDir::DtoD
+                } else if name.contains("PtoP") {
+                    CopyDir::PtoP
+                } else {
+                    CopyDir::Other
+                };
+                let host = if name.contains("Pinned") {
+                    HostMemory::Pinned
+                } else if name.contains("Pageable") {
+                    HostMemory::Pageable
+                } else {
+                    HostMemory::None
+                };
+                GpuKind::Copy(dir, host)
+            }
+            _ => return None,
+        })
+    }
+
+    /// "kernel", "copy", "memset".
+    pub fn word(self) -> &'static str {
+        match self {
+            GpuKind::Kernel => "kernel",
+            GpuKind::Copy(..) => "copy",
+            GpuKind::Memset => "memset",
+        }
+    }
+}
+
+/// The host call that issued a GPU op (`cudaLaunchKernel`, `cuLaunchKernelEx`, `cudaMemcpyAsync`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub name: Arc<str>,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+    pub tid: i64,
+    /// The thread's previous CUDA call was `cudaStreamWaitEvent`: the op may have waited for
+    /// another stream, so its delay is not taken for launch latency.
+    pub after_wait: bool,
+}
+
+/// One GPU op of the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuOp {
+    pub kind: GpuKind,
+    pub name: Arc<str>,
+    pub device: u32,
+    pub stream: u64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// The process that issued it (the trace's pid of the call, else of the file).
+    pub pid: i64,
+    pub call: Option<Call>,
+    pub bytes: Option<u64>,
+}
+
+/// A range the program annotated on the host (`record_function`, `ProfilerStep#N`, NVTX).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRange {
+    pub name: Arc<str>,
+    pub pid: i64,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+}
+
+/// One trace file: one process (one rank) of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceFile {
+    pub path: String,
+    /// `distributedInfo.rank` and `world_size`, where the profiler wrote them.
+    pub rank: Option<u32>,
+    pub world: Option<u32>,
+    /// Sorted by start.
+    pub ops: Vec<GpuOp>,
+    /// Sorted by begin.
+    pub ranges: Vec<HostRange>,
+    /// Whether timestamps carry fractions of a microsecond (newer profilers write ns).
+    pub sub_micro: bool,
+    /// How many events the file held, of any kind.
+    pub events: u64,
+}
+
+impl TraceFile {
+    /// The first and last instant of its GPU ops and ranges.
+    pub fn extent(&self) -> Option<(i64, i64)> {
+        let starts = self.ops.iter().map(|o| o.start_ns);
+        let begins = self.ranges.iter().map(|r| r.begin_ns);
+        let lo = starts.chain(begins).min()?;
+        let ends = self.ops.iter().map(|o| o.end_ns);
+        let hi = ends.chain(self.ranges.iter().map(|r| r.end_ns)).max()?;
+        Some((lo, hi))
+    }
+
+    /// "rank 1" or the file's name, for labels.
+    pub fn who(&self) -> String {
+        match self.rank {
+            Some(r) => format!("rank {r}"),
+            None => self.path.clone(),
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! Reading the PyTorch profiler's trace (Kineto's Chrome-trace JSON, `.json` or `.json.gz`).
+//!
+//! The file is streamed: serde walks `traceEvents` one event at a time and keeps only what a
+//! verdict needs (GPU ops, the CUDA calls that issued them, annotated ranges), with names
+//! interned, so a trace of hundreds of MB needs memory for its GPU ops, not for its text. The
+//! bytes pass through the same counting reader as results files ([`Guarded`]: a read limit, a
+//! longest string, a longest array), so a gzip bomb or a damaged file ends with a message.
+//!
+//! Timestamps are microseconds with three decimals in recent profilers (`4731592969071.428`);
+//! read as f64 and rounded to ns they are exact to within 2 ns at today's magnitudes, far below
+//! the timer step the judging allows (`tolerance.rs`).
+
+use super::events::{Call, GpuKind, GpuOp, HostRange, TraceFile};
+use crate::border::bounded_json::Guarded;
+use crate::border::limits::{read_limit, MAX_STAMP_NS};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The most GPU ops, calls and ranges kept from one file: a 2 GiB trace holds about ten million
+/// events, a third of them kept; each kept record is under 100 bytes.
+pub const MAX_KEPT: usize = 20_000_000;
+
+/// The longest duration an event may have: a day. A profiled run is minutes; anything longer is
+/// a damaged number.
+pub const MAX_DURATION_US: f64 = 86_400e6;
+
+/// Reads one trace file. Errors name the file and say what to do.
+pub fn read(path: &Path) -> Result<TraceFile, String> {
+    let shown = path.display().to_string();
+    let fail = |m: String| format!("{shown}: {m}");
+    let file = crate::border::input_file::open_regular(path).map_err(fail)?;
+    let mut buffered = BufReader::with_capacity(1 << 16, file);
+    let gz = buffered
+        .fill_buf()
+        .map_err(|e| fail(e.to_string()))?
+        .starts_with(&[0x1f, 0x8b]);
+    let reader: Box<dyn Read> = match gz {
+        true => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
+        false => Box::new(buffered),
+    };
+    let mut plain = BufReader::with_capacity(1 << 16, reader);
+    match first_byte(&mut plain).map_err(|e| fail(e.to_string()))? {
+        None => return Err(fail("it is empty".into())),
+        Some(b'[') => return Err(fail(OTHER_TOOL.into())),
+        Some(b'{') => {}
+        Some(_) => {
+            return Err(fail(
+                "not JSON: a PyTorch profiler trace is a JSON object".into(),
+            ))
+        }
+    }
+    let text = BufReader::with_capacity(1 << 16, Guarded::new(plain, read_limit()));
+    let mut collector = Collector::default();
+    let mut de = serde_json::Deserializer::from_reader(text);
+    let outcome = de
+        .deserialize_map(TopVisitor(&mut collector))
+        .and_then(|()| de.end());
+    if let Err(e) = outcome {
+        return Err(fail(describe(&e)));
+    }
+    collector.finish(shown)
+}
+
+const OTHER_TOOL: &str = "a JSON array of events: a Chrome trace from another tool; stream-litmus \
+    reads the PyTorch profiler's traces (`prof.export_chrome_trace(...)`), an object with \
+    `traceEvents`";
+
+fn first_byte(r: &mut impl BufRead) -> std::io::Result<Option<u8>> {
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => return Ok(Some(buf[i])),
+            None => {
+                let n = buf.len();
+                r.consume(n);
+            }
+        }
+    }
+}
+
+/// serde_json's error with its place, and a word on what it likely means.
+fn describe(e: &serde_json::Error) -> String {
+    let at = format!("line {} column {}", e.line(), e.column());
+    match e.classify() {
+        serde_json::error::Category::Eof => format!(
+            "the trace ends in the middle ({at}): it was cut short (a profiler killed while \
+             writing, an interrupted copy); record it again"
+        ),
+        serde_json::error::Category::Io => format!("{e}"),
+        _ => format!("{e}"),
+    }
+}
+
+/// A number that may be written as an integer, a float or a string, or be something else
+/// (then `None`): the profiler's `args` mix them.
+#[derive(Default, Clone, Copy)]
+struct Num(Option<i64>);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(Some(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(i64::try_from(v).ok()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(
+                    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
+                ))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_unit<E>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Num, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Num(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Num, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Num(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct Args {
+    #[serde(default)]
+    device: Num,
+    #[serde(default)]
+    stream: Num,
+    #[serde(default)]
+    correlation: Num,
+    #[serde(default)]
+    bytes: Num,
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(default)]
+    ph: Option<String>,
+    #[serde(default)]
+    cat: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    pid: Num,
+    #[serde(default)]
+    tid: Num,
+    #[serde(default)]
+    ts: Option<f64>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default)]
+    args: Option<Args>,
+}
+
+#[derive(Deserialize, Default)]
+struct DistributedInfo {
+    #[serde(default)]
+    rank: Num,
+    #[serde(default)]
+    world_size: Num,
+}
+
+struct RawCall {
+    name: Arc<str>,
+    pid: i64,
+    tid: i64,
+    begin_ns: i64,
+    end_ns: i64,
+    correlation: Option<i64>,
+}
+
+struct RawOp {
+    kind: GpuKind,
+    name: Arc<str>,
+    device: i64,
+    stream: i64,
+    start_ns: i64,
+    end_ns: i64,
+    correlation: Option<i64>,
+    bytes: Option<i64>,
+}
+
+#[derive(Default)]
+struct Collector {
+    names: HashMap<String, Arc<str>>,
+    ops: Vec<RawOp>,
+    calls: Vec<RawCall>,
+    ranges: Vec<HostRange>,
+    events: u64,
+    sub_micro: bool,
+    saw_events: bool,
+    kineto: bool,
+    info: DistributedInfo,
+}
+
+impl Collector {
+    fn intern(&mut self, name: String) -> Arc<str> {
+        if let Some(a) = self.names.get(&name) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(name.as_str());
+        self.names.insert(name, a.clone());
+        a
+    }
+
+    fn kept(&self) -> usize {
+        self.ops.len() + self.calls.len() + self.ranges.len()
+    }
+
+    /// Takes one event; an error message for a damaged one.
+    fn take(&mut self, e: Event) -> Result<(), String> {
+        self.events += 1;
+        if e.ph.as_deref() != Some("X") {
+            return Ok(());
+        }
+        let Some(cat) = e.cat.as_deref() else {
+            return Ok(());
+        };
+        let wanted = matches!(
+            cat,
+            "kernel"
+                | "gpu_memcpy"
+                | "gpu_memset"
+                | "cuda_runtime"
+                | "cuda_driver"
+                | "user_annotation"
+        );
+        if !wanted {
+            return Ok(());
+        }
+        let name = e.name.unwrap_or_default();
+        let which = || format!("event {} ({cat} `{}`)", self.events, clip(&name));
+        let ts = e.ts.ok_or_else(|| format!("{} has no `ts`", which()))?;
+        let dur = e.dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
+        if !(dur.is_finite() && dur >= 0.0) {
+            return Err(format!(
+                "{} has a negative or invalid duration ({dur} µs): the trace is damaged",
+                which()
+            ));
+        }
+        if dur > MAX_DURATION_US {
+            return Err(format!(
+                "{} lasts {dur:.0} µs, over a day: the trace is damaged",
+                which()
+            ));
+        }
+        let limit = MAX_STAMP_NS as f64 / 2.0;
+        let begin = ts * 1e3;
+        if !(begin.is_finite() && begin.abs() < limit) {
+            return Err(format!("{} has an absurd timestamp ({ts} µs)", which()));
+        }
+        if ts.fract() != 0.0 {
+            self.sub_micro = true;
+        }
+        let begin_ns = begin.round() as i64;
+        let end_ns = begin_ns + (dur * 1e3).round() as i64;
+        if self.kept() >= MAX_KEPT {
+            return Err(format!(
+                "over {MAX_KEPT} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule \
+                 with `active` of a few steps) and judge that trace"
+            ));
+        }
+        let args = e.args.unwrap_or_default();
+        let pid = e.pid.0.unwrap_or(0);
+        if let Some(kind) = GpuKind::of(cat, &name) {
+            let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
+                return Err(format!("{} names no device or stream", which()));
+            };
+            if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
+                return Err(format!(
+                    "{} has device {device} and stream {stream}",
+                    which()
+                ));
+            }
+            let name = self.intern(name);
+            self.ops.push(RawOp {
+                kind,
+                name,
+                device,
+                stream,
+                start_ns: begin_ns,
+                end_ns,
+                correlation: args.correlation.0,
+                bytes: args.bytes.0,
+            });
+        } else if cat == "user_annotation" {
+            let name = self.intern(name);
+            self.ranges.push(HostRange {
+                name,
+                pid,
+                begin_ns,
+                end_ns,
+            });
+        } else {
+            let name = self.intern(name);
+            self.calls.push(RawCall {
+                name,
+                pid,
+                tid: e.tid.0.unwrap_or(0),
+                begin_ns,
+                end_ns,
+                correlation: args.correlation.0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Links each GPU op to the call that issued it and checks that the file is a GPU trace.
+    fn finish(mut self, path: String) -> Result<TraceFile, String> {
+        if !self.saw_events {
+            return Err(format!(
+                "{path}: no `traceEvents`: not a Chrome trace (the PyTorch profiler writes one \
+                 with `prof.export_chrome_trace(...)`)"
+            ));
+        }
+        if self.ops.is_empty() {
+            let tool = match self.kineto {
+                true => "",
+                false => " (it has no `schemaVersion` either: a Chrome trace from another tool?)",
+            };
+            return Err(format!(
+                "{path}: no GPU events (kernels, memcpys, memsets){tool}: was the profiler run \
+                 with ProfilerActivity.CUDA?"
+            ));
+        }
+        // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
+        self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
+        let after_wait: Vec<bool> = std::iter::once(false)
+            .chain(self.calls.windows(2).map(|w| {
+                (w[0].pid, w[0].tid) == (w[1].pid, w[1].tid)
+                    && w[0].name.contains("StreamWaitEvent")
+            }))
+            .collect();
+        // The outermost call of each correlation (a runtime call around its driver call).
+        let mut by_correlation: HashMap<i64, usize> = HashMap::new();
+        for (i, c) in self.calls.iter().enumerate() {
+            if let Some(k) = c.correlation {
+                let e = by_correlation.entry(k).or_insert(i);
+                if self.calls[*e].begin_ns > c.begin_ns {
+                    *e = i;
+                }
+            }
+        }
+        let file_pid = self.calls.first().map(|c| c.pid).unwrap_or(0);
+        let mut ops: Vec<GpuOp> = self
+            .ops
+            .into_iter()
+            .map(|o| {
+                let call = o
+                    .correlation
+                    .and_then(|k| by_correlation.get(&k))
+                    .map(|&i| {
+                        let c = &self.calls[i];
+                        (
+                            c.pid,
+                            Call {
+                                name: c.name.clone(),
+                                begin_ns: c.begin_ns,
+                                end_ns: c.end_ns,
+                                tid: c.tid,
+                                after_wait: after_wait[i],
+                            },
+                        )
+                    });
+                GpuOp {
+                    kind: o.kind,
+                    name: o.name,
+                    device: o.device as u32,
+                    stream: o.stream as u64,
+                    start_ns: o.start_ns,
+                    end_ns: o.end_ns,
+                    pid: call.as_ref().map_or(file_pid, |c| c.0),
+                    call: call.map(|c| c.1),
+                    bytes: o.bytes.and_then(|b| u64::try_from(b).ok()),
+                }
+            })
+            .collect();
+        ops.sort_by_key(|o| (o.start_ns, o.end_ns));
+        self.ranges.sort_by_key(|r| r.begin_ns);
+        let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
+        Ok(TraceFile {
+            path,
+            rank: small(self.info.rank),
+            world: small(self.info.world_size),
+            ops,
+            ranges: self.ranges,
+            sub_micro: self.sub_micro,
+            events: self.events,
+        })
+    }
+}
+
+/// The first 60 characters of a name, for messages.
+pub(crate) fn clip(name: &str) -> String {
+    match name.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    }
+}
+
+struct TopVisitor<'a>(&'a mut Collector);
+
+impl<'de> Visitor<'de> for TopVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace object with `traceEvents`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => {
+                    self.0.saw_events = true;
+                    map.next_value_seed(EventsSeed(self.0))?;
+                }
+                "distributedInfo" => self.0.info = map.next_value()?,
+                "schemaVersion" => {
+                    self.0.kineto = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct EventsSeed<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(e) = seq.next_element::<Event>()? {
+            self.0.take(e).map_err(de::Error::custom)?;
+        }
+        Ok(())
+    }
+}

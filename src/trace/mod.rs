@@ -1,0 +1,30 @@
+//! Traces of the user's own programs: the second source of timelines beside the GPU.
+//!
+//! The lab runs programs it wrote and stamps them; a trace records a program someone else wrote
+//! (a PyTorch training step under `torch.profiler`). Here a trace is read (`kineto.rs`, streamed),
+//! cut into trials (`trials.rs`: each `ProfilerStep#N`, or each instance of a named range), and
+//! every trial becomes a [`Timeline`](crate::measured::timeline::Timeline) that the lab's own
+//! relations judge with tolerances measured from the trace (`tolerance.rs`). A claim on a trace
+//! ([`TraceClaim`], written in a claim file with `select` and quantified checks) names ops by
+//! kind, name pattern, stream, device, rank and annotated range (`select.rs`), and `judge.rs`
+//! counts its verdict over the trials as the lab counts trials.
+//!
+//! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
+//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `kineto`, `select`,
+//! `claim`, `tolerance`, `trials`, `judge`.
+
+mod claim;
+mod events;
+mod judge;
+mod kineto;
+mod select;
+mod tolerance;
+mod trials;
+
+pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
+pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
+pub use judge::{judge, CheckOutcome, TraceJudgement, TrialOutcome, MAX_PAIRS};
+pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
+pub use select::{Dir, Host, KindFilter, Pattern, Selection};
+pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
+pub use trials::{Trace, Trial};

@@ -1,0 +1,224 @@
+//! A trace cut into trials, each a [`Timeline`] the relations judge as they judge the lab's own.
+//!
+//! A trial is every GPU op whose call began inside one instance of a host range
+//! (`ProfilerStep#N`, a `record_function`), the n-th instance of every file (rank) together; or
+//! the whole trace. Its ops become spans of one block in order of start (op ids are positions in
+//! that order), their calls host calls, on a time axis that starts at the trial's first instant.
+//! The host and GPU times share the profiler's clock: the clock sync is the identity, within the
+//! clock error the trace shows (`tolerance.rs`).
+
+use super::claim::TrialSpec;
+use super::events::{GpuOp, TraceFile};
+use super::kineto::clip;
+use super::tolerance::TraceTolerances;
+use crate::judge::relation::HostWaits;
+use crate::measured::timeline::{ClockSync, HostCall, Span, Timeline};
+use crate::program::OpId;
+use std::path::PathBuf;
+
+/// The traces of one run, read and checked to belong together.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    pub files: Vec<TraceFile>,
+    pub tolerances: TraceTolerances,
+}
+
+impl Trace {
+    /// Reads every file; they must be ranks of one run (distinct ranks of one world size, and
+    /// overlapping in time).
+    pub fn read(paths: &[PathBuf]) -> Result<Trace, String> {
+        let files = paths
+            .iter()
+            .map(|p| super::kineto::read(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Trace::of(files)
+    }
+
+    /// Checks that `files` are of one run.
+    pub fn of(files: Vec<TraceFile>) -> Result<Trace, String> {
+        for (i, a) in files.iter().enumerate() {
+            for b in &files[..i] {
+                if a.rank.is_some() && a.rank == b.rank {
+                    return Err(format!(
+                        "{} and {} are both rank {}: traces given together must be the ranks of \
+                         one run",
+                        b.path,
+                        a.path,
+                        a.rank.unwrap_or(0)
+                    ));
+                }
+                if a.world != b.world {
+                    return Err(format!(
+                        "{} is of a run of {:?} ranks and {} of {:?}: traces of different runs",
+                        b.path, b.world, a.path, a.world
+                    ));
+                }
+                if let (Some((a0, a1)), Some((b0, b1))) = (a.extent(), b.extent()) {
+                    if a0 > b1 || b0 > a1 {
+                        return Err(format!(
+                            "{} and {} do not overlap in time ({:.3} s apart): traces of \
+                             different runs (or of different hosts, whose clocks differ)",
+                            b.path,
+                            a.path,
+                            (a0.max(b0) - a1.min(b1)) as f64 / 1e9
+                        ));
+                    }
+                }
+            }
+        }
+        let tolerances = TraceTolerances::measure(&files);
+        Ok(Trace { files, tolerances })
+    }
+
+    /// The trials `spec` cuts the trace into.
+    pub fn trials(&self, spec: &TrialSpec) -> Vec<Trial> {
+        match spec {
+            TrialSpec::Whole => {
+                let ops = (self.files.iter().enumerate())
+                    .flat_map(|(f, file)| (0..file.ops.len()).map(move |o| (f, o)))
+                    .collect();
+                vec![self.trial("the whole trace".into(), ops)]
+            }
+            TrialSpec::Each(pattern) => {
+                let per_file: Vec<Vec<&super::events::HostRange>> = (self.files.iter())
+                    .map(|f| {
+                        f.ranges
+                            .iter()
+                            .filter(|r| pattern.matches(&r.name))
+                            .collect()
+                    })
+                    .collect();
+                let n = per_file.iter().map(Vec::len).min().unwrap_or(0);
+                (0..n)
+                    .map(|i| {
+                        let mut ops = Vec::new();
+                        for (f, file) in self.files.iter().enumerate() {
+                            let r = per_file[f][i];
+                            for (o, op) in file.ops.iter().enumerate() {
+                                let inside = op.call.as_ref().is_some_and(|c| {
+                                    op.pid == r.pid
+                                        && c.begin_ns >= r.begin_ns
+                                        && c.begin_ns <= r.end_ns
+                                });
+                                if inside {
+                                    ops.push((f, o));
+                                }
+                            }
+                        }
+                        self.trial(per_file[0][i].name.to_string(), ops)
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The names of the host ranges, for a trial pattern that matched none.
+    pub fn range_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (self.files.iter())
+            .flat_map(|f| f.ranges.iter().map(|r| r.name.to_string()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    pub fn op(&self, (f, o): (usize, usize)) -> &GpuOp {
+        &self.files[f].ops[o]
+    }
+
+    fn trial(&self, name: String, mut ops: Vec<(usize, usize)>) -> Trial {
+        ops.sort_by_key(|&r| (self.op(r).start_ns, self.op(r).end_ns, r));
+        let origin = (ops.iter())
+            .flat_map(|&r| {
+                let op = self.op(r);
+                [Some(op.start_ns), op.call.as_ref().map(|c| c.begin_ns)]
+            })
+            .flatten()
+            .min()
+            .unwrap_or(0);
+        let at = |t: i64| (t - origin).max(0) as u64;
+        let spans = (ops.iter().enumerate())
+            .map(|(i, &r)| Span::single(OpId(i), at(self.op(r).start_ns), at(self.op(r).end_ns)))
+            .collect();
+        let calls = (ops.iter().enumerate())
+            .filter_map(|(i, &r)| {
+                let c = self.op(r).call.as_ref()?;
+                Some(HostCall {
+                    op: OpId(i),
+                    begin_ns: at(c.begin_ns),
+                    end_ns: at(c.end_ns),
+                })
+            })
+            .collect();
+        let clock = ClockSync {
+            offset_ns: 0,
+            error_ns: self.tolerances.clock_error_ns,
+        };
+        let timeline = Timeline::new(spans, calls).with_host(Vec::new(), Some(clock));
+        let many = self.files.len() > 1;
+        let labels: Vec<(String, bool)> = (ops.iter().enumerate())
+            .map(|(i, &r)| (self.label(r, i, many), self.free(r)))
+            .collect();
+        Trial {
+            name,
+            waits: HostWaits::listed(labels),
+            ops,
+            timeline,
+            origin_ns: origin,
+        }
+    }
+
+    /// "nvjet_sm90_tst_320x128…@s7 #12", with "r1 " before it in a trace of several ranks.
+    fn label(&self, r: (usize, usize), i: usize, many: bool) -> String {
+        let op = self.op(r);
+        let name = clip_short(&op.name);
+        let rank = match (many, self.files[r.0].rank) {
+            (true, Some(k)) => format!("r{k} "),
+            (true, None) => format!("f{} ", r.0),
+            _ => String::new(),
+        };
+        format!("{rank}{name}@s{} #{i}", op.stream)
+    }
+
+    /// Whether the op depended on nothing in its stream: the op before it there had ended when
+    /// its call began (and the call did not follow a `cudaStreamWaitEvent`).
+    fn free(&self, (f, o): (usize, usize)) -> bool {
+        let file = &self.files[f];
+        let op = &file.ops[o];
+        let Some(call) = &op.call else {
+            return false;
+        };
+        let before = file.ops[..o]
+            .iter()
+            .rev()
+            .find(|p| p.pid == op.pid && p.device == op.device && p.stream == op.stream);
+        !call.after_wait && before.map_or(true, |p| p.end_ns < call.begin_ns)
+    }
+}
+
+fn clip_short(name: &str) -> String {
+    let c = clip(name);
+    match c.char_indices().nth(32) {
+        Some((i, _)) => format!("{}…", &c[..i]),
+        None => c,
+    }
+}
+
+/// One trial of a trace.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// The range it is an instance of ("ProfilerStep#3").
+    pub name: String,
+    /// (file, op) of each op, by op id.
+    pub ops: Vec<(usize, usize)>,
+    pub timeline: Timeline,
+    pub(crate) waits: HostWaits,
+    /// The trace instant of the timeline's 0.
+    pub origin_ns: i64,
+}
+
+impl Trial {
+    pub fn label(&self, op: OpId) -> String {
+        self.waits.label(op)
+    }
+}
