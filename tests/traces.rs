@@ -343,3 +343,63 @@ fn claim_files_on_traces_refuse_what_they_cannot_judge() {
     .unwrap_err();
     assert!(e.to_string().contains("--trace"), "{e}");
 }
+
+/// The CLI on a claim file and a trace: exit status and stderr.
+fn cli(claim: &str, trace: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, t) = (dir.path().join("c.litmus"), dir.path().join("t.json"));
+    std::fs::write(&c, format!(
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n{claim}\n"
+    ))
+    .unwrap();
+    std::fs::write(&t, trace).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .arg("check")
+        .arg(&c)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_judges_a_trace_without_a_gpu_and_exits_by_the_verdict() {
+    let t = two((1010.0, 100.0), (1050.0, 50.0));
+    let (code, out, err) = cli(&format!("{AB}\ncheck overlaps(A, B)"), &t, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("Holds") && out.contains("no GPU used"),
+        "{out}"
+    );
+    let (code, out, _) = cli(&format!("{AB}\ncheck ~exists overlaps(A, B)"), &t, &[]);
+    assert_eq!(code, 1, "an unexpected verdict: {out}");
+    let (code, _, err) = cli(
+        "select A = kernel \"none*\"\nselect B = kernel\ncheck exists overlaps(A, B)",
+        &t,
+        &[],
+    );
+    assert_eq!(code, 2, "a claim that selects nothing");
+    assert!(err.contains("holds no op"), "{err}");
+}
+
+#[test]
+fn a_trace_over_the_read_limit_is_refused_by_the_cli() {
+    // 2 MiB of events against a 1 MiB limit: the reader stops at the limit, whatever the size.
+    let op = r#"{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
+    let big = format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{}{}]}}"#,
+        op.repeat(2 * 1024 * 1024 / op.len()),
+        r#"{"ph":"i"}"#
+    );
+    let (code, _, err) = cli(
+        &format!("{AB}\ncheck overlaps(A, B)"),
+        &big,
+        &[("STREAM_LITMUS_READ_LIMIT_MIB", "1")],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("larger than"), "{err}");
+}

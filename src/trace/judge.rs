@@ -71,16 +71,19 @@ impl TraceJudgement {
             ) else {
                 continue;
             };
-            let show = |o: &CheckOutcome| {
-                o.measured
-                    .map_or(String::new(), |m| m.format_value(o.value_ns))
+            let Some(check) = lo.measured else {
+                continue;
             };
-            let what = lo.measured.map_or("", |m| quantity(&m));
-            let range = match lo.value_ns == hi.value_ns {
-                true => show(lo),
-                false => format!("{}..{}", show(lo), show(hi)),
+            // Every figure reads in its own direction (the lab's words for the check).
+            let (what, negate) = check.quantity_for(lo.value_ns, hi.value_ns);
+            let v = |x: i64| check.format_value(if negate { x.saturating_neg() } else { x });
+            let range = match (lo.value_ns == hi.value_ns, negate) {
+                (true, _) => v(lo.value_ns),
+                (false, false) => format!("{}..{}", v(lo.value_ns), v(hi.value_ns)),
+                (false, true) => format!("{}..{}", v(hi.value_ns), v(lo.value_ns)),
             };
-            parts.push(format!("{} {what} {range}", claim.describe(c)));
+            let observed = if c.observe { "observed " } else { "" };
+            parts.push(format!("{observed}{} {what} {range}", claim.describe(c)));
         }
         if let Some(w) = self.witness.and_then(|w| self.trials.get(w)) {
             let wanted = match self.verdict {
@@ -103,19 +106,6 @@ impl TraceJudgement {
             }
         }
         parts.join("; ")
-    }
-}
-
-/// "overlap", "gap", "saved": what a relation's number measures.
-fn quantity(c: &Check) -> &'static str {
-    match c {
-        Check::Precedes { .. } => "gap",
-        Check::Overlaps { .. } | Check::Serializes { .. } => "overlap",
-        Check::Faster { .. } => "saved",
-        Check::ReturnsBefore { .. } => "returned before the end by",
-        Check::ReturnsAfter { .. } => "returned after the end by",
-        Check::Blocks { .. } => "held the host",
-        _ => "",
     }
 }
 
@@ -338,9 +328,8 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
         .filter(|s| s.op != op && s.end() <= start + step)
         .max_by_key(|s| s.end())?;
     let label = trial.label(holder.op);
-    let stream_of = |o: OpId| label_stream(&trial.label(o));
     let gap = start as i64 - holder.end() as i64;
-    let how = match stream_of(holder.op) == stream_of(op) {
+    let how = match trial.place(holder.op) == trial.place(op) {
         true => "queued behind it in its stream".to_string(),
         false => "on another stream".to_string(),
     };
@@ -348,15 +337,6 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
         "it started {:+.2} µs after {label} ended ({how})",
         gap as f64 / 1e3
     ))
-}
-
-fn label_stream(label: &str) -> String {
-    let at = label.rfind("@s").map_or(label.len(), |i| i);
-    let rank = label
-        .split_once(' ')
-        .map(|(r, _)| r)
-        .filter(|r| r.starts_with('r'));
-    format!("{:?}{}", rank, label[at..].split(' ').next().unwrap_or(""))
 }
 
 /// Whether a pair could have run together: the op that started later was ready before the

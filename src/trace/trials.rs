@@ -159,9 +159,13 @@ impl Trace {
         let labels: Vec<(String, bool)> = (ops.iter().enumerate())
             .map(|(i, &r)| (self.label(r, i, many), self.free(r)))
             .collect();
+        let places = (ops.iter())
+            .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
+            .collect();
         Trial {
             name,
             waits: HostWaits::listed(labels),
+            places,
             ops,
             timeline,
             origin_ns: origin,
@@ -213,6 +217,8 @@ pub struct Trial {
     pub ops: Vec<(usize, usize)>,
     pub timeline: Timeline,
     pub(crate) waits: HostWaits,
+    /// Where each op ran: (file, process, device, stream), by op id.
+    pub places: Vec<(usize, i64, u32, u64)>,
     /// The trace instant of the timeline's 0.
     pub origin_ns: i64,
 }
@@ -220,5 +226,10 @@ pub struct Trial {
 impl Trial {
     pub fn label(&self, op: OpId) -> String {
         self.waits.label(op)
+    }
+
+    /// The stream an op ran on, with its file, process and device.
+    pub fn place(&self, op: OpId) -> Option<(usize, i64, u32, u64)> {
+        self.places.get(op.0).copied()
     }
 }
