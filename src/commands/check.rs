@@ -12,7 +12,12 @@ use stream_litmus::{litmus, Claim, EnvVar};
 
 pub fn check(args: CheckArgs) -> CliResult {
     if !args.traces.is_empty() || super::traced::all_traced(&args.files) {
-        return super::traced::check_traced(&args.files, &args.traces, &args.filters);
+        return super::traced::check_traced(
+            &args.files,
+            &args.traces,
+            &args.filters,
+            args.options.out.as_deref(),
+        );
     }
     let (claims, files) = load_all(&args.files)?;
     let claims: Vec<Claim> = claims

@@ -22,7 +22,12 @@ pub fn all_traced(paths: &[PathBuf]) -> bool {
             .all(|p| p.is_file() && litmus::load_traced(p).is_ok())
 }
 
-pub fn check_traced(files: &[PathBuf], traces: &[PathBuf], filters: &[String]) -> CliResult {
+pub fn check_traced(
+    files: &[PathBuf],
+    traces: &[PathBuf],
+    filters: &[String],
+    out: Option<&Path>,
+) -> CliResult {
     let began = Instant::now();
     let mut claims: Vec<(PathBuf, TraceClaim)> = Vec::new();
     let mut failed = false;
@@ -48,6 +53,7 @@ pub fn check_traced(files: &[PathBuf], traces: &[PathBuf], filters: &[String]) -
     }
     let mut read: HashMap<Vec<PathBuf>, Result<Trace, String>> = HashMap::new();
     let (mut expected, mut not, mut errors) = (0, 0, 0);
+    let mut judged = Vec::new();
     for (file, claim) in &claims {
         let paths = match traces.is_empty() {
             false => traces.to_vec(),
@@ -85,7 +91,8 @@ pub fn check_traced(files: &[PathBuf], traces: &[PathBuf], filters: &[String]) -
         }
         match judge(claim, trace) {
             Ok(j) => {
-                let ok = j.verdict.matches(claim.expect);
+                let verdict = j.verdict;
+                let ok = verdict.matches(claim.expect);
                 if ok {
                     expected += 1;
                 } else {
@@ -99,12 +106,25 @@ pub fn check_traced(files: &[PathBuf], traces: &[PathBuf], filters: &[String]) -
                     format!("{} trials", j.counts),
                     j.evidence(claim)
                 );
+                judged.push((claim, paths, j));
             }
             Err(e) => {
                 errln!("error: {}: {e}\n", file.display());
                 errors += 1;
             }
         }
+    }
+    if let Some(dir) = out {
+        let rows: Vec<_> = (judged.iter())
+            .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
+            .collect();
+        let trace = stream_litmus::report::traced::chrome_trace(&rows);
+        let path = dir.join("trace.json");
+        let text = serde_json::to_vec(&trace).map_err(|e| CliError::usage(e.to_string()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
+        stream_litmus::atomic_write::write_atomically(&path, |w| w.write_all(&text))?;
+        outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
     }
     outln!(
         "{expected} as expected, {not} not, of {} claims{}; judged in {:.2} s, no GPU used",

@@ -4,6 +4,7 @@
 //! - [`terminal`]: the lines `stream-litmus` prints;
 //! - [`html`] with [`svg`]: one self-contained page with a timeline per claim;
 //! - [`trace`]: Chrome Trace Event Format, for Perfetto UI and chrome://tracing;
+//! - [`traced`]: the same for claims judged on traces of the user's program;
 //! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
@@ -29,3 +30,4 @@ pub mod terminal;
 pub mod thin;
 pub mod timing;
 pub mod trace;
+pub mod traced;

@@ -42,6 +42,8 @@ pub struct TrialOutcome {
     pub name: String,
     pub truth: Truth,
     pub checks: Vec<CheckOutcome>,
+    /// The ops of each selection in this trial (op ids of the trial's timeline).
+    pub members: Vec<Vec<OpId>>,
 }
 
 /// A claim's verdict on a trace, with its evidence.
@@ -160,6 +162,7 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
                 name: t.name.clone(),
                 truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
                 checks,
+                members: m.clone(),
             }
         })
         .collect();

@@ -27,4 +27,4 @@ pub use judge::{judge, CheckOutcome, TraceJudgement, TrialOutcome, MAX_PAIRS};
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
 pub use select::{Dir, Host, KindFilter, Pattern, Selection};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
-pub use trials::{Trace, Trial};
+pub use trials::{short_name, Trace, Trial};

@@ -200,6 +200,11 @@ impl Trace {
     }
 }
 
+/// A kernel's name cut to 32 characters, for labels and pictures.
+pub fn short_name(name: &str) -> String {
+    clip_short(name)
+}
+
 fn clip_short(name: &str) -> String {
     let c = clip(name);
     match c.char_indices().nth(32) {

@@ -1,0 +1,70 @@
+//! The Chrome trace (Perfetto, chrome://tracing) of claims judged on traces: every trial of
+//! every claim, its ops on one track per stream, the claim's selections picked out.
+//!
+//! One process per trial, named "claim · ProfilerStep#3 · yes"; one track per (rank, device,
+//! stream), named "r1 gpu0 stream 7"; each op a complete event whose category is the selections
+//! it belongs to ("AR,GEMM", or "other"), whose args give its full name, its label in the
+//! reasons and its launch call. The trial's check reasons are an instant event at its start.
+
+use crate::trace::{Trace, TraceClaim, TraceJudgement};
+use serde_json::{json, Value};
+
+/// The trace of every trial of every judged claim.
+pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value {
+    let mut events = Vec::new();
+    let mut pid = 0u64;
+    for (claim, trace, judgement) in judged {
+        let trials = trace.trials(&claim.trial);
+        for (trial, outcome) in trials.iter().zip(&judgement.trials) {
+            pid += 1;
+            let name = format!("{} · {} · {}", claim.id, trial.name, outcome.truth);
+            events.push(
+                json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}),
+            );
+            events.push(json!({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}}));
+            let mut tracks: Vec<(usize, i64, u32, u64)> = trial.places.clone();
+            tracks.sort_unstable();
+            tracks.dedup();
+            for (i, &(f, _, device, stream)) in tracks.iter().enumerate() {
+                let who = trace.files[f]
+                    .rank
+                    .map_or(String::new(), |r| format!("r{r} "));
+                events.push(
+                    json!({"ph": "M", "pid": pid, "tid": i + 1, "name": "thread_name",
+                    "args": {"name": format!("{who}gpu{device} stream {stream}")}}),
+                );
+            }
+            for (o, span) in trial.timeline.spans.iter().enumerate() {
+                let place = trial.places[o];
+                let tid = tracks.iter().position(|&t| t == place).map_or(0, |i| i + 1);
+                let op = trace.op(trial.ops[o]);
+                let picked: Vec<&str> = (claim.selections.iter().zip(&outcome.members))
+                    .filter(|(_, m)| m.contains(&span.op))
+                    .map(|(s, _)| s.name.as_str())
+                    .collect();
+                let cat = match picked.is_empty() {
+                    true => "other".to_string(),
+                    false => picked.join(","),
+                };
+                events.push(json!({
+                    "ph": "X", "pid": pid, "tid": tid, "cat": cat,
+                    "name": crate::trace::short_name(&op.name),
+                    "ts": span.start() as f64 / 1e3,
+                    "dur": span.duration_ns() as f64 / 1e3,
+                    "args": {
+                        "label": trial.label(span.op),
+                        "name": &*op.name,
+                        "kind": op.kind.word(),
+                        "call": op.call.as_ref().map(|c| &*c.name),
+                    }
+                }));
+            }
+            let reasons: Vec<String> = (outcome.checks.iter())
+                .map(|c| format!("{}: {} — {}", claim.describe(&c.check), c.truth, c.reason))
+                .collect();
+            events.push(json!({"ph": "i", "s": "p", "pid": pid, "tid": 0, "ts": 0.0,
+                "name": "checks", "args": {"checks": reasons}}));
+        }
+    }
+    json!({ "traceEvents": events, "displayTimeUnit": "ns" })
+}
