@@ -76,10 +76,14 @@ pub use border::error::{Error, Result};
 pub use border::limits::MAX_TRIAL_FACTOR;
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
+/// CUPTI's injection entry point (src/gpu/inject.rs), exported by the shared library.
+#[doc(hidden)]
+pub use gpu::InitializeInjection;
 pub use gpu::{
     device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CACHE_ENV, CUPTI_ENV, NVLS_ENV,
     NVML_ENV, STAMP_SOURCE,
 };
+pub use gpu::{find_cupti, FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
 pub use judge::claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
 pub use judge::relation::{Check, Measurement, Truth, Unit, Value};
 pub use judge::verdict::{

@@ -9,7 +9,7 @@ use stream_litmus::catalogue;
 mod commands;
 
 use commands::{
-    arguments, check, compare, fuzz, hog, judge, outln, predict, render, run, show, sweep,
+    arguments, check, compare, fuzz, hog, judge, outln, predict, record, render, run, show, sweep,
     CliResult,
 };
 
@@ -150,6 +150,20 @@ enum Command {
         #[arg(long, default_value_t = 16, value_parser = arguments::streams)]
         max_streams: usize,
     },
+    /// Run a command with CUPTI recording every kernel, copy, memset and CUDA call of every
+    /// process, into one trace that `check --trace` judges (docs/checking-your-program.md).
+    Trace {
+        /// Where the trace goes (gzip when the name ends in .gz); written only once the command
+        /// has ended.
+        #[arg(long, default_value = "trace.json.gz")]
+        out: PathBuf,
+        /// Also run the command once without tracing, first, and report both wall times.
+        #[arg(long)]
+        overhead: bool,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Internal: keep the GPU busy for a while, as a neighbour for tests of shared GPUs.
     #[command(hide = true)]
     Hog {
@@ -186,6 +200,11 @@ fn main() -> ExitCode {
             trials,
             max_streams,
         }) => sweep(trials, max_streams),
+        Some(Command::Trace {
+            out,
+            overhead,
+            command,
+        }) => record(&out, overhead, &command),
         Some(Command::Child) => Ok(ExitCode::from(stream_litmus::serve_child() as u8)),
     };
     // The one place where an error becomes a message and an exit status.

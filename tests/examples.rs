@@ -1,9 +1,12 @@
-//! The examples' claims on traces (`examples/pytorch/*.litmus`) as tests, found when the tests run:
+//! The examples' claims on traces (`examples/pytorch/*.litmus`, `examples/cuda/*.litmus`) as
+//! tests, found when the tests run:
 //! - `traces::FILE` re-judges each claim on the trace committed beside it and fails when a
 //!   verdict differs from the one recorded in [`RECORDED`] (a finding stays a finding);
-//! - `gpu::SCRIPT` runs the example under the profiler on the GPU, when there is one
-//!   (`cfg(gpu)`) and `python3 -c "import torch"` works (else ignored, with the reason), and
-//!   judges a fresh trace to the same verdicts.
+//! - `gpu::FILE` records a fresh trace on the GPU, when there is one (`cfg(gpu)`), and judges it
+//!   to the same verdicts: a PyTorch example runs under the profiler when `python3 -c "import
+//!   torch"` works; a CUDA C example is built with nvcc (`$NVCC`, else
+//!   /usr/local/cuda/bin/nvcc) and recorded with `stream-litmus trace`; `cli_run.litmus` traces
+//!   the CLI itself. Each is ignored, with the reason, where its tool is missing.
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -21,19 +24,37 @@ const RECORDED: &[(&str, &str)] = &[
     ("pytorch.four_stream_pipeline_is_faster", "Holds"),
     ("pytorch.pipeline_overlaps_copies_with_compute", "Holds"),
     ("pytorch.one_stream_runs_in_issue_order", "Holds"),
+    ("cuda.async_copy_returns_at_once", "Holds"),
+    ("cuda.sync_copy_waits_for_the_copy", "Holds"),
+    ("cuda.kernel_waits_for_the_copy_before_it", "Holds"),
+    ("cuda.event_wait_orders_two_streams", "Holds"),
+    // A finding: the first launch of kernel3 (lazy module loading) waited for kernel1.
+    ("cuda.no_wait_runs_together", "Violated"),
+    ("cuda.lab_spins_queue_in_their_stream", "Holds"),
 ];
 
 fn main() {
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pytorch");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = ["pytorch", "cuda"]
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(root.join(d))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "litmus"));
     files.sort();
     let mut trials = Vec::new();
     for path in files {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let p = path.clone();
         trials.push(Trial::test(format!("traces::{name}"), move || {
             rejudge(&p, None)
@@ -83,36 +104,91 @@ fn rejudge(file: &Path, traces: Option<&[PathBuf]>) -> Result<(), Failed> {
 #[cfg(not(gpu))]
 fn fresh(_: &Path) -> Result<Completion, Failed> {
     Ok(Completion::ignored_with(
-        "needs a CUDA GPU (GPU_TESTS=1) and python3 with torch",
+        "needs a CUDA GPU (GPU_TESTS=1), and torch or nvcc for the example",
     ))
 }
 
-/// Runs the example's script into a temporary folder and re-judges its claims on that trace.
+/// Records the example afresh into a temporary folder and re-judges its claims on that trace.
 #[cfg(gpu)]
 fn fresh(file: &Path) -> Result<Completion, Failed> {
-    let torch = std::process::Command::new("python3")
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = dir.path().join("trace.json.gz");
+    let kind = file
+        .parent()
+        .and_then(|p| p.file_name())
+        .unwrap_or_default();
+    let recorded = match kind.to_str() {
+        Some("pytorch") => pytorch(file, &out)?,
+        _ => cuda(file, dir.path(), &out)?,
+    };
+    if let Some(reason) = recorded {
+        return Ok(Completion::ignored_with(reason));
+    }
+    rejudge(file, Some(&[out])).map(|()| Completion::Completed)
+}
+
+/// Runs `cmd`; its stderr on failure.
+#[cfg(gpu)]
+fn ran(cmd: &mut std::process::Command, what: &str) -> Result<(), Failed> {
+    let run = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    if !run.status.success() {
+        return Err(format!("{what} failed: {}", String::from_utf8_lossy(&run.stderr)).into());
+    }
+    Ok(())
+}
+
+/// The PyTorch example's script under the profiler; `Some(reason)` where torch is missing.
+#[cfg(gpu)]
+fn pytorch(file: &Path, out: &Path) -> Result<Option<String>, Failed> {
+    use std::process::Command;
+    let torch = Command::new("python3")
         .args(["-c", "import torch; assert torch.cuda.is_available()"])
         .output();
     if !torch.is_ok_and(|o| o.status.success()) {
-        return Ok(Completion::ignored_with(
-            "python3 -c \"import torch\" does not work here (or sees no GPU)",
+        return Ok(Some(
+            "python3 -c \"import torch\" does not work here (or sees no GPU)".into(),
         ));
     }
     let script = file.with_extension("py");
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = dir.path().join("trace.json.gz");
-    let run = std::process::Command::new("python3")
-        .arg(&script)
-        .arg(&out)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !run.status.success() {
-        return Err(format!(
-            "{} failed: {}",
-            script.display(),
-            String::from_utf8_lossy(&run.stderr)
-        )
-        .into());
+    ran(
+        Command::new("python3").arg(&script).arg(out),
+        &script.display().to_string(),
+    )?;
+    Ok(None)
+}
+
+/// The CUDA C example built with nvcc and recorded by `stream-litmus trace` (or, for
+/// `cli_run.litmus`, the CLI itself running one claim); `Some(reason)` where nvcc is missing.
+#[cfg(gpu)]
+fn cuda(file: &Path, dir: &Path, out: &Path) -> Result<Option<String>, Failed> {
+    use std::process::Command;
+    let cli = env!("CARGO_BIN_EXE_stream-litmus");
+    let mut trace = Command::new(cli);
+    trace.arg("trace").arg("--out").arg(out).arg("--");
+    if file.file_stem().is_some_and(|s| s == "cli_run") {
+        // The lab's copy witness would take CUPTI from the tracer.
+        trace.env("STREAM_LITMUS_CUPTI", "off");
+        trace.args([cli, "run", "-f", "fifo.non-blocking", "--trials", "2"]);
+    } else {
+        let nvcc = std::env::var_os("NVCC").unwrap_or("/usr/local/cuda/bin/nvcc".into());
+        if !Path::new(&nvcc).exists() {
+            return Ok(Some(format!(
+                "no nvcc at {} (set NVCC)",
+                nvcc.to_string_lossy()
+            )));
+        }
+        let binary = dir.join("program");
+        let source = file.with_extension("cu");
+        ran(
+            Command::new(&nvcc)
+                .arg("-O2")
+                .arg("-o")
+                .arg(&binary)
+                .arg(&source),
+            "nvcc",
+        )?;
+        trace.arg(&binary);
     }
-    rejudge(file, Some(&[out])).map(|()| Completion::Completed)
+    ran(&mut trace, "stream-litmus trace")?;
+    Ok(None)
 }

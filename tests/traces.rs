@@ -403,3 +403,48 @@ fn a_trace_over_the_read_limit_is_refused_by_the_cli() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("larger than"), "{err}");
 }
+
+#[test]
+fn what_trace_recorded_joins_into_one_readable_trace() {
+    // Two processes' records as the injection library writes them; one was killed mid-line.
+    let dir = tempfile::tempdir().unwrap();
+    let call = |pid: u32, ts: f64, c: u32| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":{pid},"tid":{pid},"ts":{ts:.3},"dur":4.000,"args":{{"cbid":211,"correlation":{c}}}}}"#
+        )
+    };
+    let kernel = |ts: f64, c: u32| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{ts:.3},"dur":50.000,"args":{{"device":0,"stream":7,"correlation":{c},"grid":[1,1,1],"block":[32,1,1]}}}}"#
+        )
+    };
+    let mut a = String::new();
+    for i in 0..4u32 {
+        a += &format!(
+            "{}\n{}\n",
+            call(11, 100.0 * f64::from(i), i),
+            kernel(100.0 * f64::from(i) + 6.5, i)
+        );
+    }
+    std::fs::write(dir.path().join("trace-11.jsonl"), &a).unwrap();
+    let b = format!(
+        "{}\n{{\"note\":\"x\"}}\n{{\"ph\":\"X\",\"cat\":\"ker",
+        call(12, 50.0, 99)
+    );
+    std::fs::write(dir.path().join("trace-12.jsonl"), b).unwrap();
+    let out = dir.path().join("joined.json.gz");
+    let joined =
+        stream_litmus::trace::join(dir.path(), &out, serde_json::json!({"base_ns": 0})).unwrap();
+    assert_eq!((joined.processes, joined.kernels, joined.calls), (2, 4, 5));
+    assert_eq!(
+        (joined.cut_lines, joined.notes.clone()),
+        (1, vec!["x".to_string()])
+    );
+    let trace = Trace::read(&[out]).unwrap();
+    let ops = &trace.files[0].ops;
+    assert_eq!(ops.len(), 4);
+    assert!(ops.iter().all(|o| o
+        .call
+        .as_ref()
+        .is_some_and(|c| &*c.name == "cudaLaunchKernel")));
+}

@@ -21,6 +21,7 @@ mod executor;
 mod fleet;
 mod graphs;
 mod host_fn;
+mod inject;
 mod issuer;
 mod kernels;
 mod memory;
@@ -40,8 +41,12 @@ mod witness;
 pub use cupti::CUPTI_ENV;
 pub use executor::Execution;
 pub use fleet::device_count;
+pub use inject::{
+    InitializeInjection, FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV,
+};
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
 pub use neighbours::{Look, NVML_ENV};
+pub use probe::cupti as find_cupti;
 pub use ptx_cache::CACHE_ENV;
 
 /// Hooks for the executor's error-path test; not part of the API.

@@ -175,8 +175,12 @@ pub(super) enum Stmt {
     },
     /// `trace "PATH"`: a trace the claim is judged on, relative to the claim file.
     Trace(Name),
-    /// `trial each "PATTERN"`: each host range of that name is a trial.
-    Trial(Name),
+    /// `trial each "PATTERN"`: each host range of that name is a trial; `trial each kernel
+    /// "PATTERN"`: each launch of a kernel of that name starts one.
+    Trial {
+        kernel: bool,
+        pattern: Name,
+    },
     /// `select NAME = KIND ...`: ops of a trace the checks name.
     Select {
         name: Name,

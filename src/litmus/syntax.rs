@@ -190,7 +190,11 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
                 "each",
                 "`each \"RANGE\"`, such as `trial each \"ProfilerStep#*\"`",
             )(i)?;
-            Stmt::Trial(text("a range name pattern in quotes")(i)?)
+            let kernel = opt(key("kernel")).parse_next(i)?.is_some();
+            Stmt::Trial {
+                kernel,
+                pattern: text("a range or kernel name pattern in quotes")(i)?,
+            }
         }
         "select" => {
             let selection = text("a selection name")(i)?;

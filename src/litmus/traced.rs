@@ -30,7 +30,7 @@ pub(super) fn is_traced(lines: &[Line]) -> bool {
     lines.iter().any(|l| {
         matches!(
             l.stmt,
-            Stmt::Trace(_) | Stmt::Trial(_) | Stmt::Select { .. }
+            Stmt::Trace(_) | Stmt::Trial { .. } | Stmt::Select { .. }
         )
     })
 }
@@ -83,8 +83,13 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
             Stmt::Expect(_) => return Err(twice(&span, "expect")),
             Stmt::Rationale(_) => return Err(twice(&span, "rationale")),
             Stmt::Trace(p) => traces.push(p.text),
-            Stmt::Trial(p) if trial.is_none() => trial = Some(TrialSpec::Each(Pattern(p.text))),
-            Stmt::Trial(_) => return Err(twice(&span, "trial")),
+            Stmt::Trial { kernel, pattern } if trial.is_none() => {
+                trial = Some(match kernel {
+                    false => TrialSpec::Each(Pattern(pattern.text)),
+                    true => TrialSpec::EachKernel(Pattern(pattern.text)),
+                })
+            }
+            Stmt::Trial { .. } => return Err(twice(&span, "trial")),
             Stmt::Select { name, words } => {
                 if selections.iter().any(|s| s.name == name.text) {
                     return Err(cx.err(
@@ -153,6 +158,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
         device: None,
         rank: None,
         within: None,
+        call: None,
     };
     let mut words = words.into_iter().peekable();
     let kind = match words.next() {
@@ -212,13 +218,16 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
             ("stream", _) => s.stream = Some(number("stream")?),
             ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
             ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
-            ("in", _) => match words.next() {
-                Some(Word::Name(r)) if quoted(cx, &r) => s.within = Some(Pattern(r.text)),
+            (w @ ("in" | "call"), _) => match words.next() {
+                Some(Word::Name(r)) if quoted(cx, &r) => match w {
+                    "in" => s.within = Some(Pattern(r.text)),
+                    _ => s.call = Some(Pattern(r.text)),
+                },
                 _ => {
                     return Err(cx.err(
                         &n.span,
-                        "`in` needs a range name in quotes",
-                        "e.g. `in \"backward\"`",
+                        format!("`{w}` needs a name in quotes"),
+                        "e.g. `in \"backward\"`, `call \"cudaMemcpyAsync\"`",
                     ))
                 }
             },
@@ -242,7 +251,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
                     format!("unknown word `{}` in a selection", n.text),
                     "not understood here",
                     "after the kind come a name pattern in quotes, `stream N`, `device N`, \
-                     `rank N`, `in \"RANGE\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
+                     `rank N`, `in \"RANGE\"`, `call \"CALL\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
                      `pinned`, `pageable`",
                 ))
             }

@@ -15,6 +15,10 @@ pub enum TrialSpec {
     /// Each host range whose name matches (`ProfilerStep#*`, a `record_function` name); the
     /// n-th range of every file (rank) together make trial n.
     Each(Pattern),
+    /// Each launch of a kernel whose name matches starts a trial, which holds the ops launched
+    /// from it up to the next such launch (a marker kernel a program launches once per
+    /// repetition, in a program without annotated ranges).
+    EachKernel(Pattern),
 }
 
 /// How a check ranges over the ops of its selections.

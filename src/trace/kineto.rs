@@ -269,7 +269,7 @@ impl Collector {
                 which()
             ));
         }
-        let limit = MAX_STAMP_NS as f64 / 2.0;
+        let limit = MAX_STAMP_NS as f64;
         let begin = ts * 1e3;
         if !(begin.is_finite() && begin.abs() < limit) {
             return Err(format!("{} has an absurd timestamp ({ts} µs)", which()));

@@ -7,7 +7,8 @@
 //! relations judge with tolerances measured from the trace (`tolerance.rs`). A claim on a trace
 //! ([`TraceClaim`], written in a claim file with `select` and quantified checks) names ops by
 //! kind, name pattern, stream, device, rank and annotated range (`select.rs`), and `judge.rs`
-//! counts its verdict over the trials as the lab counts trials.
+//! counts its verdict over the trials as the lab counts trials. `recorded.rs` joins what
+//! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
 //!
 //! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
 //! (op ids), `border` (reading input). Inside, from the ground up: `events`, `kineto`, `select`,
@@ -17,6 +18,7 @@ mod claim;
 mod events;
 mod judge;
 mod kineto;
+mod recorded;
 mod select;
 mod tolerance;
 mod trials;
@@ -25,6 +27,7 @@ pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
 pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
 pub use judge::{judge, CheckOutcome, TraceJudgement, TrialOutcome, MAX_PAIRS};
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
+pub use recorded::{join, Joined};
 pub use select::{Dir, Host, KindFilter, Pattern, Selection};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
 pub use trials::{short_name, Trace, Trial};

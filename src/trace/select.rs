@@ -96,7 +96,7 @@ impl KindFilter {
     }
 }
 
-/// `select NAME = KIND ["PATTERN"] [stream N] [device N] [rank N] [in "RANGE"]`.
+/// `select NAME = KIND ["PATTERN"] [stream N] [device N] [rank N] [in "RANGE"] [call "CALL"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Selection {
     pub name: String,
@@ -112,6 +112,9 @@ pub struct Selection {
     /// The op was issued inside a host range of this name (`record_function`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<Pattern>,
+    /// The op was issued by a call of this name (`cudaMemcpyAsync`, `cudaMemcpy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Pattern>,
 }
 
 impl Selection {
@@ -126,6 +129,9 @@ impl Selection {
                 .within
                 .as_ref()
                 .map_or(true, |w| issued_within(&file.ranges, op, w))
+            && self.call.as_ref().map_or(true, |c| {
+                op.call.as_ref().is_some_and(|k| c.matches(&k.name))
+            })
     }
 }
 

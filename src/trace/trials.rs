@@ -79,6 +79,7 @@ impl Trace {
                     .collect();
                 vec![self.trial("the whole trace".into(), ops)]
             }
+            TrialSpec::EachKernel(pattern) => self.each_kernel(pattern),
             TrialSpec::Each(pattern) => {
                 let per_file: Vec<Vec<&super::events::HostRange>> = (self.files.iter())
                     .map(|f| {
@@ -110,6 +111,44 @@ impl Trace {
                     .collect()
             }
         }
+    }
+
+    /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together.
+    fn each_kernel(&self, pattern: &super::select::Pattern) -> Vec<Trial> {
+        let per_file: Vec<Vec<i64>> = (self.files.iter())
+            .map(|f| {
+                let mut at: Vec<i64> = (f.ops.iter())
+                    .filter(|o| {
+                        o.kind == super::events::GpuKind::Kernel && pattern.matches(&o.name)
+                    })
+                    .filter_map(|o| o.call.as_ref().map(|c| c.begin_ns))
+                    .collect();
+                at.sort_unstable();
+                at
+            })
+            .collect();
+        let n = per_file.iter().map(Vec::len).min().unwrap_or(0);
+        (0..n)
+            .map(|i| {
+                let mut ops = Vec::new();
+                for (f, file) in self.files.iter().enumerate() {
+                    let (lo, hi) = (
+                        per_file[f][i],
+                        per_file[f].get(i + 1).copied().unwrap_or(i64::MAX),
+                    );
+                    for (o, op) in file.ops.iter().enumerate() {
+                        if op
+                            .call
+                            .as_ref()
+                            .is_some_and(|c| c.begin_ns >= lo && c.begin_ns < hi)
+                        {
+                            ops.push((f, o));
+                        }
+                    }
+                }
+                self.trial(format!("repetition {}", i + 1), ops)
+            })
+            .collect()
     }
 
     /// The names of the host ranges, for a trial pattern that matched none.

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the CUDA C examples with nvcc and records each with `stream-litmus trace` into DIR
+# (default: examples/cuda/traces). STREAM_LITMUS names the CLI (default: stream-litmus on PATH).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:-$here/traces}
+sl=${STREAM_LITMUS:-stream-litmus}
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+build=$(mktemp -d)
+mkdir -p "$out"
+for ex in stream_basics event_two_streams; do
+  "$nvcc" -O2 -o "$build/$ex" "$here/$ex.cu"
+  "$sl" trace --overhead --out "$out/$ex.json.gz" -- "$build/$ex"
+done

@@ -1,0 +1,175 @@
+//! `stream-litmus trace [--out FILE] [--overhead] -- CMD ARGS…`: runs any CUDA program with our
+//! CUPTI injection library (`CUDA_INJECTION64_PATH`), then joins what each of its processes
+//! recorded into one trace for `check --trace`.
+//!
+//! The command's output and exit status pass through unchanged (a signal becomes 128 + its
+//! number, as a shell reports it); everything this command says goes to stderr. It never clears
+//! the command's environment, only adds the two variables it needs. Refused, with exit status 2
+//! and no trace file: a command that does not exist, no injection library beside the binary, no
+//! CUPTI, or a command already run under another CUDA tool (`CUDA_INJECTION64_PATH` set).
+
+use super::{errln, CliError, CliResult};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+use stream_litmus::atomic_write::check_writable;
+use stream_litmus::trace::join;
+
+/// Names the injection library by path, instead of the one beside the binary.
+pub const INJECTION_ENV: &str = "STREAM_LITMUS_INJECTION";
+const LIBRARY: &str = "libstream_litmus.so";
+
+pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
+    let Some(program) = command.first() else {
+        return Err(CliError::usage(
+            "no command given: stream-litmus trace -- CMD ARGS…",
+        ));
+    };
+    let library = injection_library()?;
+    if let Some(other) = std::env::var_os("CUDA_INJECTION64_PATH") {
+        return Err(CliError::usage(format!(
+            "CUDA_INJECTION64_PATH is already set ({}): the command runs under another CUDA tool \
+             (Nsight Systems or Compute?); trace it outside that tool",
+            other.to_string_lossy()
+        )));
+    }
+    if stream_litmus::find_cupti().is_none() {
+        return Err(CliError::usage(
+            "CUPTI not found: looked for libcupti.so, libcupti.so.13, .12 and .11 through the \
+             loader; it ships with the CUDA toolkit (extras/CUPTI/lib64): add its directory to \
+             LD_LIBRARY_PATH",
+        ));
+    }
+    check_writable(out)?;
+    let shown = command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    let untraced = match overhead {
+        true => Some(run(program, &command[1..], None)?.1),
+        false => None,
+    };
+    let dir =
+        tempfile::tempdir().map_err(|e| CliError::usage(format!("a temporary folder: {e}")))?;
+    // Every process counts its times from one instant a minute before now (CUPTI's clock is the
+    // system clock in ns): small numbers, exact to the ns when written as µs.
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().saturating_sub(60) * 1_000_000_000);
+    let (status, wall) = run(program, &command[1..], Some((&library, dir.path(), base)))?;
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.signal();
+    let meta = serde_json::json!({
+        "command": shown,
+        "exit_code": status.code(),
+        "signal": signal,
+        "cut_short": signal.is_some(),
+        "wall_s": wall,
+        "untraced_wall_s": untraced,
+        "base_ns": base,
+    });
+    let joined = join(dir.path(), out, meta).map_err(CliError::usage)?;
+    for note in &joined.notes {
+        errln!("stream-litmus trace: in the command: {note}");
+    }
+    errln!(
+        "stream-litmus trace: {} kernels, {} copies, {} memsets, {} CUDA calls from {} process(es) \
+         in {}",
+        joined.kernels,
+        joined.copies,
+        joined.memsets,
+        joined.calls,
+        joined.processes,
+        out.display()
+    );
+    if joined.gpu_events() == 0 {
+        errln!(
+            "stream-litmus trace: no GPU events: {}",
+            match joined.processes {
+                0 => "the command used no CUDA".to_string(),
+                n => format!(
+                    "{n} process(es) started CUDA but CUPTI handed us nothing: does the command \
+                     use CUPTI itself (a profiler; stream-litmus's own copy witness: run it with \
+                     STREAM_LITMUS_CUPTI=off)?"
+                ),
+            }
+        );
+    }
+    if let Some(s) = signal {
+        errln!("stream-litmus trace: the command was killed by signal {s}: the trace holds what CUPTI had flushed ({} cut line(s) dropped)", joined.cut_lines);
+    }
+    match untraced {
+        Some(u) => errln!(
+            "stream-litmus trace: the command ran {wall:.3} s traced, {u:.3} s untraced ({:+.1} %)",
+            (wall / u - 1.0) * 100.0
+        ),
+        None => errln!("stream-litmus trace: the command ran {wall:.3} s"),
+    }
+    let code = match (status.code(), signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Runs the command, traced when `inject` gives the library and the folder for its records.
+fn run(
+    program: &OsString,
+    args: &[OsString],
+    inject: Option<(&Path, &Path, u64)>,
+) -> Result<(std::process::ExitStatus, f64), CliError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if let Some((library, dir, base)) = inject {
+        cmd.env("CUDA_INJECTION64_PATH", library)
+            .env(stream_litmus::TRACE_DIR_ENV, dir)
+            .env(stream_litmus::TRACE_BASE_ENV, base.to_string());
+    }
+    let began = Instant::now();
+    let status = cmd.status().map_err(|e| {
+        let name = program.to_string_lossy();
+        CliError::usage(match e.kind() {
+            std::io::ErrorKind::NotFound => format!("command not found: {name}"),
+            std::io::ErrorKind::PermissionDenied => format!("{name}: permission denied"),
+            _ => format!("cannot run {name}: {e}"),
+        })
+    })?;
+    Ok((status, began.elapsed().as_secs_f64()))
+}
+
+/// `$STREAM_LITMUS_INJECTION`, else `libstream_litmus.so` beside the binary (cargo builds it
+/// there with the binary).
+fn injection_library() -> Result<PathBuf, CliError> {
+    if let Some(p) = std::env::var_os(INJECTION_ENV) {
+        let p = PathBuf::from(p);
+        return match p.is_file() {
+            true => Ok(p),
+            false => Err(CliError::usage(format!(
+                "{INJECTION_ENV} names {}, which is no file",
+                p.display()
+            ))),
+        };
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::usage(format!("cannot find this executable: {e}")))?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let candidates = [dir.join(LIBRARY), dir.join("..").join(LIBRARY)];
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "the CUPTI injection library {LIBRARY} is not beside this executable (looked at \
+                 {}): `cargo build --release` builds it with the binary, or name it with \
+                 {INJECTION_ENV}",
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
