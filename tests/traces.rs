@@ -12,8 +12,8 @@ use stream_litmus::Verdict;
 struct Op(&'static str, &'static str, u64, f64, f64, f64);
 
 /// A Kineto trace: the ops (each with a `cudaLaunchKernel` of 5 µs), the `ProfilerStep#N`
-/// ranges given, and three idle-issued memsets far before, so the trace has a launch latency
-/// (2 µs) and jitter (0.5 µs).
+/// ranges given, and three idle-issued memsets far before, starting 2, 2.5 and 2.2 µs after
+/// their calls returned, so the trace has a launch latency (2 µs) and jitter.
 fn kineto(ops: &[Op], steps: &[(f64, f64)]) -> String {
     kineto_at(0.0, ops, steps)
 }
@@ -23,9 +23,9 @@ fn kineto_at(shift: f64, ops: &[Op], steps: &[(f64, f64)]) -> String {
     let mut ev = Vec::new();
     let mut corr = 1000;
     let mut all: Vec<(&str, &str, u64, f64, f64, f64)> =
-        vec![("gpu_memset", "Memset (Device)", 7, 2.0, 1.0, 0.0)];
-    all.push(("gpu_memset", "Memset (Device)", 7, 102.5, 1.0, 100.0));
-    all.push(("gpu_memset", "Memset (Device)", 7, 202.2, 1.0, 200.0));
+        vec![("gpu_memset", "Memset (Device)", 7, 7.0, 1.0, 0.0)];
+    all.push(("gpu_memset", "Memset (Device)", 7, 107.5, 1.0, 100.0));
+    all.push(("gpu_memset", "Memset (Device)", 7, 207.2, 1.0, 200.0));
     all.extend(ops.iter().map(|o| (o.0, o.1, o.2, o.3, o.4, o.5)));
     for (cat, name, stream, ts, dur, call) in all {
         let (ts, call) = (ts + shift, call + shift);
@@ -92,8 +92,9 @@ fn the_trace_gives_its_own_latency_and_jitter() {
         "{}",
         t.tolerances.describe()
     );
-    // gemm_a, issued to an idle GPU too, started 10 µs after its call: 8 µs over the shortest.
-    assert_eq!(tol.launch_jitter_ns, 8_000);
+    // gemm_a, issued to an idle GPU too, started 5 µs after its call returned: 3 µs over the
+    // shortest.
+    assert_eq!(tol.launch_jitter_ns, 3_000);
     assert_eq!(
         tol.timer_step_ns, 32,
         "fractions of a µs: the CUPTI timer step"
@@ -447,4 +448,26 @@ fn what_trace_recorded_joins_into_one_readable_trace() {
         .call
         .as_ref()
         .is_some_and(|c| &*c.name == "cudaLaunchKernel")));
+}
+
+#[test]
+fn a_long_launch_call_or_a_synchronous_copy_is_no_launch_jitter() {
+    // A first launch that loads its module inside a 300 µs call starts 2 µs after the call
+    // returns; a synchronous copy's call returns after the copy ended. Neither widens the jitter.
+    let mut t = kineto(&[Op("kernel", "gemm_a", 7, 1010.0, 100.0, 1000.0)], &[]);
+    let extra = [
+        r#"{"ph":"X","cat":"kernel","name":"first","pid":0,"tid":7,"ts":5302.0,"dur":10.0,"args":{"device":0,"stream":7,"correlation":1}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":42,"tid":42,"ts":5000.0,"dur":300.0,"args":{"correlation":1}}"#,
+        r#"{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":6010.0,"dur":100.0,"args":{"device":0,"stream":7,"correlation":2}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpy","pid":42,"tid":42,"ts":6000.0,"dur":120.0,"args":{"correlation":2}}"#,
+    ];
+    t = t.replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", extra.join(",")),
+        1,
+    );
+    let (_d, path) = file(&t);
+    let tol = Trace::read(&[path]).unwrap().tolerances.tolerances;
+    assert_eq!(tol.launch_latency_ns, Some(2_000));
+    assert_eq!(tol.launch_jitter_ns, 3_000, "as without the two");
 }

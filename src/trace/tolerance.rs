@@ -5,8 +5,10 @@
 //! an H100 under `torch.profiler`, against the lab's 2–5 µs). So they are read from the ops the
 //! trace shows **issued to an idle GPU**: no op of their device ran from their call's begin to
 //! their start, and the thread's previous call was no `cudaStreamWaitEvent`. Nothing could hold
-//! such an op back, so its delay is launch delay:
-//! - launch latency = the shortest of those delays;
+//! such an op back, so its delay (from its call's return, where ready times count from) is
+//! launch delay:
+//! - launch latency = the shortest of those delays (0 where the op started before its call
+//!   returned);
 //! - launch jitter = the longest minus the shortest (every one of them was pure launch delay);
 //! - clock error = the shortest delay of *any* op: CUPTI puts GPU times on the host's clock, and
 //!   were the two off by more than that, some op would have started before its launch call
@@ -38,7 +40,7 @@ pub struct TraceTolerances {
 impl TraceTolerances {
     /// Measures them over every file of a trace.
     pub fn measure(files: &[TraceFile]) -> TraceTolerances {
-        let mut idle = Vec::new();
+        let mut idle_delays: Vec<i64> = Vec::new();
         let mut shortest_any: Option<i64> = None;
         for f in files {
             // The latest end so far among ops that started earlier, per device.
@@ -46,11 +48,17 @@ impl TraceTolerances {
             for op in &f.ops {
                 let before = busy_until.get(&op.device).copied();
                 if let Some(call) = &op.call {
-                    let delay = op.start_ns - call.begin_ns;
-                    shortest_any = Some(shortest_any.map_or(delay, |s| s.min(delay)));
-                    if !call.after_wait && before.map_or(true, |b| b < call.begin_ns) && delay >= 0
-                    {
-                        idle.push(delay);
+                    shortest_any = Some(shortest_any.map_or(op.start_ns - call.begin_ns, |s| {
+                        s.min(op.start_ns - call.begin_ns)
+                    }));
+                    // Ready times count from the call's return (`Timeline::issued_ns`), so the
+                    // delay does too: a first launch that loads its module inside the call, or a
+                    // call the host was slow in, does not count as launch delay. A call that
+                    // returned only after its op ended (a synchronous copy) launched nothing
+                    // asynchronously and is left out.
+                    let idle = !call.after_wait && before.map_or(true, |b| b < call.begin_ns);
+                    if idle && call.end_ns <= op.end_ns {
+                        idle_delays.push(op.start_ns - call.end_ns);
                     }
                 }
                 let e = busy_until.entry(op.device).or_insert(op.end_ns);
@@ -62,9 +70,12 @@ impl TraceTolerances {
             false => 1_000,
         };
         let clock_error_ns = shortest_any.unwrap_or(0).max(0) as u64;
+        // A launch may return after its op has started (delay below 0): the latency is then 0,
+        // and the jitter still spans the whole spread, so no ready time comes out early.
+        let idle = idle_delays;
         let (latency, jitter) = match (idle.iter().min(), idle.iter().max()) {
             (Some(&lo), Some(&hi)) if idle.len() >= MIN_IDLE_ISSUED => {
-                (Some(lo as u64), (hi - lo) as u64)
+                (Some(lo.max(0) as u64), (hi - lo) as u64)
             }
             _ => (None, 0),
         };
