@@ -12,8 +12,9 @@
 //!
 //! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
 //! (op ids), `border` (reading input). Inside, from the ground up: `events`, `kineto`, `select`,
-//! `claim`, `tolerance`, `trials`, `judge`.
+//! `claim`, `tolerance`, `trials`, `recorded`, `checks` (one check on one trial), `judge`.
 
+mod checks;
 mod claim;
 mod events;
 mod judge;
@@ -23,9 +24,10 @@ mod select;
 mod tolerance;
 mod trials;
 
+pub use checks::{CheckOutcome, MAX_PAIRS};
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
 pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
-pub use judge::{judge, CheckOutcome, TraceJudgement, TrialOutcome, MAX_PAIRS};
+pub use judge::{judge, TraceJudgement, TrialOutcome};
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
 pub use recorded::{join, Joined};
 pub use select::{Dir, Host, KindFilter, Pattern, Selection};

@@ -1,0 +1,313 @@
+//! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
+//! quantifier over the pairs that could have met (see `judge.rs`), and what held an op back.
+
+use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
+use super::trials::Trial;
+use crate::judge::relation::{latest_free_start, Check, Measurement, Truth};
+use crate::measured::calibration::Tolerances;
+use crate::measured::timeline::{HostCall, Span, Timeline};
+use crate::program::OpId;
+
+/// The most pairs one check looks at in one trial: beyond, the selections are too wide to say
+/// anything readable, and the check asks for narrower ones.
+pub const MAX_PAIRS: usize = 1_000_000;
+
+/// One check on one trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutcome {
+    pub check: TraceCheck,
+    pub truth: Truth,
+    /// The deciding pair's measured number (ns for times), 0 where none decided.
+    pub value_ns: i64,
+    /// The relation the value belongs to, for its unit and words.
+    pub measured: Option<Check>,
+    pub reason: String,
+}
+
+/// The relation between ops `a` and `b` as the lab's check.
+fn check_of(r: TraceRelation, a: OpId, b: OpId) -> Check {
+    match r {
+        TraceRelation::Precedes => Check::Precedes {
+            before: a,
+            after: b,
+        },
+        TraceRelation::Overlaps => Check::Overlaps { a, b },
+        TraceRelation::Serializes => Check::Serializes { a, b },
+        TraceRelation::ReturnsBefore => Check::ReturnsBefore { call: a, span: b },
+        TraceRelation::ReturnsAfter => Check::ReturnsAfter { call: a, span: b },
+        TraceRelation::Blocks => Check::Blocks { call: a, span: b },
+        TraceRelation::Faster => Check::Faster {
+            slow: (a, a),
+            fast: (b, b),
+        },
+    }
+}
+
+fn outcome(
+    check: TraceCheck,
+    truth: Truth,
+    m: Option<&Measurement>,
+    reason: String,
+) -> CheckOutcome {
+    CheckOutcome {
+        check,
+        truth,
+        value_ns: m.map_or(0, |m| m.value_ns),
+        measured: m.map(|m| m.check),
+        reason,
+    }
+}
+
+pub(super) fn measure(
+    claim: &TraceClaim,
+    trial: &Trial,
+    members: &[Vec<OpId>],
+    c: &TraceCheck,
+    tol: &Tolerances,
+) -> CheckOutcome {
+    let (sa, sb) = (&members[c.a], &members[c.b]);
+    let (na, nb) = (&claim.selections[c.a].name, &claim.selections[c.b].name);
+    if sa.is_empty() || sb.is_empty() {
+        let empty = if sa.is_empty() { na } else { nb };
+        return outcome(
+            *c,
+            Truth::Unknown,
+            None,
+            format!("{empty} holds no op in this trial"),
+        );
+    }
+    if c.relation == TraceRelation::Faster {
+        return faster(trial, sa, sb, c, tol, na, nb);
+    }
+    if c.quantifier == Quantifier::One {
+        if sa.len() != 1 || sb.len() != 1 {
+            let (name, n) = if sa.len() != 1 {
+                (na, sa.len())
+            } else {
+                (nb, sb.len())
+            };
+            return outcome(
+                *c,
+                Truth::Unknown,
+                None,
+                format!(
+                    "{name} holds {n} ops in this trial: say which pairs count with `exists`, \
+                     `forall` or `~exists`, or narrow the selection"
+                ),
+            );
+        }
+        let m = check_of(c.relation, sa[0], sb[0]).measure_with(&trial.waits, &trial.timeline, tol);
+        let why = explained(trial, &m, tol);
+        return outcome(*c, m.truth, Some(&m), why);
+    }
+    pairs(trial, sa, sb, c, tol)
+}
+
+/// The measurement's reason, with what held the later op back where it waited.
+fn explained(trial: &Trial, m: &Measurement, tol: &Tolerances) -> String {
+    let names = m
+        .check
+        .ops()
+        .iter()
+        .map(|&o| trial.label(o))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let waited = matches!(
+        (m.check, m.truth),
+        (Check::Precedes { .. }, Truth::Yes)
+            | (Check::Overlaps { .. }, Truth::No)
+            | (Check::Serializes { .. }, Truth::Yes)
+    );
+    let held = match waited {
+        true => later(trial, m.check).and_then(|o| held_back(trial, o, tol)),
+        false => None,
+    };
+    format!(
+        "{names}: {}{}",
+        m.reason,
+        held.map_or(String::new(), |h| format!("; {h}"))
+    )
+}
+
+/// The op of an order or overlap that started later.
+fn later(trial: &Trial, c: Check) -> Option<OpId> {
+    let ops = c.ops();
+    let (&a, &b) = (ops.first()?, ops.get(1)?);
+    let start = |o: OpId| trial.timeline.span(o).map(|s| s.start());
+    Some(if start(a)? > start(b)? { a } else { b })
+}
+
+/// "held back by X (stream 21), which ended 1.9 µs before it started"; "queued behind X in its
+/// stream" where X is the op before it in its stream.
+fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
+    let t = &trial.timeline;
+    let start = t.span(op)?.start();
+    let step = tol.timer_step_ns.max(1);
+    let holder = (t.spans.iter())
+        .filter(|s| s.op != op && s.end() <= start + step)
+        .max_by_key(|s| s.end())?;
+    let label = trial.label(holder.op);
+    let gap = start as i64 - holder.end() as i64;
+    let how = match trial.place(holder.op) == trial.place(op) {
+        true => "queued behind it in its stream".to_string(),
+        false => "on another stream".to_string(),
+    };
+    Some(format!(
+        "it started {:+.2} µs after {label} ended ({how})",
+        gap as f64 / 1e3
+    ))
+}
+
+/// Whether a pair could have run together: the op that started later was ready before the
+/// other ended. Unknown ready time: kept (the relation says why it cannot decide).
+fn could_meet(trial: &Trial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
+    let t = &trial.timeline;
+    let (Some(sa), Some(sb)) = (t.span(a), t.span(b)) else {
+        return true;
+    };
+    let (first, second) = if sa.start() <= sb.start() {
+        (sa, b)
+    } else {
+        (sb, a)
+    };
+    match latest_free_start(&trial.waits, t, second, tol) {
+        Some(ready) => ready < first.end() as i64,
+        None => true,
+    }
+}
+
+fn pairs(
+    trial: &Trial,
+    sa: &[OpId],
+    sb: &[OpId],
+    c: &TraceCheck,
+    tol: &Tolerances,
+) -> CheckOutcome {
+    if sa.len().saturating_mul(sb.len()) > MAX_PAIRS {
+        return outcome(
+            *c,
+            Truth::Unknown,
+            None,
+            format!(
+                "{} × {} pairs, over {MAX_PAIRS}: narrow the selections (a stream, a range)",
+                sa.len(),
+                sb.len()
+            ),
+        );
+    }
+    let timed = matches!(
+        c.relation,
+        TraceRelation::Precedes | TraceRelation::Overlaps | TraceRelation::Serializes
+    );
+    let (mut yes, mut no, mut unknown, mut apart) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
+    for &a in sa {
+        for &b in sb {
+            if a == b {
+                continue;
+            }
+            if timed && !could_meet(trial, a, b, tol) {
+                apart += 1;
+                continue;
+            }
+            let m = check_of(c.relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
+            match m.truth {
+                Truth::Yes => yes.push(m),
+                Truth::No => no.push(m),
+                Truth::Unknown => unknown.push(m),
+            }
+        }
+    }
+    let total = yes.len() + no.len() + unknown.len();
+    let left_out = match apart {
+        0 => String::new(),
+        n => format!("; {n} pairs could not have run together (one was issued only after the other ended) and are left out"),
+    };
+    if total == 0 {
+        return outcome(
+            *c,
+            Truth::Unknown,
+            None,
+            format!("no pair could have run together{left_out}"),
+        );
+    }
+    let counted = format!("{} of {total} pairs", "{}");
+    let largest = |v: &[Measurement]| v.iter().max_by_key(|m| m.value_ns).cloned();
+    let smallest = |v: &[Measurement]| v.iter().min_by_key(|m| m.value_ns).cloned();
+    let say = |truth: Truth, m: Option<Measurement>, n: usize, what: &str| {
+        let head = counted.replacen("{}", &n.to_string(), 1);
+        match m {
+            Some(m) => outcome(
+                *c,
+                truth,
+                Some(&m),
+                format!(
+                    "{head} {what}; e.g. {}{left_out}",
+                    explained(trial, &m, tol)
+                ),
+            ),
+            None => outcome(*c, truth, None, format!("{head} {what}{left_out}")),
+        }
+    };
+    match c.quantifier {
+        Quantifier::Exists | Quantifier::One if !yes.is_empty() => {
+            say(Truth::Yes, largest(&yes), yes.len(), "show it")
+        }
+        Quantifier::Exists | Quantifier::One if unknown.is_empty() => {
+            say(Truth::No, largest(&no), no.len(), "refute it")
+        }
+        Quantifier::Forall if !no.is_empty() => {
+            say(Truth::No, smallest(&no), no.len(), "refute it")
+        }
+        Quantifier::Forall if unknown.is_empty() => {
+            say(Truth::Yes, smallest(&yes), yes.len(), "show it")
+        }
+        Quantifier::NotExists if !yes.is_empty() => {
+            say(Truth::No, largest(&yes), yes.len(), "show it")
+        }
+        Quantifier::NotExists if unknown.is_empty() => {
+            say(Truth::Yes, smallest(&no), no.len(), "refute it")
+        }
+        _ => say(
+            Truth::Unknown,
+            unknown.first().cloned(),
+            unknown.len(),
+            "are undecided",
+        ),
+    }
+}
+
+/// `faster(SLOW, FAST)`: each selection's first start to last end, as one phase each, judged by
+/// the lab's `faster` on a timeline of the two phases.
+fn faster(
+    trial: &Trial,
+    sa: &[OpId],
+    sb: &[OpId],
+    c: &TraceCheck,
+    tol: &Tolerances,
+    na: &str,
+    nb: &str,
+) -> CheckOutcome {
+    let t = &trial.timeline;
+    let phase = |ops: &[OpId], id: usize| {
+        let spans: Vec<&Span> = ops.iter().filter_map(|&o| t.span(o)).collect();
+        let lo = spans.iter().map(|s| s.start()).min()?;
+        let hi = spans.iter().map(|s| s.end()).max()?;
+        Some(Span::single(OpId(id), lo, hi))
+    };
+    let (Some(slow), Some(fast)) = (phase(sa, 0), phase(sb, 1)) else {
+        return outcome(*c, Truth::Unknown, None, "a phase has no spans".into());
+    };
+    let (ds, df) = (slow.duration_ns(), fast.duration_ns());
+    let phases = Timeline::new(vec![slow, fast], Vec::<HostCall>::new());
+    let check = check_of(TraceRelation::Faster, OpId(0), OpId(1));
+    let m = check.measure(&phases, tol);
+    let reason = format!(
+        "{na} took {:.2} µs from first start to last end ({} ops), {nb} {:.2} µs ({} ops): {}",
+        ds as f64 / 1e3,
+        sa.len(),
+        df as f64 / 1e3,
+        sb.len(),
+        m.reason
+    );
+    outcome(*c, m.truth, Some(&m), reason)
+}
