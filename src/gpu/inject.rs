@@ -29,6 +29,10 @@ pub const TRACE_DIR_ENV: &str = "STREAM_LITMUS_TRACE_DIR";
 /// f64 would keep only a quarter of a µs; counted from a base minutes away they keep the ns.
 pub const TRACE_BASE_ENV: &str = "STREAM_LITMUS_TRACE_BASE_NS";
 
+/// Milliseconds between CUPTI's flushes of buffers that are not full ([`FLUSH_PERIOD_MS`] when
+/// unset; 0: only full buffers and the last flush at exit).
+pub const TRACE_PERIOD_ENV: &str = "STREAM_LITMUS_TRACE_PERIOD_MS";
+
 /// `STREAM_LITMUS_TRACE_DRIVER=off` records no driver-API calls (less overhead; a program that
 /// launches through the driver API, as PyTorch does, then has kernels without their calls).
 pub const TRACE_DRIVER_ENV: &str = "STREAM_LITMUS_TRACE_DRIVER";
@@ -104,7 +108,13 @@ fn start() -> Result<(), String> {
         activity::enable(kind)
             .map_err(|e| format!("cuptiActivityEnable({kind:?}) failed: {e:?}"))?;
     }
-    let _ = activity::flush_period(FLUSH_PERIOD_MS);
+    let period = std::env::var(TRACE_PERIOD_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(FLUSH_PERIOD_MS);
+    if period > 0 {
+        let _ = activity::flush_period(period);
+    }
     // SAFETY: registers a plain extern "C" function with no arguments.
     unsafe { libc::atexit(at_exit) };
     Ok(())
