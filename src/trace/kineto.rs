@@ -44,7 +44,13 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
         false => Box::new(buffered),
     };
     let mut plain = BufReader::with_capacity(1 << 16, reader);
-    match first_byte(&mut plain).map_err(|e| fail(e.to_string()))? {
+    let unzip = |e: std::io::Error| match gz {
+        true => fail(format!(
+            "{e} (reading it as gzip: the file is cut short or not gzip data)"
+        )),
+        false => fail(e.to_string()),
+    };
+    match first_byte(&mut plain).map_err(unzip)? {
         None => return Err(fail("it is empty".into())),
         Some(b'[') => return Err(fail(OTHER_TOOL.into())),
         Some(b'{') => {}
@@ -61,7 +67,7 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
         .deserialize_map(TopVisitor(&mut collector))
         .and_then(|()| de.end());
     if let Err(e) = outcome {
-        return Err(fail(describe(&e)));
+        return Err(fail(describe(&e, gz)));
     }
     collector.finish(shown)
 }
@@ -87,14 +93,17 @@ fn first_byte(r: &mut impl BufRead) -> std::io::Result<Option<u8>> {
 }
 
 /// serde_json's error with its place, and a word on what it likely means.
-fn describe(e: &serde_json::Error) -> String {
+fn describe(e: &serde_json::Error, gz: bool) -> String {
     let at = format!("line {} column {}", e.line(), e.column());
     match e.classify() {
         serde_json::error::Category::Eof => format!(
             "the trace ends in the middle ({at}): it was cut short (a profiler killed while \
              writing, an interrupted copy); record it again"
         ),
-        serde_json::error::Category::Io => format!("{e}"),
+        serde_json::error::Category::Io => match gz {
+            true => format!("{e} (reading it as gzip: the file is cut short or not gzip data)"),
+            false => format!("{e}"),
+        },
         _ => format!("{e}"),
     }
 }
