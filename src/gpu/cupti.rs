@@ -144,12 +144,27 @@ fn drain() -> Vec<Record> {
     std::mem::take(&mut *c)
 }
 
+/// Frees a buffer [`requested`] gave CUPTI.
+///
+/// # Safety
+/// `buffer` came from [`requested`] and is not used after.
+pub(super) unsafe fn release(buffer: *mut u8) {
+    // SAFETY: the caller's promise; same layout as the allocation.
+    unsafe { dealloc(buffer, layout()) }
+}
+
 fn layout() -> Layout {
     // Both numbers are non-zero and the alignment a power of two.
     Layout::from_size_align(BUFFER_BYTES, BUFFER_ALIGN).expect("valid layout")
 }
 
-unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
+/// CUPTI's buffer request: one buffer of [`BUFFER_BYTES`], freed by [`release`] (shared with
+/// the injection library, `inject.rs`).
+pub(super) unsafe extern "C" fn requested(
+    buffer: *mut *mut u8,
+    size: *mut usize,
+    max_records: *mut usize,
+) {
     // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `completed`.
     unsafe {
         let p = alloc(layout());
@@ -177,7 +192,7 @@ unsafe extern "C" fn completed(
         while activity::get_next_record(buffer, valid, &mut record).is_ok() {
             found.extend(parse(record as *const u8));
         }
-        dealloc(buffer, layout());
+        release(buffer);
     }
     COLLECTED
         .lock()

@@ -15,7 +15,6 @@
 
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
-use std::alloc::{alloc, dealloc, Layout};
 use std::collections::HashMap;
 use std::io::Write;
 use std::mem::offset_of;
@@ -40,8 +39,6 @@ pub const TRACE_DRIVER_ENV: &str = "STREAM_LITMUS_TRACE_DRIVER";
 /// How often CUPTI hands back buffers that are not full, in ms: a killed program loses at most
 /// this much.
 pub const FLUSH_PERIOD_MS: u32 = 200;
-
-const BUFFER_BYTES: usize = 8 << 20;
 
 const KINDS: [sys::CUpti_ActivityKind; 5] = [
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -97,7 +94,7 @@ fn start() -> Result<(), String> {
     if !unsafe { sys::is_culib_present() } {
         return Err("libcupti loads, but not under the names cudarc tries".into());
     }
-    activity::register_callbacks(Some(requested), Some(completed)).map_err(|e| {
+    activity::register_callbacks(Some(super::cupti::requested), Some(completed)).map_err(|e| {
         format!("cuptiActivityRegisterCallbacks failed ({e:?}): another tool (Nsight, a profiler) may hold CUPTI")
     })?;
     let no_driver = std::env::var(TRACE_DRIVER_ENV).is_ok_and(|v| v == "off" || v == "0");
@@ -144,20 +141,6 @@ fn note(what: &str) {
     }
 }
 
-fn layout() -> Layout {
-    Layout::from_size_align(BUFFER_BYTES, 8).expect("valid layout")
-}
-
-unsafe extern "C" fn requested(buffer: *mut *mut u8, size: *mut usize, max_records: *mut usize) {
-    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `completed`.
-    unsafe {
-        let p = alloc(layout());
-        *buffer = p;
-        *size = if p.is_null() { 0 } else { BUFFER_BYTES };
-        *max_records = 0;
-    }
-}
-
 unsafe extern "C" fn completed(
     _context: cudarc::driver::sys::CUcontext,
     _stream: u32,
@@ -186,8 +169,8 @@ unsafe extern "C" fn completed(
         }
         let _ = out.file.flush();
     });
-    // SAFETY: allocated in `requested` with the same layout.
-    unsafe { dealloc(buffer, layout()) };
+    // SAFETY: the buffer came from `cupti::requested` and is done with.
+    unsafe { super::cupti::release(buffer) };
 }
 
 /// ns since the base as the profiler writes µs, exactly: "12345.678".

@@ -8,7 +8,7 @@
 //! clock error the trace shows (`tolerance.rs`).
 
 use super::claim::TrialSpec;
-use super::events::{GpuOp, TraceFile};
+use super::events::{GpuKind, GpuOp, TraceFile};
 use super::kineto::clip;
 use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
@@ -81,74 +81,60 @@ impl Trace {
             }
             TrialSpec::EachKernel(pattern) => self.each_kernel(pattern),
             TrialSpec::Each(pattern) => {
-                let per_file: Vec<Vec<&super::events::HostRange>> = (self.files.iter())
+                let per_file: Vec<Vec<(i64, i64, i64, String)>> = (self.files.iter())
                     .map(|f| {
-                        f.ranges
-                            .iter()
+                        (f.ranges.iter())
                             .filter(|r| pattern.matches(&r.name))
+                            .map(|r| (r.pid, r.begin_ns, r.end_ns, r.name.to_string()))
                             .collect()
                     })
                     .collect();
-                let n = per_file.iter().map(Vec::len).min().unwrap_or(0);
-                (0..n)
-                    .map(|i| {
-                        let mut ops = Vec::new();
-                        for (f, file) in self.files.iter().enumerate() {
-                            let r = per_file[f][i];
-                            for (o, op) in file.ops.iter().enumerate() {
-                                let inside = op.call.as_ref().is_some_and(|c| {
-                                    op.pid == r.pid
-                                        && c.begin_ns >= r.begin_ns
-                                        && c.begin_ns <= r.end_ns
-                                });
-                                if inside {
-                                    ops.push((f, o));
-                                }
-                            }
-                        }
-                        self.trial(per_file[0][i].name.to_string(), ops)
-                    })
-                    .collect()
+                self.cut(&per_file)
             }
         }
     }
 
-    /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together.
-    fn each_kernel(&self, pattern: &super::select::Pattern) -> Vec<Trial> {
-        let per_file: Vec<Vec<i64>> = (self.files.iter())
-            .map(|f| {
-                let mut at: Vec<i64> = (f.ops.iter())
-                    .filter(|o| {
-                        o.kind == super::events::GpuKind::Kernel && pattern.matches(&o.name)
-                    })
-                    .filter_map(|o| o.call.as_ref().map(|c| c.begin_ns))
-                    .collect();
-                at.sort_unstable();
-                at
-            })
-            .collect();
+    /// Trial n of every file is the ops whose call began within the n-th window `(process,
+    /// begin, end, name)` of that file, in that process (any, for a process below 0); the first
+    /// file's window names it.
+    fn cut(&self, per_file: &[Vec<(i64, i64, i64, String)>]) -> Vec<Trial> {
         let n = per_file.iter().map(Vec::len).min().unwrap_or(0);
         (0..n)
             .map(|i| {
                 let mut ops = Vec::new();
                 for (f, file) in self.files.iter().enumerate() {
-                    let (lo, hi) = (
-                        per_file[f][i],
-                        per_file[f].get(i + 1).copied().unwrap_or(i64::MAX),
-                    );
+                    let (pid, lo, hi, _) = &per_file[f][i];
                     for (o, op) in file.ops.iter().enumerate() {
-                        if op
-                            .call
-                            .as_ref()
-                            .is_some_and(|c| c.begin_ns >= lo && c.begin_ns < hi)
-                        {
+                        let inside = op.call.as_ref().is_some_and(|c| {
+                            c.begin_ns >= *lo && c.begin_ns <= *hi && (*pid < 0 || op.pid == *pid)
+                        });
+                        if inside {
                             ops.push((f, o));
                         }
                     }
                 }
-                self.trial(format!("repetition {}", i + 1), ops)
+                self.trial(per_file[0][i].3.clone(), ops)
             })
             .collect()
+    }
+
+    /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together:
+    /// from one launch's call up to (not including) the next one's.
+    fn each_kernel(&self, pattern: &super::select::Pattern) -> Vec<Trial> {
+        let per_file: Vec<Vec<(i64, i64, i64, String)>> = (self.files.iter())
+            .map(|f| {
+                let mut at: Vec<i64> = (f.ops.iter())
+                    .filter(|o| o.kind == GpuKind::Kernel && pattern.matches(&o.name))
+                    .filter_map(|o| o.call.as_ref().map(|c| c.begin_ns))
+                    .collect();
+                at.sort_unstable();
+                let ends = at.iter().skip(1).map(|&next| next - 1).chain([i64::MAX]);
+                (at.iter().zip(ends).enumerate())
+                    .map(|(i, (&lo, hi))| (-1, lo, hi, format!("repetition {}", i + 1)))
+                    .collect()
+            })
+            .collect();
+        self.cut(&per_file)
     }
 
     /// The names of the host ranges, for a trial pattern that matched none.
