@@ -31,6 +31,7 @@ const RECORDED: &[(&str, &str)] = &[
     // A finding: the first launch of kernel3 (lazy module loading) waited for kernel1.
     ("cuda.no_wait_runs_together", "Violated"),
     ("cuda.lab_spins_queue_in_their_stream", "Holds"),
+    ("cuda.no_wait_runs_together_eager", "Holds"),
 ];
 
 fn main() {
@@ -181,7 +182,15 @@ fn cuda(file: &Path, dir: &Path, out: &Path) -> Result<Option<String>, Failed> {
             )));
         }
         let binary = dir.join("program");
-        let source = file.with_extension("cu");
+        // `X_eager.litmus`: program X, its kernels loaded when it starts.
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        let source = match stem.strip_suffix("_eager") {
+            Some(base) => {
+                trace.env("CUDA_MODULE_LOADING", "EAGER");
+                file.with_file_name(format!("{base}.cu"))
+            }
+            None => file.with_extension("cu"),
+        };
         ran(
             Command::new(&nvcc)
                 .arg("-O2")

@@ -1,10 +1,12 @@
 // Seed 000 §7.6 (两个比较直观的例子): kernel2 needs kernel1's output, so stream2 waits on an event
 // recorded after kernel1 in stream1; kernel3, on stream2 with no wait, may run beside kernel1.
-// Each repetition starts with `step_marker` (`trial each kernel "*step_marker*"`).
+// Each repetition is an NVTX range named "repetition" (`trial each "repetition"`), and starts
+// with `step_marker` too, for traces taken without NVTX.
 //
 //   nvcc -O2 -o event_two_streams event_two_streams.cu
 #include <cstdio>
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 
 #define REPS 5
 
@@ -31,6 +33,7 @@ int main() {
     cudaEvent_t done;
     cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
     for (int r = 0; r < REPS; r++) {
+        nvtxRangePushA("repetition");
         step_marker<<<1, 1>>>();
         cudaDeviceSynchronize();
         // kernel2 waits for kernel1 through the event
@@ -43,6 +46,7 @@ int main() {
         kernel1<<<1, 32, 0, s1>>>(500000);
         kernel3<<<1, 32, 0, s2>>>(100000);
         cudaDeviceSynchronize();
+        nvtxRangePop();
     }
     cudaError_t e = cudaGetLastError();
     printf("event_two_streams: %d repetitions, %s\n", REPS, cudaGetErrorString(e));

@@ -74,12 +74,13 @@ pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
         errln!("stream-litmus trace: in the command: {note}");
     }
     errln!(
-        "stream-litmus trace: {} kernels, {} copies, {} memsets, {} CUDA calls from {} process(es) \
-         in {}",
+        "stream-litmus trace: {} kernels, {} copies, {} memsets, {} CUDA calls, {} NVTX ranges \
+         from {} process(es) in {}",
         joined.kernels,
         joined.copies,
         joined.memsets,
         joined.calls,
+        joined.ranges,
         joined.processes,
         out.display()
     );
@@ -123,6 +124,12 @@ fn run(
     let mut cmd = Command::new(program);
     cmd.args(args);
     if let Some((library, dir, base)) = inject {
+        // NVTX hands its ranges to CUPTI when told where CUPTI is (unless the user said).
+        if std::env::var_os("NVTX_INJECTION64_PATH").is_none() {
+            if let Some(cupti) = stream_litmus::find_cupti() {
+                cmd.env("NVTX_INJECTION64_PATH", cupti);
+            }
+        }
         cmd.env("CUDA_INJECTION64_PATH", library)
             .env(stream_litmus::TRACE_DIR_ENV, dir)
             .env(stream_litmus::TRACE_BASE_ENV, base.to_string());

@@ -97,6 +97,13 @@ fn start() -> Result<(), String> {
     activity::register_callbacks(Some(super::cupti::requested), Some(completed)).map_err(|e| {
         format!("cuptiActivityRegisterCallbacks failed ({e:?}): another tool (Nsight, a profiler) may hold CUPTI")
     })?;
+    // NVTX ranges, where the program marks them and NVTX hands them to CUPTI
+    // (NVTX_INJECTION64_PATH, set by the `trace` command): optional, a note if refused.
+    if let Err(e) = activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MARKER) {
+        note(&format!(
+            "NVTX ranges are not recorded: cuptiActivityEnable(MARKER) failed: {e:?}"
+        ));
+    }
     let no_driver = std::env::var(TRACE_DRIVER_ENV).is_ok_and(|v| v == "off" || v == "0");
     for kind in KINDS {
         if no_driver && kind == sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER {
@@ -255,6 +262,40 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
         );
         return true;
     }
+    if kind == K::CUPTI_ACTIVITY_KIND_MARKER as u32 {
+        // NVTX: a range's start (with its name) and its end share an id; `trace/recorded.rs`
+        // pairs them into one range. Instant marks are not kept.
+        type T = sys::CUpti_ActivityMarker2;
+        let flags = r32(offset_of!(T, flags));
+        let at = us(base, r64(offset_of!(T, timestamp)));
+        let id = r32(offset_of!(T, id));
+        let (pid, tid) = (
+            r32(offset_of!(T, objectId)),
+            r32(offset_of!(T, objectId) + 4),
+        );
+        if flags & 2 != 0 {
+            let name = r64(offset_of!(T, name)) as *const std::ffi::c_char;
+            let name = match name.is_null() {
+                true => "?".into(),
+                // SAFETY: CUPTI's name string lives at least as long as the record.
+                false => unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy(),
+            };
+            let _ = write!(
+                line,
+                r#"{{"cat":"nvtx_start","id":{id},"name":{},"pid":{pid},"tid":{tid},"ts":{at}}}"#,
+                serde_json::Value::from(name.as_ref())
+            );
+            return true;
+        }
+        if flags & 4 != 0 {
+            let _ = write!(
+                line,
+                r#"{{"cat":"nvtx_end","id":{id},"pid":{pid},"ts":{at}}}"#
+            );
+            return true;
+        }
+        return false;
+    }
     let runtime = kind == K::CUPTI_ACTIVITY_KIND_RUNTIME as u32;
     if runtime || kind == K::CUPTI_ACTIVITY_KIND_DRIVER as u32 {
         type T = sys::CUpti_ActivityAPI;
@@ -358,6 +399,12 @@ mod tests {
         assert_eq!(offset_of!(M, bytes), 8);
         assert_eq!(offset_of!(M, deviceId), 32);
         assert_eq!(offset_of!(M, streamId), 40);
+        type N = sys::CUpti_ActivityMarker2;
+        assert_eq!(offset_of!(N, flags), 4);
+        assert_eq!(offset_of!(N, timestamp), 8);
+        assert_eq!(offset_of!(N, id), 16);
+        assert_eq!(offset_of!(N, objectId), 24);
+        assert_eq!(offset_of!(N, name), 40);
         type A = sys::CUpti_ActivityAPI;
         assert_eq!(offset_of!(A, start), 8);
         assert_eq!(offset_of!(A, processId), 24);

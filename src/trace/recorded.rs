@@ -22,6 +22,9 @@ pub struct Joined {
     pub cut_lines: usize,
     /// What the injection library reported instead of recording (CUPTI missing, refused).
     pub notes: Vec<String>,
+    /// NVTX ranges (a start and its end paired), and starts left without an end.
+    pub ranges: usize,
+    pub open_ranges: usize,
 }
 
 impl Joined {
@@ -65,11 +68,22 @@ pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joine
         meta["processes"] = joined.processes.into();
         meta["cut_lines"] = joined.cut_lines.into();
         meta["notes"] = joined.notes.clone().into();
+        meta["nvtx_ranges"] = joined.ranges.into();
+        meta["nvtx_ranges_open"] = joined.open_ranges.into();
         write!(w, "\n],\"stream_litmus\":{meta}}}\n")?;
         w.flush()
     })
     .map_err(|e| e.to_string())?;
     result.map(|()| joined)
+}
+
+/// Writes one event, comma-separated from the one before.
+fn put(w: &mut dyn Write, first: &mut bool, event: &str) -> std::io::Result<()> {
+    if !*first {
+        w.write_all(b",\n")?;
+    }
+    *first = false;
+    w.write_all(event.as_bytes())
 }
 
 fn copy_lines(
@@ -81,9 +95,12 @@ fn copy_lines(
     let file = crate::border::input_file::open_regular(path).map_err(std::io::Error::other)?;
     let mut reader = BufReader::new(file);
     let mut line = String::new();
+    // NVTX range starts by (process, id), until their end comes.
+    let mut open: std::collections::HashMap<(u64, u64), serde_json::Value> = Default::default();
     loop {
         line.clear();
         if reader.read_line(&mut line)? == 0 {
+            joined.open_ranges += open.len();
             return Ok(());
         }
         let Ok(event) = serde_json::from_str::<serde_json::Value>(line.trim_end()) else {
@@ -94,16 +111,35 @@ fn copy_lines(
             joined.notes.push(note.to_string());
             continue;
         }
+        let key = |e: &serde_json::Value| {
+            let n = |k: &str| e.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+            (n("pid"), n("id"))
+        };
         match event.get("cat").and_then(|c| c.as_str()) {
+            Some("nvtx_start") => {
+                open.insert(key(&event), event);
+                continue;
+            }
+            Some("nvtx_end") => {
+                let Some(start) = open.remove(&key(&event)) else {
+                    continue;
+                };
+                let ts =
+                    |e: &serde_json::Value| e.get("ts").and_then(|v| v.as_f64()).unwrap_or(0.0);
+                let range = serde_json::json!({
+                    "ph": "X", "cat": "user_annotation", "name": start.get("name"),
+                    "pid": start.get("pid"), "tid": start.get("tid"),
+                    "ts": ts(&start), "dur": (ts(&event) - ts(&start)).max(0.0),
+                });
+                joined.ranges += 1;
+                put(w, first, &range.to_string())?;
+                continue;
+            }
             Some("kernel") => joined.kernels += 1,
             Some("gpu_memcpy") => joined.copies += 1,
             Some("gpu_memset") => joined.memsets += 1,
             _ => joined.calls += 1,
         }
-        if !*first {
-            w.write_all(b",\n")?;
-        }
-        *first = false;
-        w.write_all(line.trim_end().as_bytes())?;
+        put(w, first, line.trim_end())?;
     }
 }

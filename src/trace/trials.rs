@@ -85,7 +85,16 @@ impl Trace {
                     .map(|f| {
                         (f.ranges.iter())
                             .filter(|r| pattern.matches(&r.name))
-                            .map(|r| (r.pid, r.begin_ns, r.end_ns, r.name.to_string()))
+                            .enumerate()
+                            .map(|(i, r)| {
+                                // A range used once per step ("ProfilerStep#3") names itself;
+                                // one name used for every step gets its number.
+                                let name = match r.name.contains('#') {
+                                    true => r.name.to_string(),
+                                    false => format!("{} {}", r.name, i + 1),
+                                };
+                                (r.pid, r.begin_ns, r.end_ns, name)
+                            })
                             .collect()
                     })
                     .collect();
