@@ -471,3 +471,51 @@ fn a_long_launch_call_or_a_synchronous_copy_is_no_launch_jitter() {
     assert_eq!(tol.launch_latency_ns, Some(2_000));
     assert_eq!(tol.launch_jitter_ns, 3_000, "as without the two");
 }
+
+#[test]
+fn a_synchronous_copy_does_not_make_later_ops_look_ready_early() {
+    // The memsets start 7 µs after their calls begin: the clock error is over the synced path's
+    // bound, so ready times come from the trial's shortest start − issue. A synchronous copy
+    // (its call returns 10 µs after the copy ends) must not count there: with it, every op
+    // would look ready 10 µs before its call returned, and Y, launched only after X ended,
+    // would "wait" for X.
+    let t = kineto(
+        &[
+            Op("kernel", "x_kernel", 7, 1000.0, 20.0, 990.0),
+            Op("kernel", "y_kernel", 9, 1026.0, 20.0, 1019.0),
+            Op(
+                "gpu_memcpy",
+                "Memcpy HtoD (Pinned -> Device)",
+                7,
+                3000.0,
+                -0.0,
+                0.0,
+            ),
+        ],
+        &[],
+    );
+    // The copy: its call 2990..3020, the copy itself 2992..3010 (synchronous).
+    let t = t
+        .replace(
+            r#""ts":3000.000,"dur":0.000"#,
+            r#""ts":2992.000,"dur":18.000"#,
+        )
+        .replace(
+            r#""ts":0.000,"dur":5.0,"args":{"correlation":1006}"#,
+            r#""ts":2990.000,"dur":30.0,"args":{"correlation":1006}"#,
+        );
+    assert!(
+        t.contains(r#""ts":2990.000,"dur":30.0"#),
+        "the test trace has the copy's call"
+    );
+    let j = judged(
+        &t,
+        "select X = kernel \"x_*\"\nselect Y = kernel \"y_*\"\ncheck ~exists overlaps(X, Y)",
+    );
+    assert_eq!(
+        j.verdict,
+        Verdict::Inconclusive,
+        "{}",
+        j.trials[0].checks[0].reason
+    );
+}

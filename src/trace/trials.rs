@@ -230,7 +230,7 @@ impl Trace {
     }
 
     /// Whether the op depended on nothing in its stream: the op before it there had ended when
-    /// its call began (and the call did not follow a `cudaStreamWaitEvent`).
+    /// its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast the op).
     fn free(&self, (f, o): (usize, usize)) -> bool {
         let file = &self.files[f];
         let op = &file.ops[o];
@@ -241,7 +241,11 @@ impl Trace {
             .iter()
             .rev()
             .find(|p| p.pid == op.pid && p.device == op.device && p.stream == op.stream);
-        !call.after_wait && before.map_or(true, |p| p.end_ns < call.begin_ns)
+        // A call that returned only after its op ended (a synchronous copy) did not issue it
+        // asynchronously: its op's start minus the call's return is no launch delay.
+        !call.after_wait
+            && call.end_ns <= op.end_ns
+            && before.map_or(true, |p| p.end_ns < call.begin_ns)
     }
 }
 
