@@ -519,3 +519,46 @@ fn a_synchronous_copy_does_not_make_later_ops_look_ready_early() {
         j.trials[0].checks[0].reason
     );
 }
+
+#[test]
+fn check_out_writes_the_perfetto_trace_and_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, tr) = (dir.path().join("c.litmus"), dir.path().join("t.json"));
+    std::fs::write(&tr, two((1010.0, 100.0), (1050.0, 50.0))).unwrap();
+    let claim = format!(
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n{AB}\ncheck overlaps(A, B)\n"
+    );
+    std::fs::write(&c, claim).unwrap();
+    let out = dir.path().join("out");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .args(["check", "--out"])
+        .arg(&out)
+        .arg(&c)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let picture: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("trace.json")).unwrap()).unwrap();
+    let cats: Vec<&str> = picture["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["cat"].as_str())
+        .collect();
+    assert!(
+        cats.contains(&"A") && cats.contains(&"B") && cats.contains(&"other"),
+        "each op's category is its selection: {cats:?}"
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let doc = roxmltree::Document::parse_with_options(
+        &page,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("the page is well-formed XML");
+    let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
+    // The five ops of the trial, and a swatch per selection.
+    assert_eq!(rects, 5 + 2, "{page}");
+}

@@ -119,11 +119,16 @@ pub fn check_traced(
             .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
             .collect();
         let trace = stream_litmus::report::traced::chrome_trace(&rows);
+        let page = stream_litmus::report::traced_html::html_report(&rows);
         let path = dir.join("trace.json");
         let text = serde_json::to_vec(&trace).map_err(|e| CliError::usage(e.to_string()))?;
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
-        stream_litmus::atomic_write::write_atomically(&path, |w| w.write_all(&text))?;
+        stream_litmus::atomic_write::write_all_or_none(&[
+            (path.clone(), &text[..]),
+            (dir.join("report.html"), page.as_bytes()),
+        ])?;
+        outln!("report {}", dir.join("report.html").display());
         outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
     }
     outln!(

@@ -4,7 +4,8 @@
 //! - [`terminal`]: the lines `stream-litmus` prints;
 //! - [`html`] with [`svg`]: one self-contained page with a timeline per claim;
 //! - [`trace`]: Chrome Trace Event Format, for Perfetto UI and chrome://tracing;
-//! - [`traced`]: the same for claims judged on traces of the user's program;
+//! - [`traced`], [`traced_html`]: the Chrome trace and the page of claims judged on traces of
+//!   the user's program;
 //! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
@@ -31,3 +32,4 @@ pub mod thin;
 pub mod timing;
 pub mod trace;
 pub mod traced;
+pub mod traced_html;

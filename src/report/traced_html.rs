@@ -1,0 +1,165 @@
+//! The HTML page of claims judged on traces: a summary table, then per claim its verdict, its
+//! evidence and a picture of the trial that shows the verdict best, its ops on one lane per
+//! stream, coloured by the selection they belong to. Self-contained (no script, no external
+//! file) and well-formed XML, like the lab's own report.
+
+use super::canvas::esc;
+use crate::trace::{Trace, TraceClaim, TraceJudgement};
+use std::fmt::Write;
+
+/// The most ops drawn for one trial: a training step has hundreds; beyond this the page would
+/// be unreadable, and the Perfetto trace (`trace.json`) has them all.
+pub const MAX_DRAWN: usize = 5_000;
+
+const PALETTE: [&str; 6] = [
+    "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+];
+const OTHER: &str = "#b8b8b8";
+
+/// The whole page.
+pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String {
+    let mut s = String::new();
+    s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>");
+    s.push_str("<title>stream-litmus: claims on traces</title><style>");
+    s.push_str("body{font-family:sans-serif;margin:1.5em;max-width:1200px}td,th{padding:2px 8px;text-align:left}.ok{color:#1b7a3a}.no{color:#b3261e}pre{white-space:pre-wrap;font-size:90%}");
+    s.push_str("</style></head><body><h1>stream-litmus: claims on traces</h1>");
+    let ok = judged
+        .iter()
+        .filter(|(c, _, j)| j.verdict.matches(c.expect))
+        .count();
+    let _ = write!(s, "<p>{ok} of {} claims as expected</p>", judged.len());
+    s.push_str("<table><thead><tr><th>claim</th><th>verdict</th><th>trials</th><th>expected</th></tr></thead><tbody>");
+    for (c, _, j) in judged {
+        let class = if j.verdict.matches(c.expect) {
+            "ok"
+        } else {
+            "no"
+        };
+        let _ = write!(
+            s,
+            "<tr><td><a href=\"#{}\">{}</a></td><td class=\"{class}\">{}</td><td>{}</td><td>{}</td></tr>",
+            anchor(&c.id),
+            esc(&c.id),
+            j.verdict,
+            esc(&j.counts.to_string()),
+            c.expect
+        );
+    }
+    s.push_str("</tbody></table>");
+    for (c, trace, j) in judged {
+        let _ = write!(
+            s,
+            "<h2 id=\"{}\">{}</h2><p>{}<br/>source: {}, {}</p><p>{} · {} trials · expected {}</p><p>tolerances: {}</p><pre>{}</pre>",
+            anchor(&c.id),
+            esc(&c.id),
+            esc(&c.statement),
+            esc(&c.source.document),
+            esc(&c.source.section),
+            j.verdict,
+            esc(&j.counts.to_string()),
+            c.expect,
+            esc(&j.tolerances),
+            esc(&j.evidence(c))
+        );
+        if let Some(w) = j.witness {
+            s.push_str(&picture(c, trace, j, w));
+        }
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+fn anchor(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("claim-{safe}")
+}
+
+/// The SVG of trial `w`: one lane per (file, process, device, stream), each op a rectangle
+/// coloured by its first selection, with its label and times as a tooltip.
+fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> String {
+    let trials = trace.trials(&c.trial);
+    let (Some(trial), Some(outcome)) = (trials.get(w), j.trials.get(w)) else {
+        return String::new();
+    };
+    let spans = &trial.timeline.spans;
+    let (Some(lo), Some(hi)) = (
+        spans.iter().map(|s| s.start()).min(),
+        spans.iter().map(|s| s.end()).max(),
+    ) else {
+        return String::new();
+    };
+    let mut lanes = trial.places.clone();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let (width, left, lane_h) = (1100.0, 170.0, 22.0);
+    let scale = (width - left - 10.0) / ((hi - lo).max(1) as f64);
+    let height = lane_h * lanes.len() as f64 + 30.0;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<p>{} (the trial that shows the verdict best)</p><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-size=\"11\">",
+        esc(&trial.name)
+    );
+    for (i, &(f, _, device, stream)) in lanes.iter().enumerate() {
+        let who = trace.files[f]
+            .rank
+            .map_or(String::new(), |r| format!("r{r} "));
+        let _ = write!(
+            s,
+            "<text x=\"4\" y=\"{}\">{}</text>",
+            lane_h * i as f64 + 15.0,
+            esc(&format!("{who}gpu{device} stream {stream}"))
+        );
+    }
+    for span in spans.iter().take(MAX_DRAWN) {
+        let Some(lane) = trial
+            .place(span.op)
+            .and_then(|p| lanes.iter().position(|&l| l == p))
+        else {
+            continue;
+        };
+        let picked = (outcome.members.iter()).position(|m| m.contains(&span.op));
+        let fill = picked.map_or(OTHER, |k| PALETTE[k % PALETTE.len()]);
+        let x = left + (span.start() - lo) as f64 * scale;
+        let w = ((span.end() - span.start()) as f64 * scale).max(1.0);
+        let name = picked.map_or("other", |k| c.selections[k].name.as_str());
+        let _ = write!(
+            s,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+            lane_h * lane as f64 + 3.0,
+            lane_h - 6.0,
+            esc(&format!(
+                "{} ({name}): {:.2}–{:.2} µs",
+                trial.label(span.op),
+                (span.start() - lo) as f64 / 1e3,
+                (span.end() - lo) as f64 / 1e3
+            ))
+        );
+    }
+    let mut x = left;
+    for (k, sel) in c.selections.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            height - 18.0,
+            PALETTE[k % PALETTE.len()],
+            x + 14.0,
+            height - 9.0,
+            esc(&sel.name)
+        );
+        x += 30.0 + 7.0 * sel.name.chars().count() as f64;
+    }
+    if spans.len() > MAX_DRAWN {
+        let _ = write!(
+            s,
+            "<text x=\"{x:.1}\" y=\"{:.1}\">(first {MAX_DRAWN} of {} ops drawn; trace.json has all)</text>",
+            height - 9.0,
+            spans.len()
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
