@@ -148,7 +148,7 @@ fn drain() -> Vec<Record> {
 ///
 /// # Safety
 /// `buffer` came from [`requested`] and is not used after.
-pub(super) unsafe fn release(buffer: *mut u8) {
+unsafe fn release(buffer: *mut u8) {
     // SAFETY: the caller's promise; same layout as the allocation.
     unsafe { dealloc(buffer, layout()) }
 }
@@ -181,23 +181,34 @@ unsafe extern "C" fn completed(
     _size: usize,
     valid: usize,
 ) {
-    if buffer.is_null() {
-        return;
-    }
     let mut found = Vec::new();
-    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
-    // SAFETY: CUPTI filled `valid` bytes of the buffer with records; each is read at the
-    // offsets of its kind's structure, which the CUPTI versions since 12 share for these fields.
-    unsafe {
-        while activity::get_next_record(buffer, valid, &mut record).is_ok() {
-            found.extend(parse(record as *const u8));
-        }
-        release(buffer);
-    }
+    // SAFETY: CUPTI hands back a buffer from `requested` with `valid` bytes of records; each is
+    // read at the offsets of its kind's structure, which the CUPTI versions since 12 share for
+    // these fields.
+    unsafe { each_record(buffer, valid, |record| found.extend(parse(record))) };
     COLLECTED
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .extend(found);
+}
+
+/// Calls `f` with each complete record of a buffer CUPTI handed back, then frees the buffer:
+/// the walk both buffer callbacks share (the copy witness's and the injection library's).
+///
+/// # Safety
+/// `buffer` came from [`requested`] (or is null) and holds `valid` bytes of CUPTI records; it is
+/// not used after.
+pub(super) unsafe fn each_record(buffer: *mut u8, valid: usize, mut f: impl FnMut(*const u8)) {
+    if buffer.is_null() {
+        return;
+    }
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    // SAFETY: the caller's promise.
+    while unsafe { activity::get_next_record(buffer, valid, &mut record) }.is_ok() {
+        f(record as *const u8);
+    }
+    // SAFETY: allocated by `requested`, done with.
+    unsafe { release(buffer) };
 }
 
 /// # Safety

@@ -155,29 +155,29 @@ unsafe extern "C" fn completed(
     _size: usize,
     valid: usize,
 ) {
-    if buffer.is_null() {
-        return;
-    }
-    let _ = std::panic::catch_unwind(|| {
-        let mut guard = lock();
+    let mut guard = lock();
+    let mut line = String::with_capacity(512);
+    let write = |record: *const u8| {
         let Some(out) = guard.as_mut() else {
             return;
         };
-        let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
-        let mut line = String::with_capacity(512);
-        // SAFETY: CUPTI filled `valid` bytes of the buffer with records.
-        while unsafe { activity::get_next_record(buffer, valid, &mut record) }.is_ok() {
-            line.clear();
-            // SAFETY: each record is complete and read at its kind's offsets.
-            if unsafe { event(out, record as *const u8, &mut line) } {
-                line.push('\n');
-                let _ = out.file.write_all(line.as_bytes());
-            }
+        line.clear();
+        // No panic may cross into CUPTI: a record that fails to format is dropped.
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: each record `each_record` hands over is complete, read at its kind's
+            // offsets.
+            unsafe { event(out, record, &mut line) }
+        }));
+        if matches!(written, Ok(true)) {
+            line.push('\n');
+            let _ = out.file.write_all(line.as_bytes());
         }
+    };
+    // SAFETY: CUPTI hands back a buffer from `cupti::requested` with `valid` bytes of records.
+    unsafe { super::cupti::each_record(buffer, valid, write) };
+    if let Some(out) = guard.as_mut() {
         let _ = out.file.flush();
-    });
-    // SAFETY: the buffer came from `cupti::requested` and is done with.
-    unsafe { super::cupti::release(buffer) };
+    }
 }
 
 /// ns since the base as the profiler writes µs, exactly: "12345.678".

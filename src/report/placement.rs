@@ -156,16 +156,9 @@ pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
             ref k => k.stream().map_or(Lane::Host, Lane::Stream),
         };
         let at = match op.kind {
-            OpKind::Spin { .. } | OpKind::Add { .. } => timeline
-                .span(id)
-                .map(|s| Mark {
-                    start: clamp(s.start()),
-                    end: clamp(s.end()),
-                    slack_ns: 0,
-                    source: Source::Stamps,
-                    instant: false,
-                })
-                .ok_or(Unplaced::NoStamps),
+            OpKind::Spin { .. } | OpKind::Add { .. } => {
+                timeline.span(id).map(stamped).ok_or(Unplaced::NoStamps)
+            }
             OpKind::Copy { .. } | OpKind::AllReduce { .. } => witnessed(timeline, id),
             OpKind::HostFn { .. } => host.span(timeline, id),
             OpKind::Record { .. }
@@ -175,13 +168,7 @@ pub fn placed_ops(program: &Program, timeline: &Timeline) -> Vec<PlacedOp> {
             // A later launch of a graph spans what it ran, from its own stamps.
             OpKind::GraphLaunch { graph: end, .. } => match timeline.relaunch(id) {
                 Some(spans) => (spans.iter())
-                    .map(|s| Mark {
-                        start: clamp(s.start()),
-                        end: clamp(s.end()),
-                        slack_ns: 0,
-                        source: Source::Stamps,
-                        instant: false,
-                    })
+                    .map(stamped)
                     .reduce(widen)
                     .map_or_else(|| call().map(instant), Ok),
                 None => match ran.get(end.0).copied().flatten() {
@@ -342,6 +329,17 @@ fn size(bytes: u64) -> String {
 }
 
 /// A `%globaltimer` stamp as a signed time; stamps beyond `i64` (corrupt) saturate.
+/// Where a stamped span is drawn: its stamps, exactly.
+fn stamped(s: &crate::measured::timeline::Span) -> Mark {
+    Mark {
+        start: clamp(s.start()),
+        end: clamp(s.end()),
+        slack_ns: 0,
+        source: Source::Stamps,
+        instant: false,
+    }
+}
+
 fn clamp(ns: u64) -> i64 {
     i64::try_from(ns).unwrap_or(i64::MAX)
 }

@@ -56,6 +56,7 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
                         "name": &*op.name,
                         "kind": op.kind.word(),
                         "call": op.call.as_ref().map(|c| &*c.name),
+                        "bytes": op.bytes,
                     }
                 }));
             }

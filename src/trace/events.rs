@@ -124,8 +124,6 @@ pub struct TraceFile {
     pub ranges: Vec<HostRange>,
     /// Whether timestamps carry fractions of a microsecond (newer profilers write ns).
     pub sub_micro: bool,
-    /// How many events the file held, of any kind.
-    pub events: u64,
 }
 
 impl TraceFile {

@@ -419,7 +419,6 @@ impl Collector {
             ops,
             ranges: self.ranges,
             sub_micro: self.sub_micro,
-            events: self.events,
         })
     }
 }

@@ -213,14 +213,13 @@ impl Trace {
             places,
             ops,
             timeline,
-            origin_ns: origin,
         }
     }
 
     /// "nvjet_sm90_tst_320x128…@s7 #12", with "r1 " before it in a trace of several ranks.
     fn label(&self, r: (usize, usize), i: usize, many: bool) -> String {
         let op = self.op(r);
-        let name = clip_short(&op.name);
+        let name = short_name(&op.name);
         let rank = match (many, self.files[r.0].rank) {
             (true, Some(k)) => format!("r{k} "),
             (true, None) => format!("f{} ", r.0),
@@ -251,10 +250,6 @@ impl Trace {
 
 /// A kernel's name cut to 32 characters, for labels and pictures.
 pub fn short_name(name: &str) -> String {
-    clip_short(name)
-}
-
-fn clip_short(name: &str) -> String {
     let c = clip(name);
     match c.char_indices().nth(32) {
         Some((i, _)) => format!("{}…", &c[..i]),
@@ -273,8 +268,6 @@ pub struct Trial {
     pub(crate) waits: HostWaits,
     /// Where each op ran: (file, process, device, stream), by op id.
     pub places: Vec<(usize, i64, u32, u64)>,
-    /// The trace instant of the timeline's 0.
-    pub origin_ns: i64,
 }
 
 impl Trial {
