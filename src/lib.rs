@@ -92,7 +92,9 @@ pub use judge::verdict::{
 };
 pub use lab::child::{serve as serve_child, ChildReply, ChildRequest, Job, BIN_ENV};
 pub use lab::{Lab, Spent, DEFAULT_TRIALS, TRIALS_ENV};
-pub use measured::calibration::{Calibration, Device, Tolerances, HOST_FN_LATENCY_NS};
+pub use measured::calibration::{
+    Calibration, CopyRate, CopyRates, Device, Tolerances, HOST_FN_LATENCY_NS,
+};
 pub use measured::contents::{Contents, MemoryKind, ValueCount};
 pub use measured::sharing::{Neighbour, Sharing};
 pub use measured::timeline::{

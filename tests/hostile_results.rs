@@ -127,7 +127,7 @@ fn a_million_timelines_end_at_the_timeline_past_the_limit() {
             (b"]}}]}", 1),
         ],
     );
-    refused_everywhere(&file, "an array of over 3000 items");
+    refused_everywhere(&file, "an array of over 6000 items");
 }
 
 #[test]

@@ -165,6 +165,7 @@ fn the_recorded_fuzz_violations_are_sound_under_the_fixed_model() {
         launch_jitter_ns: 360,
         dependent_gap_ns: 2_080,
         launch_latency_ns: None,
+        copy_rates: None,
     };
     for v in &violations {
         assert!(

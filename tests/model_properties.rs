@@ -234,6 +234,7 @@ const TOL: Tolerances = Tolerances {
     launch_jitter_ns: 500,
     dependent_gap_ns: 1_000,
     launch_latency_ns: None,
+    copy_rates: None,
 };
 
 /// Runs `p` on an idealised GPU that schedules every op as early as `rules` allow: the host issues

@@ -324,6 +324,7 @@ fn a_two_device_results_file_loads_judges_and_renders() {
             timer_step_ns: 32,
             launch_jitter_ns: 2_000,
             launch_latency_ns: None,
+            copy_rates: None,
             dependent_gap_ns: 2_000,
             environment: vec![],
         },

@@ -20,11 +20,13 @@ const SYNCED: Tolerances = Tolerances {
     launch_jitter_ns: 600,
     dependent_gap_ns: 2_000,
     launch_latency_ns: Some(3 * US),
+    copy_rates: None,
 };
 
 /// The same, as files recorded before the launch latency was calibrated.
 const UNSYNCED: Tolerances = Tolerances {
     launch_latency_ns: None,
+    copy_rates: None,
     ..SYNCED
 };
 

@@ -28,6 +28,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
             launch_jitter_ns: 500,
             dependent_gap_ns: 2_000,
             launch_latency_ns: None,
+            copy_rates: None,
             environment: vec![],
         },
         wanted: timelines.len(),

@@ -26,12 +26,14 @@ pub const MAX_TRACE_EVENTS: u64 = 64 << 20;
 pub const MAX_TRIALS: usize = 1000;
 
 /// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
-/// undecided trials a host hiccup causes, bounded so an undecidable experiment ends.
-pub const MAX_TRIAL_FACTOR: usize = 3;
+/// undecided trials a host hiccup or a neighbour's time slice causes, bounded so an undecidable
+/// experiment ends. The lab's time budget (`lab/collect.rs`) usually ends it sooner; short claims
+/// beside a busy neighbour use the room (it was 3 before the budget).
+pub const MAX_TRIAL_FACTOR: usize = 6;
 
 /// The most timelines one claim of a results file may hold: every trial the lab may run for the
 /// most trials a run may want. Counted while the file is read, so a file of a million tiny
-/// timelines is refused at the 3001st, not after all of them are built.
+/// timelines is refused at the 6001st, not after all of them are built.
 pub const MAX_TIMELINES: usize = MAX_TRIAL_FACTOR * MAX_TRIALS;
 
 /// The most GPUs a program may use (device ordinals 0..64): an HGX board has 8, the largest

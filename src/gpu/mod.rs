@@ -16,6 +16,7 @@
 mod buffers;
 mod calibrate;
 mod clock;
+mod copy_rates;
 mod cupti;
 mod executor;
 mod fleet;
@@ -58,7 +59,7 @@ pub mod testing {
 pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 
 use crate::border::error::Error;
-use crate::measured::calibration::{Calibration, Device};
+use crate::measured::calibration::{Calibration, CopyRates, Device};
 use crate::measured::timing::SetupTiming;
 use crate::program::Program;
 use cudarc::driver::{sys, CudaContext};
@@ -88,13 +89,14 @@ impl Gpu {
     /// Opens device 0. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn open() -> Result<Gpu, Error> {
-        Gpu::open_with(None)
+        Gpu::open_with(None, None)
     }
 
     /// [`Gpu::open`], loading the kernels from `ptx` (another process's [`Gpu::ptx`] for the
     /// same device) instead of compiling them when the driver takes it: a child process skips
-    /// NVRTC that way.
-    pub fn open_with(ptx: Option<&str>) -> Result<Gpu, Error> {
+    /// NVRTC that way; and taking `copy_rates` (another process's, on the same device) instead of
+    /// measuring them.
+    pub fn open_with(ptx: Option<&str>, copy_rates: Option<CopyRates>) -> Result<Gpu, Error> {
         let started = Instant::now();
         let mut lap = started;
         let mut to = |part: &mut u64| {
@@ -113,18 +115,40 @@ impl Gpu {
         let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
         to(&mut split.kernels_ns);
         let calibration = calibrate::calibrate(&kernels, device)?;
-        to(&mut split.calibration_ns);
-        Ok(Gpu {
+        let mut gpu = Gpu {
             split,
             pci_bus_id: pci_bus_id(&ctx),
             kept: Mutex::new(executor::Kept::default()),
             ctx,
             kernels,
             calibration,
-            setup: started.elapsed(),
+            setup: Duration::ZERO,
             observer: std::sync::Mutex::new(None),
             fleet: Mutex::new(None),
-        })
+        };
+        gpu.calibration.copy_rates = copy_rates.or_else(|| gpu.copy_rates());
+        to(&mut gpu.split.calibration_ns);
+        gpu.setup = started.elapsed();
+        Ok(gpu)
+    }
+
+    /// The copy rates of this GPU (`copy_rates.rs`): measured now, merged with those kept from
+    /// runs that had the GPU alone, and kept when this one has it alone too. `None` when the
+    /// copies fail (the copy rule then falls back to the neighbours NVML sees).
+    fn copy_rates(&self) -> Option<CopyRates> {
+        let look = self.neighbours();
+        // Alone when NVML listed the processes and none but ours; a listing it could not make
+        // (no NVML, no permission) says nothing.
+        let listed = look.limit.as_deref().map_or(true, |why| {
+            why.starts_with("NVML gives no per-process utilisation")
+                || why.starts_with("NVML lists processes by ids")
+        });
+        let alone = listed && look.neighbours.is_empty();
+        let measured = copy_rates::measure(alone).ok()?;
+        let kept = self.pci_bus_id.as_deref().and_then(|id| {
+            copy_rates::kept_file(id, self.calibration.device.driver_release.as_deref()?)
+        });
+        Some(copy_rates::settle(measured, kept.as_deref()))
     }
 
     /// The other processes with a context on this GPU now, or why they cannot be seen.

@@ -29,7 +29,7 @@ impl PtxCache {
     /// The cache file for `source` compiled with `arch`, in the folder the environment names;
     /// `None` when caching is off or no folder can be named.
     pub fn for_source(source: &str, arch: &str) -> Option<PtxCache> {
-        Some(PtxCache::in_dir(&default_dir()?, source, arch))
+        Some(PtxCache::in_dir(&cache_dir()?, source, arch))
     }
 
     /// The cache file for `source` compiled with `arch` in `dir`.
@@ -72,7 +72,8 @@ impl PtxCache {
 }
 
 /// The folder from [`CACHE_ENV`], `XDG_CACHE_HOME` or `HOME`; `None` for `off` or nothing set.
-fn default_dir() -> Option<PathBuf> {
+/// The cache folder the environment names (see the module docs), `None` when caching is off.
+pub fn cache_dir() -> Option<PathBuf> {
     let set = |name| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(dir) = set(CACHE_ENV) {
         return (dir != "off").then(|| PathBuf::from(dir));

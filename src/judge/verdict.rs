@@ -277,7 +277,25 @@ pub fn judge_claim(
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
-    let marks = crate::judge::disturbance::marks(program, checks, timelines, sharing, tol);
+    judge_claim_in_run(program, checks, timelines, sharing, tol, wanted, None)
+}
+
+/// [`judge_claim`] for a claim of a run that shows a neighbour elsewhere (`elsewhere` says how):
+/// its trials without a clock sync are judged by
+/// [`crate::judge::disturbance::Marks::mark_unsynced`].
+pub fn judge_claim_in_run(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    sharing: Option<&Sharing>,
+    tol: &Tolerances,
+    wanted: usize,
+    elsewhere: Option<&str>,
+) -> Judgement {
+    let mut marks = crate::judge::disturbance::marks(program, checks, timelines, sharing, tol);
+    if let Some(why) = elsewhere {
+        marks.mark_unsynced(checks, timelines, why);
+    }
     let mut judgement = judge_marked(program, checks, timelines, &marks.trials, tol, wanted);
     judgement.disturbance = marks.summary(&judgement.counts);
     judgement

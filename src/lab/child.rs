@@ -36,6 +36,10 @@ pub struct ChildRequest {
     /// device chosen by the environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ptx: Option<String>,
+    /// The parent's copy rates (`Calibration::copy_rates`): the child takes them instead of
+    /// timing copies and asking NVML again (about 10 ms a child).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_rates: Option<crate::measured::calibration::CopyRates>,
 }
 
 /// One program to run, with the checks that decide whether a trial counts (undecided trials are
@@ -73,7 +77,7 @@ pub fn serve() -> i32 {
                 request.trials
             )));
         }
-        let gpu = Gpu::open_with(request.ptx.as_deref())?;
+        let gpu = Gpu::open_with(request.ptx.as_deref(), request.copy_rates)?;
         let runs = request
             .jobs
             .iter()

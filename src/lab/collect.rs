@@ -47,12 +47,22 @@ pub(crate) fn run(gpu: &Gpu, program: &Program, trials: usize) -> Result<Trials,
     Ok(trials_of(gpu, trials, gpu.run(program, trials)?))
 }
 
+/// A claim's time budget for replacement trials: this many times the wall of its first batch…
+pub const BUDGET_FACTOR: u32 = 2;
+/// …and at least this long. Beside a neighbour that takes time slices of about 2 ms (an H100
+/// beside a loop of bf16 matrix products), a claim of short trials needs a few slices of our own to
+/// decide; a claim that fails for a reason of its own is given up after it.
+pub const BUDGET_FLOOR: Duration = Duration::from_millis(40);
+
 /// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
-/// carry no evidence, so they are replaced, up to [`MAX_TRIAL_FACTOR`] × `wanted` trials in all, in
-/// batches spaced by a growing pause ([`RETRY_PAUSE`]) so that one host disturbance cannot
-/// spoil them all. Stops at
-/// the first negative trial's batch, since one counterexample already decides. Without checks,
-/// runs exactly `wanted` trials.
+/// carry no evidence, so they are replaced, in batches spaced by a growing pause ([`RETRY_PAUSE`])
+/// so that one disturbance (a host hiccup, a neighbour's burst) cannot spoil them all. The
+/// replacements have a time budget rather than a count: [`BUDGET_FACTOR`] times the first batch's
+/// wall, at least [`BUDGET_FLOOR`], and never more than [`MAX_TRIAL_FACTOR`] × `wanted` trials in
+/// all. So a short claim beside a neighbour retries until its trials land between the
+/// neighbour's slices, and a long one costs at most three times its first batch. Stops at the
+/// first negative trial's batch, since one counterexample already decides. Without checks, runs
+/// exactly `wanted` trials.
 pub(crate) fn collect_trials(
     gpu: &Gpu,
     program: &Program,
@@ -63,6 +73,7 @@ pub(crate) fn collect_trials(
     // Checks that compare amounts of host time need the host's pace watched.
     let pace = crate::judge::slowdown::watched(checks);
     let mut trials = trials_of(gpu, wanted, gpu.run_watched(program, wanted, pace)?);
+    let budget = (started.elapsed() * BUDGET_FACTOR).max(BUDGET_FLOOR);
     let mut lab = ClaimTiming::default();
     if !checks.is_empty() {
         let tol = trials.calibration.tolerances();
@@ -71,14 +82,15 @@ pub(crate) fn collect_trials(
             let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
             lab.judge_ns += judging.elapsed().as_nanos() as u64;
             let missing = wanted.saturating_sub(counts.positive);
-            let budget = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
-            if counts.negative > 0 || missing == 0 || budget == 0 {
+            let room = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
+            let spent = started.elapsed() >= budget + Duration::from_nanos(lab.judge_ns);
+            if counts.negative > 0 || missing == 0 || room == 0 || spent {
                 break;
             }
             let pausing = Instant::now();
             std::thread::sleep(RETRY_PAUSE * batch);
             lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-            let more = gpu.run_watched(program, missing.min(budget), pace)?;
+            let more = gpu.run_watched(program, missing.min(room), pace)?;
             trials.timelines.extend(more.timelines);
             trials.gpu_time_ns += more.gpu_time_ns;
             if let Some(t) = &mut trials.timing {

@@ -402,6 +402,11 @@ impl Lab {
                 .get()
                 .and_then(|g| g.as_ref().ok())
                 .map(|g| g.ptx().to_string()),
+            copy_rates: self
+                .gpu
+                .get()
+                .and_then(|g| g.as_ref().ok())
+                .and_then(|g| g.calibration().copy_rates),
         };
         let started = Instant::now();
         let reply = child::run(&binary, env, &request, timeout);

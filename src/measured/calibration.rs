@@ -86,6 +86,10 @@ pub struct Calibration {
     /// every trial was clock-synced have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_latency_ns: Option<u64>,
+    /// How fast each kind of copy runs on this GPU with nobody else on it ([`CopyRates`]).
+    /// Runs recorded before it was measured have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_rates: Option<CopyRates>,
     /// Environment variables the driver saw that change scheduling, as `NAME=value`.
     pub environment: Vec<String>,
 }
@@ -96,10 +100,19 @@ impl Calibration {
             timer_step_ns: self.timer_step_ns.max(1),
             launch_jitter_ns: self.launch_jitter_ns,
             dependent_gap_ns: self.dependent_gap_ns,
-            launch_latency_ns: self.launch_latency_ns,
+            launch_latency_ns: self.launch_latency_ns.map(|l| l.min(MAX_LAUNCH_LATENCY_NS)),
+            copy_rates: self.copy_rates,
         }
     }
 }
+
+/// The longest launch latency the readiness rule believes: a launch that waits for nothing has
+/// started 2.3–3.1 µs after its call returned on every idle H100 and H200 run we recorded, and
+/// the stall floor is ten times that. A calibration beside a neighbour that took a time slice in
+/// every one of its 32 trials measured 2.44 ms (H100, beside a loop of bf16 matrix products):
+/// taken as it was, every trial that neighbour held back as a whole looked on time, which is how
+/// `priority.equal_waits_behind` was once decided wrongly. Capped, such trials are seen.
+pub const MAX_LAUNCH_LATENCY_NS: u64 = STALL_FLOOR_NS;
 
 /// The stall threshold is this many dependent gaps, and at least [`STALL_FLOOR_NS`]. A real wait
 /// ends within one dependent gap of its blocker's end, and the idle window of an op opens only a
@@ -134,6 +147,9 @@ pub struct Tolerances {
     /// have started at the earliest, however late every op of the trial started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_latency_ns: Option<u64>,
+    /// See [`Calibration::copy_rates`]: how long a copy takes when nothing slows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_rates: Option<CopyRates>,
 }
 
 impl Tolerances {
@@ -159,6 +175,80 @@ impl std::fmt::Display for Tolerances {
         match self.launch_latency_ns {
             Some(l) => write!(f, ", launch latency {:.2} µs", l as f64 / 1e3),
             None => Ok(()),
+        }
+    }
+}
+
+/// One kind of copy's speed: a copy of `b` bytes takes `overhead_ns + b / bytes_per_us` µs.
+/// Two sizes measured at start-up give both terms (`gpu/copy_rates.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CopyRate {
+    pub overhead_ns: u64,
+    /// Bytes per µs (so 53,700 is 53.7 GB/s).
+    pub bytes_per_us: u64,
+}
+
+impl CopyRate {
+    /// How long a copy of `bytes` takes at this rate, in ns.
+    pub fn expected_ns(&self, bytes: u64) -> u64 {
+        let moving = u128::from(bytes) * 1000 / u128::from(self.bytes_per_us.max(1));
+        self.overhead_ns
+            .saturating_add(u64::try_from(moving).unwrap_or(u64::MAX))
+    }
+
+    /// The faster of two measurements of one kind: the one that moves `bytes` sooner.
+    pub fn faster(a: Option<CopyRate>, b: Option<CopyRate>, bytes: u64) -> Option<CopyRate> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.expected_ns(bytes) < a.expected_ns(bytes) {
+                b
+            } else {
+                a
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The kinds of copy whose speed a neighbour changes and the disturbance rule checks
+/// ([`crate::judge::disturbance`]): both directions between the device and page-locked or pageable
+/// host memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CopyRates {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2d_pinned: Option<CopyRate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2h_pinned: Option<CopyRate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2d_pageable: Option<CopyRate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2h_pageable: Option<CopyRate>,
+    /// Whether the rates were measured with no other process on the GPU (now, or in an earlier
+    /// run whose rates were kept): rates measured beside a neighbour's copies are its pace, not
+    /// the GPU's, and a copy as slow as they are proves nothing.
+    pub alone: bool,
+}
+
+impl CopyRates {
+    /// The rate of copies from `src` to `dst`, where it was measured.
+    pub fn of(&self, src: crate::program::Place, dst: crate::program::Place) -> Option<CopyRate> {
+        use crate::program::Place::*;
+        match (src, dst) {
+            (Pinned, Device) => self.h2d_pinned,
+            (Device, Pinned) => self.d2h_pinned,
+            (Pageable, Device) => self.h2d_pageable,
+            (Device, Pageable) => self.d2h_pageable,
+            _ => None,
+        }
+    }
+
+    /// Each kind at the faster of two measurements (at a size of `bytes`); alone if either was.
+    pub fn fastest(a: &CopyRates, b: &CopyRates, bytes: u64) -> CopyRates {
+        CopyRates {
+            h2d_pinned: CopyRate::faster(a.h2d_pinned, b.h2d_pinned, bytes),
+            d2h_pinned: CopyRate::faster(a.d2h_pinned, b.d2h_pinned, bytes),
+            h2d_pageable: CopyRate::faster(a.h2d_pageable, b.h2d_pageable, bytes),
+            d2h_pageable: CopyRate::faster(a.d2h_pageable, b.d2h_pageable, bytes),
+            alone: a.alone || b.alone,
         }
     }
 }

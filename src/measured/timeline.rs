@@ -294,6 +294,21 @@ impl Timeline {
 
     /// Where `op` ran on the `%globaltimer` axis: its stamps, or its host span placed with the
     /// clock sync.
+    /// When the GPU began the trial's work: the earliest start of a stamped or witnessed op (host
+    /// functions run on the host, and do not count). Nothing of the trial ran on the GPU before
+    /// it, so an op issued earlier was pending then, and could not have started sooner: this is
+    /// when a trial that a neighbour held back as a whole was let go (see
+    /// `crate::judge::disturbance`).
+    pub fn gpu_release(&self) -> Option<i64> {
+        let stamped = self.spans.iter().map(|s| s.start() as i64);
+        let witnessed = self.witness.map(|sync| {
+            self.witnessed
+                .iter()
+                .map(move |w| w.start_ns + sync.offset_ns)
+        });
+        stamped.chain(witnessed.into_iter().flatten()).min()
+    }
+
     pub fn interval(&self, op: OpId) -> Option<Interval> {
         if let Some(s) = self.span(op) {
             return Some(Interval {

@@ -146,6 +146,17 @@ fn calibration(c: &Calibration) -> Result<(), String> {
     ] {
         bounded_tolerance(name, v)?;
     }
+    if let Some(r) = &c.copy_rates {
+        for rate in [r.h2d_pinned, r.d2h_pinned, r.h2d_pageable, r.d2h_pageable]
+            .into_iter()
+            .flatten()
+        {
+            bounded_tolerance("a copy rate's overhead_ns", rate.overhead_ns)?;
+            if rate.bytes_per_us == 0 {
+                return Err("a copy rate of 0 bytes per µs; measured rates move bytes".into());
+            }
+        }
+    }
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 use crate::border::error::Error;
 use crate::border::limits::MAX_TIMELINES;
 use crate::judge::claim::Claim;
-use crate::judge::verdict::{judge_claim, observe, Judgement, Verdict};
+use crate::judge::verdict::{judge_claim_in_run, observe, Judgement, Verdict};
 use crate::measured::calibration::Calibration;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
@@ -63,14 +63,21 @@ pub struct ClaimRecord {
 impl ClaimRecord {
     /// Judges `trials` against the claim's checks with the trials' own tolerances.
     pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
+        ClaimRecord::judged_in_run(claim, trials, None)
+    }
+
+    /// [`ClaimRecord::judged`] in a run that shows a neighbour elsewhere (see
+    /// [`crate::judge::verdict::judge_claim_in_run`]).
+    pub fn judged_in_run(claim: Claim, trials: Trials, elsewhere: Option<&str>) -> ClaimRecord {
         let tol = trials.calibration.tolerances();
-        let mut judgement = judge_claim(
+        let mut judgement = judge_claim_in_run(
             &claim.program,
             &claim.checks,
             &trials.timelines,
             trials.sharing.as_ref(),
             &tol,
             trials.wanted,
+            elsewhere,
         );
         judgement.observed = observe(&claim.program, &claim.observations, &trials.timelines, &tol);
         ClaimRecord {
@@ -182,13 +189,46 @@ impl RunRecord {
     pub fn rejudged(&self) -> RunRecord {
         let mut run = self.clone();
         let mut carry = crate::measured::sharing::Carry::default();
+        let mut showing = Vec::new();
         for c in &mut run.claims {
             if let Outcome::Ran { trials, .. } = &mut c.outcome {
                 if let Some(s) = &mut trials.sharing {
                     carry.apply(s);
                 }
+                let tol = trials.calibration.tolerances();
+                let marks = crate::judge::disturbance::marks(
+                    &c.claim.program,
+                    &c.claim.checks,
+                    &trials.timelines,
+                    trials.sharing.as_ref(),
+                    &tol,
+                );
+                if marks.shows_neighbour() {
+                    showing.push(c.claim.id.clone());
+                }
             }
             *c = c.rejudge();
+        }
+        // Files from before every trial was clock-synced (see `Marks::mark_unsynced`).
+        if let Some(first) = showing.first() {
+            let elsewhere = format!(
+                "{} claim{} of this run show{} a neighbour ({first}{})",
+                showing.len(),
+                if showing.len() == 1 { "" } else { "s" },
+                if showing.len() == 1 { "s" } else { "" },
+                if showing.len() > 1 { ", …" } else { "" }
+            );
+            for c in &mut run.claims {
+                if let Outcome::Ran { trials, .. } = &c.outcome {
+                    if trials.timelines.iter().any(|t| t.clock.is_none()) {
+                        *c = ClaimRecord::judged_in_run(
+                            c.claim.clone(),
+                            trials.clone(),
+                            Some(&elsewhere),
+                        );
+                    }
+                }
+            }
         }
         run
     }

@@ -79,10 +79,11 @@ pub fn footer(run: &RunRecord) -> String {
     let failed = run.claims.len() - ok;
     let t = &run.timing;
     format!(
-        "{ok} as expected, {failed} not, of {} claims\n{}\n\
+        "{ok} as expected, {failed} not, of {} claims\n{}\n{}\n\
          time   wall {:.2} s = setup {:.2} s (context, CUPTI, kernels, calibration) + child \
          processes {:.2} s + the rest; GPU time of the catalogue {:.1} ms",
         run.claims.len(),
+        decided_line(run),
         disturbed_line(run),
         t.wall_ns as f64 / 1e9,
         t.setup_ns as f64 / 1e9,
@@ -100,6 +101,50 @@ pub fn sharing_line(s: &Sharing) -> String {
         (None, None) => "shared no other process on the GPU (NVML)".into(),
         (None, Some(why)) => format!("shared unknown: {why}"),
     }
+}
+
+/// "decided 68 of 75 claims (91 %); Inconclusive: scenario 4, host 2, graph 1; retries 96
+/// trials beyond the 375 asked for (+26 %), 0.31 s paused before them": what a shared GPU cost
+/// the run (issue 25), by claim family (the id's first part).
+pub fn decided_line(run: &RunRecord) -> String {
+    let mut families: std::collections::BTreeMap<&str, usize> = Default::default();
+    let (mut decided, mut asked, mut ran, mut paused) = (0usize, 0usize, 0usize, 0u64);
+    for c in &run.claims {
+        if let crate::record::Outcome::Ran { trials, judgement } = &c.outcome {
+            asked += trials.wanted;
+            ran += trials.timelines.len();
+            paused += trials.timing.map_or(0, |t| t.paused_ns);
+            if judgement.verdict == Verdict::Inconclusive {
+                let family = c.claim.id.split('.').next().unwrap_or_default();
+                *families.entry(family).or_default() += 1;
+            } else {
+                decided += 1;
+            }
+        }
+    }
+    let total = run.claims.len();
+    let mut by_family: Vec<(&str, usize)> = families.into_iter().collect();
+    by_family.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let inconclusive = if by_family.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; Inconclusive: {}",
+            by_family
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let extra = ran.saturating_sub(asked);
+    format!(
+        "decided {decided} of {total} claims ({:.0} %){inconclusive}; retries {extra} trials beyond \
+         the {asked} asked for (+{:.0} %), {:.2} s paused before them",
+        100.0 * decided as f64 / total.max(1) as f64,
+        100.0 * extra as f64 / asked.max(1) as f64,
+        paused as f64 / 1e9
+    )
 }
 
 /// "disturbed 12 of 410 trials (others on the GPU), in 5 claims; 2 claims Inconclusive for it":

@@ -85,6 +85,7 @@ impl TraceTolerances {
                 launch_jitter_ns: jitter.max(step),
                 dependent_gap_ns: 0,
                 launch_latency_ns: latency,
+                copy_rates: None,
             },
             idle_issued: idle.len(),
             clock_error_ns,

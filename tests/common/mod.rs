@@ -99,6 +99,7 @@ pub const TOL: Tolerances = Tolerances {
     launch_jitter_ns: 2_000,
     dependent_gap_ns: 1_000,
     launch_latency_ns: None,
+    copy_rates: None,
 };
 
 /// Host time h is GPU time h + 1 000 000, known within ±968 ns (slack with the step: 1 000 ns).

@@ -1,7 +1,8 @@
 //! A shared GPU on the GPU: a neighbour process keeps every SM and both copy directions busy
 //! (`stream-litmus hog`) while claims of every kind the disturbance rule protects run. No decided
-//! verdict may be wrong, the neighbour must be seen through NVML, and disturbed trials must have
-//! been counted (docs/design.md, "Disturbance").
+//! verdict may be wrong, the neighbour must be seen through NVML, disturbed trials must have
+//! been counted, and the claims whose trials fit between the neighbour's slices must be decided
+//! (docs/design.md, "Disturbance").
 
 use serial_test::serial;
 use std::io::{BufRead, BufReader};
@@ -90,4 +91,24 @@ fn a_busy_neighbour_makes_no_wrong_verdict() {
         disturbed > 0,
         "no trial was disturbed beside a busy neighbour"
     );
+    // Truth is not silence: the two claims of short kernels only (an overlap of two streams, the
+    // seed's non-blocking streams beside the legacy one) have trials of under 0.2 ms, which fit
+    // between the neighbour's time slices, and a trial held back as a whole still decides an
+    // overlap (docs/design.md, 24).
+    let decided: Vec<&str> = records
+        .iter()
+        .filter(|r| {
+            r.judgement()
+                .is_some_and(|j| j.verdict != Verdict::Inconclusive)
+        })
+        .map(|r| r.claim.id.as_str())
+        .collect();
+    println!(
+        "decided beside the neighbour: {} of {}: {decided:?}",
+        decided.len(),
+        records.len()
+    );
+    for id in ["streams.non_blocking_pair", "null.seed002_non_blocking"] {
+        assert!(decided.contains(&id), "{id} undecided beside the neighbour");
+    }
 }

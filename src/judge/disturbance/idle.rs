@@ -103,6 +103,7 @@ pub(super) fn idle(
         (Some(own), Some(clocked)) => Some(own.min(clocked)),
         (own, clocked) => own.or(clocked),
     };
+    let release = held_back(waits, timeline, tol).map(|(at, _)| at);
     let mut found = Vec::new();
     for op in &program.ops {
         let Some(wants) = need(program, op) else {
@@ -117,6 +118,9 @@ pub(super) fn idle(
             continue;
         };
         let until = me.start.saturating_sub(me.slack_ns as i64);
+        // A trial held back as a whole: nothing of ours ran before its release, so an op issued
+        // earlier was free from the release on ([`held_back`] says which checks it still spoils).
+        let ready = release.map_or(ready, |r| ready.max(r));
         let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
         let mut unknown_before = false;
         // The latest end of what the op may wait for. `from` only grows, and an op whose idle
@@ -165,6 +169,16 @@ pub(super) fn idle(
         }
     }
     found
+}
+
+/// When a trial held back as a whole was let go, and for how long it was held
+/// ([`crate::judge::relation::held_release`]).
+pub(super) fn held_back(
+    waits: &Waits,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> Option<(i64, u64)> {
+    crate::judge::relation::held_release(&waits.host, timeline, tol)
 }
 
 /// The host-to-GPU offset of an op that waits for nothing, from the trial's clock sync and the

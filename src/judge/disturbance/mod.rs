@@ -36,6 +36,7 @@
 //! an undecided trial (see [`crate::judge::verdict`]).
 
 mod idle;
+pub mod pace;
 mod stall;
 
 use crate::judge::relation::Check;
@@ -44,7 +45,7 @@ use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
 pub use crate::measured::timeline::PAUSE_FLOOR_NS;
 use crate::program::{ApiCall, OpId, OpKind, Program};
-use idle::{idle, paused};
+use idle::{held_back, idle, paused};
 use stall::Waits;
 pub use stall::{stall_threshold, Stall, StallKind, STALL_FLOOR_NS, STALL_GAPS};
 
@@ -92,6 +93,11 @@ pub struct Marks {
     /// Trials set aside because the host's CPU ran slow: inside the calls a check compares (the
     /// pace thread), or around the trial (the issuing thread's own units).
     slowed: usize,
+    /// Trials set aside because a copy or memset ran below its pace ([`pace`]).
+    paced: usize,
+    /// Trials without a clock sync set aside in a run that shows a neighbour elsewhere
+    /// ([`Marks::mark_unsynced`]).
+    unsynced: usize,
     /// The neighbours, when another process may have used the GPU during the claim.
     shared: Option<String>,
 }
@@ -126,10 +132,50 @@ impl Marks {
         if self.slowed > 0 {
             parts.push(format!("the host's CPU ran slow in {} trials", self.slowed));
         }
+        if self.paced > 0 {
+            parts.push(format!(
+                "copies ran below their pace in {} trials",
+                self.paced
+            ));
+        }
+        if self.unsynced > 0 {
+            parts.push(format!(
+                "{} trials without a clock sync in a run that shows a neighbour",
+                self.unsynced
+            ));
+        }
         if let Some(who) = &self.shared {
             parts.push(format!("the GPU was shared with {who}"));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// Whether the claim's trials show a neighbour: a stall, a copy below its pace, or a busy
+    /// process seen by NVML. (A preempted or slow host is no neighbour on the GPU.)
+    pub fn shows_neighbour(&self) -> bool {
+        !self.stalls.is_empty() || self.paced > 0 || self.shared.is_some()
+    }
+
+    /// Files recorded before every trial was clock-synced: a trial that a neighbour held back as a
+    /// whole and released at once looks on time to the offset taken from its own starts, and its
+    /// ops all became ready together, whatever their issue times say. Beside other catalogue runs,
+    /// `priority.equal_waits_behind` was decided "Violated, Sometimes 3/5" that way in 3 of 8
+    /// such files (1056 of 1056 blocks of the first kernel started after the second's first
+    /// block). So where the run shows a neighbour elsewhere (`elsewhere` says how), the trials
+    /// without a clock sync of a claim whose checks read readiness carry no evidence.
+    pub fn mark_unsynced(&mut self, checks: &[Check], timelines: &[Timeline], elsewhere: &str) {
+        if !checks.iter().any(Check::reads_readiness) {
+            return;
+        }
+        for (mark, t) in self.trials.iter_mut().zip(timelines) {
+            if t.clock.is_none() && mark.is_none() {
+                self.unsynced += 1;
+                *mark = Some(format!(
+                    "disturbed: the trial has no clock sync, so its stamps cannot show a \
+                     neighbour holding it back as a whole, and {elsewhere}"
+                ));
+            }
+        }
     }
 }
 
@@ -140,21 +186,24 @@ impl Marks {
 /// ran slow while it issued the trial ([`crate::judge::slowdown`]: the same claim, with nobody
 /// preempted, on a VM that computed ten times slower for milliseconds).
 ///
-/// Some things a neighbour does slow our work down without stopping it, which no stamp shows; a
-/// claim that depends on them is disturbed as a whole when another process was busy on the GPU
-/// ([`speed_dependent`]):
-/// - amounts of time ([`Check::Faster`]'s makespans, [`Check::LaunchCheaper`]'s host time in
-///   launch calls): a neighbour's copies share the bus and its kernels the SMs, which stretches
-///   makespans, and a launch call that must reach the GPU (a graph's first launch uploads it)
-///   waits out the neighbour's time slice on the host. Beside a catalogue loop on an H100, one
-///   graph launch of 100 kernels took 838 µs of host time against 474 µs for the 100 launches,
-///   in a trial with no stall;
-/// - anything a copy decides (a check on a copy, or on contents in a program with copies):
-///   a neighbour's copies share the copy engines and the bus, so ours run slower, start later
-///   behind each other, and lose races they win on a GPU of our own. Beside a catalogue loop on
-///   an H100, a prefetch load started 170 µs after the kernel it should overlap had ended, behind
-///   a slowed load of its stream, and a race without its dependency corrupted 656,800 elements,
-///   both in trials with no stall.
+/// Some things a neighbour does slow our work down without stopping it, which no stall shows; a
+/// claim that depends on them ([`speed_dependent`]) is judged by its pace ([`pace`]):
+/// - anything a copy decides (a check on a copy, on contents in a program with copies, or a
+///   makespan with copies in it): a neighbour's copies share the copy engines and the bus, so
+///   ours run slower, start later behind each other, and lose races they win on a GPU of our own
+///   (beside a catalogue loop on an H100, a prefetch load started 170 µs after the kernel it
+///   should overlap had ended, behind a slowed load of its stream, and a race without its
+///   dependency corrupted 656,800 elements, both in trials with no stall). A trial whose copies
+///   all ran at their calibrated pace, and no slower than the claim's other trials, was not
+///   slowed. Where the copy rates were never measured with the GPU alone, the pace proves
+///   nothing, and the trial is disturbed as a whole when a neighbour was busy (as every such
+///   trial was before the rates were measured);
+/// - host time in launch calls ([`Check::LaunchCheaper`]): a launch call that must reach the GPU
+///   (a graph's first launch uploads it) waits out a neighbour's time slice on the host, in every
+///   trial alike. Beside a catalogue loop on an H100, one graph launch of 100 kernels took 838 µs
+///   of host time against 474 µs for the 100 launches, in a trial with no stall. No stamp shows
+///   it, so such a trial is disturbed as a whole beside a busy neighbour;
+/// - makespans of programs without copies ([`Check::Faster`]): likewise.
 pub fn marks(
     program: &Program,
     checks: &[Check],
@@ -163,15 +212,47 @@ pub fn marks(
     tol: &Tolerances,
 ) -> Marks {
     let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
-    let amounts = speed_dependent(program, checks);
+    let speed = speed_dependent(program, checks);
+    let memsets = program.ops.iter().any(|o| {
+        matches!(
+            o.kind,
+            OpKind::Api {
+                call: ApiCall::Memset,
+                ..
+            }
+        )
+    });
+    let paced = speed && (program.has_copies() || memsets);
+    // Memsets have no calibrated rate: their own trials are the reference.
+    let trusted = tol.copy_rates.is_some_and(|r| r.alone) || !program.has_copies();
+    let blanket = speed && (!paced || !trusted || checks.iter().any(is_launch_cost));
     let mut marks = Marks {
         shared: busy.clone(),
         ..Marks::default()
     };
     let host_times = checks.iter().any(Check::reads_host_time);
     let waits = Waits::of(program);
-    for t in timelines {
+    let arrival = reads_arrival(&waits, checks);
+    let stages = if paced {
+        pace::slow_stages(program, timelines, tol)
+    } else {
+        vec![None; timelines.len()]
+    };
+    for (t, stage) in timelines.iter().zip(stages) {
         let found = stalls_with(&waits, program, t, tol);
+        let slow_copy = if paced {
+            pace::slow_copies(program, t, tol).into_iter().next()
+        } else {
+            None
+        };
+        let beside = || {
+            busy.as_ref()
+                .map(|who| format!(" (the GPU was shared with {who})"))
+                .unwrap_or_default()
+        };
+        let held = arrival
+            .then(|| held_back(&waits, t, tol).map(|(_, len)| len))
+            .flatten();
         let mark = if let Some(worst) = found.first() {
             marks.stalls.push(worst.len_ns);
             Some(format!(
@@ -180,6 +261,14 @@ pub fn marks(
                 if found.len() == 1 { "" } else { "s" },
                 stall_threshold(tol) as f64 / 1e3,
                 worst.describe(program, t)
+            ))
+        } else if let Some(len) = held {
+            marks.stalls.push(len);
+            Some(format!(
+                "disturbed: the trial was held back as a whole for {:.2} µs (something else had \
+                 the GPU) and its ops were let go together, so the order in which the GPU \
+                 received ops of different streams, which this claim reads, was lost",
+                len as f64 / 1e3
             ))
         } else if host_times && t.preempted > 0 {
             marks.preempted += 1;
@@ -192,17 +281,49 @@ pub fn marks(
         } else if let Some(why) = crate::judge::slowdown::spoiled(checks, t) {
             marks.slowed += 1;
             Some(why)
-        } else if let (true, Some(who)) = (amounts, &busy) {
-            Some(format!(
-                "disturbed: {who} used the GPU, which slows copies and stretches times \
-                 without stopping our work, and this claim depends on their speed"
-            ))
+        } else if let Some(slow) = slow_copy.or(stage) {
+            marks.paced += 1;
+            Some(format!("disturbed: {}{}", slow.describe(program), beside()))
+        } else if let (true, Some(who)) = (blanket, &busy) {
+            Some(if paced && !trusted {
+                format!(
+                    "disturbed: {who} used the GPU, and this claim depends on how fast copies run: \
+                     the copy engines may have been shared, and the copy rates were never measured \
+                     with the GPU alone to tell"
+                )
+            } else {
+                format!(
+                    "disturbed: {who} used the GPU, which stretches times without stopping our \
+                     work, and this claim depends on their length"
+                )
+            })
         } else {
             None
         };
         marks.trials.push(mark);
     }
     marks
+}
+
+/// Whether a check's truth depends on the order in which the GPU received ops of streams that
+/// no rule orders: which of two equal-priority kernels is dispatched first (`Behind`,
+/// `Interleaves`), or whether one of two independent ops waited for the other (`Precedes`,
+/// `Serializes` of ops that do not wait for each other even with every stream in one hardware
+/// queue). A trial held back as a whole and let go at once received all its pending ops
+/// together, in an order of the GPU's choosing: beside another catalogue run on an H100, both
+/// kernels of `priority.equal_waits_behind` were let go together and the later went first.
+/// Orders that a stream, an event or the legacy stream make are kept across the hold.
+fn reads_arrival(waits: &Waits, checks: &[Check]) -> bool {
+    checks.iter().any(|c| match *c {
+        Check::Behind { .. } | Check::Interleaves { .. } => true,
+        Check::Precedes { before, after } => !waits.may_wait(before, after),
+        Check::Serializes { a, b } => !waits.may_wait(a, b) && !waits.may_wait(b, a),
+        _ => false,
+    })
+}
+
+fn is_launch_cost(c: &Check) -> bool {
+    matches!(c, Check::LaunchCheaper { .. })
 }
 
 /// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes

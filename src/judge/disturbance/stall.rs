@@ -69,6 +69,8 @@ pub(super) struct Waits {
     /// device with its graph's launch, after the ops captured before it.
     positions: Vec<(usize, usize)>,
     models: [HappensBefore; 2],
+    /// The relations' view: which ops depend on nothing (for when a held trial was let go).
+    pub(super) host: crate::judge::relation::HostWaits,
 }
 
 impl Waits {
@@ -84,6 +86,7 @@ impl Waits {
                 HappensBefore::of(program),
                 HappensBefore::with(program, Refinement::Queues(1)),
             ],
+            host: crate::judge::relation::HostWaits::of(program),
         }
     }
 

@@ -38,7 +38,7 @@ use crate::measured::timeline::Timeline;
 use crate::program::{BufferId, OpId, Place, Program};
 use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
-pub(crate) use ready::{latest_free_start, synced_delay_within};
+pub(crate) use ready::{held_release, latest_free_start, synced_delay_within};
 use ready::{ready_how, synced};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -166,6 +166,20 @@ impl Check {
                 | Check::Blocks { .. }
                 | Check::Answers { .. }
                 | Check::Separates { .. }
+        )
+    }
+
+    /// Whether the check reads when its ops were ready (a start order or a missing overlap is
+    /// waiting only if the later op was ready in time): a trial held back as a whole and released
+    /// at once makes every op ready together, which only a clock sync shows.
+    pub fn reads_readiness(&self) -> bool {
+        matches!(
+            self,
+            Check::Precedes { .. }
+                | Check::Overlaps { .. }
+                | Check::Interleaves { .. }
+                | Check::Behind { .. }
+                | Check::Serializes { .. }
         )
     }
 
