@@ -15,6 +15,13 @@
 //!   lost their races and a copy that missed its kernel, beside a neighbour that NVML's sparse
 //!   samples showed at 0 %), which the copy rule and the carried-forward utilisation remove.
 //!
+//! - `contended-loop-h100`, `contended-matmul-h100` and `contended-copies-h100` (issue 25) were
+//!   recorded beside a catalogue loop, a PyTorch loop of bf16 8192² matrix products and a loop of
+//!   256 MiB page-locked copies both ways (`tests/tools/neighbour.py`), by the binary that
+//!   measures copy rates and lets held trials go at their release; the two `scenario.sleep`
+//!   claims (three quarters of the stamps) were left out to keep them small. As recorded: 60,
+//!   37 and 48 of 73 decided as expected, none wrongly.
+//!
 //! `catalogue-clock-h100` is the binary that clock-syncs every trial on the idle GPU, where the
 //! held-back rule must see nothing.
 
@@ -81,7 +88,7 @@ fn idle_runs_have_no_stall_and_stay_far_below_the_threshold() {
 #[test]
 fn contended_runs_rejudged_have_no_wrong_decided_verdict() {
     let runs = common::recorded("contended-");
-    assert_eq!(runs.len(), 4, "four contended recordings");
+    assert_eq!(runs.len(), 7, "seven contended recordings");
     for (file, run) in runs {
         let (mut disturbed, mut inconclusive) = (0, 0);
         for rec in &run.rejudged().claims {
@@ -337,4 +344,36 @@ fn a_copy_held_up_behind_a_kernel_of_another_stream_is_a_stall() {
     // Started while K ran: no stall.
     let (p, t) = kernel_then_copy(15_000, false);
     assert!(stalls(&p, &t, &TOL).is_empty());
+}
+
+#[test]
+fn a_stall_after_everything_the_checks_read_spoils_nothing() {
+    // A and B overlap from 0 to 55 µs; C, issued at 100 µs when both had ended, waited out a
+    // neighbour's slice until 500 µs.
+    let mut p = Program::builder("horizon");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", std::time::Duration::from_micros(50));
+    let b = p.spin(s2, "B", std::time::Duration::from_micros(50));
+    let c = p.spin(s1, "C", std::time::Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 0, 50_000),
+            Span::single(b, 5_000, 55_000),
+            Span::single(c, 500_000, 550_000),
+        ],
+        vec![
+            call(a, 0, 0),
+            call(b, 5_000, 5_000),
+            call(c, 100_000, 100_000),
+        ],
+    );
+    let (p, t) = (p.build(), std::slice::from_ref(&t));
+    assert_eq!(stalls(&p, &t[0], &TOL).len(), 1, "C's wait is a stall");
+    let on_ab = [Check::Overlaps { a, b }];
+    assert_eq!(marks(&p, &on_ab, t, None, &TOL).trials, vec![None]);
+    let on_c = [Check::Overlaps { a: b, b: c }];
+    assert!(marks(&p, &on_c, t, None, &TOL).trials[0].is_some());
 }

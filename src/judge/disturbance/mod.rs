@@ -239,7 +239,10 @@ pub fn marks(
         vec![None; timelines.len()]
     };
     for (t, stage) in timelines.iter().zip(stages) {
-        let found = stalls_with(&waits, program, t, tol);
+        let mut found = stalls_with(&waits, program, t, tol);
+        if let Some(h) = horizon(checks, t) {
+            found.retain(|s| s.at_ns < h);
+        }
         let slow_copy = if paced {
             pace::slow_copies(program, t, tol).into_iter().next()
         } else {
@@ -320,6 +323,31 @@ fn reads_arrival(waits: &Waits, checks: &[Check]) -> bool {
         Check::Serializes { a, b } => !waits.may_wait(a, b) && !waits.may_wait(b, a),
         _ => false,
     })
+}
+
+/// When the last thing the claim's checks read was over, on the GPU clock: the latest end of
+/// their ops (a host call's return, moved through the trial's clock sync). A stall that began
+/// after it cannot have moved anything a check reads: beside a neighbour that takes time slices,
+/// the GPU is handed over at every host sync, and `implicit.mem_free` (does `cuMemFree` return
+/// only after K1?) lost every trial to K2 waiting out the slice that followed the sync. `None`
+/// (every stall counts) when a check reads no ops (buffer contents: whatever ran before the
+/// read-back) or an op cannot be placed.
+fn horizon(checks: &[Check], t: &Timeline) -> Option<i64> {
+    let mut latest = i64::MIN;
+    for c in checks {
+        let ops = c.ops();
+        if ops.is_empty() {
+            return None;
+        }
+        for op in ops {
+            let end = match t.interval(op) {
+                Some(i) => i.end.saturating_add(i.slack_ns as i64),
+                None => t.host_to_gpu(t.host_call(op)?.end_ns)?,
+            };
+            latest = latest.max(end);
+        }
+    }
+    (latest > i64::MIN).then_some(latest)
 }
 
 fn is_launch_cost(c: &Check) -> bool {
