@@ -7,7 +7,7 @@
 //! stall looks like waiting to every relation, and turned claims that hold into "Violated" (and
 //! misconceptions into "Holds") on a GPU shared with a training job.
 //!
-//! A stall has two signatures that real waiting has not:
+//! A disturbance has signatures that real waiting has not:
 //! - **Idle**: an op was ready, every op it may wait for had ended, none of our own work was
 //!   holding what it needs (the SMs for a kernel, a copy engine of its direction for a copy), and
 //!   still it did not start for longer than the stall threshold. A real wait ends within a
@@ -19,6 +19,13 @@
 //!   together, and the later one went first, in 2 of 10 catalogue runs beside a neighbour on an
 //!   H100. So every trial is clock-synced (`gpu/clock.rs`), and an op counts as ready from its
 //!   issue plus the calibrated launch latency as well ([`crate::Calibration::launch_latency_ns`]).
+//!   Such a hold is no stall in itself: nothing of the trial ran before its release, so every
+//!   op issued before was pending then and is ready from then on
+//!   ([`crate::judge::relation::held_release`]); what it loses is the order in which the GPU
+//!   received those ops, so a held trial is disturbed for the checks that read it (see
+//!   [`marks`]). Beside a time-slicing neighbour nearly every trial is held.
+//! - **Slow**: a copy below its pace ([`pace`]), against the copy rates measured at start-up or
+//!   the claim's own other trials.
 //! - **Paused**: a running block of ours stopped reading the clock for longer than
 //!   [`PAUSE_FLOOR_NS`] (the spin records the largest gap between two consecutive `%globaltimer`
 //!   reads; see `kernels/stamp.cu`). Within one context nothing suspends a running block that
