@@ -5,11 +5,12 @@
 
 mod common;
 
+use common::two_ops::EXACT_SYNC;
 use common::{call, TOL};
 use stream_litmus::disturbance::marks;
 use stream_litmus::{
     Check, ClockSync, CopyDir, CopyRate, CopyRates, Neighbour, Place, Program, Sharing, Span,
-    StreamKind, Timeline, Tolerances, WitnessKind, WitnessSpan, WitnessSync,
+    StreamKind, Timeline, Tolerances, WitnessSpan,
 };
 
 const BYTES: u64 = 32 << 20;
@@ -28,16 +29,6 @@ fn rates(alone: bool) -> Tolerances {
             ..CopyRates::default()
         }),
         ..TOL
-    }
-}
-
-fn sync() -> WitnessSync {
-    WitnessSync {
-        kind: WitnessKind::Cupti,
-        offset_ns: 0,
-        error_ns: 0,
-        disagreement_ns: 0,
-        anchors: 1,
     }
 }
 
@@ -65,8 +56,8 @@ fn copies(dir: CopyDir, place: Place, took: &[u64]) -> (Program, Vec<Check>, Tim
         a: k,
         b: first.expect("a copy"),
     }];
-    let t =
-        Timeline::new(vec![Span::single(k, 0, 500_000)], calls).with_witness(spans, Some(sync()));
+    let t = Timeline::new(vec![Span::single(k, 0, 500_000)], calls)
+        .with_witness(spans, Some(EXACT_SYNC));
     (p.build(), checks, t)
 }
 
@@ -160,7 +151,7 @@ fn a_small_excess_is_no_disturbance() {
             start_ns: 10_000,
             end_ns: 10_000 + (expected + 20_000) as i64,
         }],
-        Some(sync()),
+        Some(EXACT_SYNC),
     );
     let checks = [Check::Overlaps { a: k, b: c }];
     assert_eq!(mark(&p.build(), &checks, &t, None, &rates(true)), None);

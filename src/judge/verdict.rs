@@ -277,12 +277,14 @@ pub fn judge_claim(
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
-    judge_claim_in_run(program, checks, timelines, sharing, tol, wanted, None)
+    judge_claim_in_run(program, checks, timelines, sharing, tol, wanted, None).0
 }
 
 /// [`judge_claim`] for a claim of a run that shows a neighbour elsewhere (`elsewhere` says how):
 /// its trials without a clock sync are judged by
-/// [`crate::judge::disturbance::Marks::mark_unsynced`].
+/// [`crate::judge::disturbance::Marks::mark_unsynced`]. Also says whether the claim's own trials
+/// show a neighbour ([`crate::judge::disturbance::Marks::shows_neighbour`]), which is what makes
+/// a run show one.
 pub fn judge_claim_in_run(
     program: &Program,
     checks: &[Check],
@@ -291,14 +293,15 @@ pub fn judge_claim_in_run(
     tol: &Tolerances,
     wanted: usize,
     elsewhere: Option<&str>,
-) -> Judgement {
+) -> (Judgement, bool) {
     let mut marks = crate::judge::disturbance::marks(program, checks, timelines, sharing, tol);
+    let showing = marks.shows_neighbour();
     if let Some(why) = elsewhere {
         marks.mark_unsynced(checks, timelines, why);
     }
     let mut judgement = judge_marked(program, checks, timelines, &marks.trials, tol, wanted);
     judgement.disturbance = marks.summary(&judgement.counts);
-    judgement
+    (judgement, showing)
 }
 
 /// [`judge`], with `disturbed[i]` saying why trial `i` carries no evidence (missing: none).

@@ -63,23 +63,7 @@ pub struct ClaimRecord {
 impl ClaimRecord {
     /// Judges `trials` against the claim's checks with the trials' own tolerances.
     pub fn judged(claim: Claim, trials: Trials) -> ClaimRecord {
-        ClaimRecord::judged_in_run(claim, trials, None)
-    }
-
-    /// [`ClaimRecord::judged`] in a run that shows a neighbour elsewhere (see
-    /// [`crate::judge::verdict::judge_claim_in_run`]).
-    pub fn judged_in_run(claim: Claim, trials: Trials, elsewhere: Option<&str>) -> ClaimRecord {
-        let tol = trials.calibration.tolerances();
-        let mut judgement = judge_claim_in_run(
-            &claim.program,
-            &claim.checks,
-            &trials.timelines,
-            trials.sharing.as_ref(),
-            &tol,
-            trials.wanted,
-            elsewhere,
-        );
-        judgement.observed = observe(&claim.program, &claim.observations, &trials.timelines, &tol);
+        let (judgement, _) = judge_trials(&claim, &trials, None);
         ClaimRecord {
             claim,
             outcome: Outcome::Ran { trials, judgement },
@@ -191,23 +175,16 @@ impl RunRecord {
         let mut carry = crate::measured::sharing::Carry::default();
         let mut showing = Vec::new();
         for c in &mut run.claims {
-            if let Outcome::Ran { trials, .. } = &mut c.outcome {
+            if let Outcome::Ran { trials, judgement } = &mut c.outcome {
                 if let Some(s) = &mut trials.sharing {
                     carry.apply(s);
                 }
-                let tol = trials.calibration.tolerances();
-                let marks = crate::judge::disturbance::marks(
-                    &c.claim.program,
-                    &c.claim.checks,
-                    &trials.timelines,
-                    trials.sharing.as_ref(),
-                    &tol,
-                );
-                if marks.shows_neighbour() {
+                let (again, shows) = judge_trials(&c.claim, trials, None);
+                *judgement = again;
+                if shows {
                     showing.push(c.claim.id.clone());
                 }
             }
-            *c = c.rejudge();
         }
         // Files from before every trial was clock-synced (see `Marks::mark_unsynced`).
         if let Some(first) = showing.first() {
@@ -219,13 +196,9 @@ impl RunRecord {
                 if showing.len() > 1 { ", …" } else { "" }
             );
             for c in &mut run.claims {
-                if let Outcome::Ran { trials, .. } = &c.outcome {
+                if let Outcome::Ran { trials, judgement } = &mut c.outcome {
                     if trials.timelines.iter().any(|t| t.clock.is_none()) {
-                        *c = ClaimRecord::judged_in_run(
-                            c.claim.clone(),
-                            trials.clone(),
-                            Some(&elsewhere),
-                        );
+                        *judgement = judge_trials(&c.claim, trials, Some(&elsewhere)).0;
                     }
                 }
             }
@@ -237,4 +210,22 @@ impl RunRecord {
     pub fn all_as_expected(&self) -> bool {
         !self.claims.is_empty() && self.claims.iter().all(ClaimRecord::as_expected)
     }
+}
+
+/// The claim's judgement of `trials` with their own tolerances, its observations included, and
+/// whether the trials show a neighbour; `elsewhere`: the run shows one (see
+/// [`crate::judge::verdict::judge_claim_in_run`]).
+fn judge_trials(claim: &Claim, trials: &Trials, elsewhere: Option<&str>) -> (Judgement, bool) {
+    let tol = trials.calibration.tolerances();
+    let (mut judgement, showing) = judge_claim_in_run(
+        &claim.program,
+        &claim.checks,
+        &trials.timelines,
+        trials.sharing.as_ref(),
+        &tol,
+        trials.wanted,
+        elsewhere,
+    );
+    judgement.observed = observe(&claim.program, &claim.observations, &trials.timelines, &tol);
+    (judgement, showing)
 }

@@ -22,10 +22,19 @@ pub fn pair(b_start: u64, a_pause: Option<Pause>) -> (Program, Timeline) {
     (p.build(), t)
 }
 
+/// A witness on the stamps' own clock, exact: copy spans are placed as written.
+pub const EXACT_SYNC: stream_litmus::WitnessSync = stream_litmus::WitnessSync {
+    kind: stream_litmus::WitnessKind::Cupti,
+    offset_ns: 0,
+    error_ns: 0,
+    disagreement_ns: 0,
+    anchors: 1,
+};
+
 /// K (a kernel, 0–500 µs) then C (a copy on another stream, issued at 10 µs) that started only at
 /// `c_start`; `same_stream`: C behind K in K's stream.
 pub fn kernel_then_copy(c_start: u64, same_stream: bool) -> (Program, Timeline) {
-    use stream_litmus::{CopyDir, Place, WitnessKind, WitnessSpan, WitnessSync};
+    use stream_litmus::{CopyDir, Place, WitnessSpan};
     let mut p = Program::builder("kc");
     let (s1, s2) = (
         p.stream(StreamKind::NonBlocking),
@@ -39,13 +48,6 @@ pub fn kernel_then_copy(c_start: u64, same_stream: bool) -> (Program, Timeline) 
         1 << 20,
         Place::Pinned,
     );
-    let sync = WitnessSync {
-        kind: WitnessKind::Cupti,
-        offset_ns: 0,
-        error_ns: 0,
-        disagreement_ns: 0,
-        anchors: 1,
-    };
     let t = Timeline::new(
         vec![Span::single(k, 0, 500_000)],
         vec![call(k, 0, 0), call(c, 10_000, 10_000)],
@@ -56,7 +58,7 @@ pub fn kernel_then_copy(c_start: u64, same_stream: bool) -> (Program, Timeline) 
             start_ns: c_start as i64,
             end_ns: c_start as i64 + 100_000,
         }],
-        Some(sync),
+        Some(EXACT_SYNC),
     );
     (p.build(), t)
 }

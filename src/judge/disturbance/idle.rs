@@ -2,6 +2,7 @@
 //! and an op idle while ready with nothing of ours holding what it needs.
 
 use super::stall::{Stall, StallKind, Waits};
+use crate::judge::relation::held_release;
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Timeline};
 use crate::measured::witness::WitnessKind;
@@ -103,7 +104,7 @@ pub(super) fn idle(
         (Some(own), Some(clocked)) => Some(own.min(clocked)),
         (own, clocked) => own.or(clocked),
     };
-    let release = held_back(waits, timeline, tol).map(|(at, _)| at);
+    let release = held_release(&waits.host, timeline, tol).map(|(at, _)| at);
     let mut found = Vec::new();
     for op in &program.ops {
         let Some(wants) = need(program, op) else {
@@ -119,7 +120,7 @@ pub(super) fn idle(
         };
         let until = me.start.saturating_sub(me.slack_ns as i64);
         // A trial held back as a whole: nothing of ours ran before its release, so an op issued
-        // earlier was free from the release on ([`held_back`] says which checks it still spoils).
+        // earlier was free from the release on (`marks` says which checks it still spoils).
         let ready = release.map_or(ready, |r| ready.max(r));
         let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
         let mut unknown_before = false;
@@ -169,16 +170,6 @@ pub(super) fn idle(
         }
     }
     found
-}
-
-/// When a trial held back as a whole was let go, and for how long it was held
-/// ([`crate::judge::relation::held_release`]).
-pub(super) fn held_back(
-    waits: &Waits,
-    timeline: &Timeline,
-    tol: &Tolerances,
-) -> Option<(i64, u64)> {
-    crate::judge::relation::held_release(&waits.host, timeline, tol)
 }
 
 /// The host-to-GPU offset of an op that waits for nothing, from the trial's clock sync and the

@@ -46,13 +46,14 @@ mod idle;
 pub mod pace;
 mod stall;
 
+use crate::judge::relation::held_release;
 use crate::judge::relation::Check;
 use crate::measured::calibration::Tolerances;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
 pub use crate::measured::timeline::PAUSE_FLOOR_NS;
 use crate::program::{ApiCall, OpId, OpKind, Program};
-use idle::{held_back, idle, paused};
+use idle::{idle, paused};
 use stall::Waits;
 pub use stall::{stall_threshold, Stall, StallKind, STALL_FLOOR_NS, STALL_GAPS};
 
@@ -261,7 +262,7 @@ pub fn marks(
                 .unwrap_or_default()
         };
         let held = arrival
-            .then(|| held_back(&waits, t, tol).map(|(_, len)| len))
+            .then(|| held_release(&waits.host, t, tol).map(|(_, len)| len))
             .flatten();
         let mark = if let Some(worst) = found.first() {
             marks.stalls.push(worst.len_ns);
