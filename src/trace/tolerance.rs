@@ -4,7 +4,8 @@
 //! from someone else's run, under a profiler that adds its own cost to every launch (8–30 µs on
 //! an H100 under `torch.profiler`, against the lab's 2–5 µs). So they are read from the ops the
 //! trace shows **issued to an idle GPU**: no op of their device ran from their call's begin to
-//! their start, and the thread's previous call was no `cudaStreamWaitEvent`. Nothing could hold
+//! their start, the thread's previous call was no `cudaStreamWaitEvent`, and they are no copy of
+//! pageable memory (whose call the driver holds while it stages the copy). Nothing could hold
 //! such an op back, so its delay (from its call's return, where ready times count from) is
 //! launch delay:
 //! - launch latency = the shortest of those delays (0 where the op started before its call
@@ -18,7 +19,7 @@
 //! Fewer than [`MIN_IDLE_ISSUED`] such ops and the trace has no launch latency: every check that
 //! needs a ready time is Inconclusive, saying so.
 
-use super::events::TraceFile;
+use super::events::{GpuKind, HostMemory, TraceFile};
 use crate::measured::calibration::Tolerances;
 
 /// The step of the GPU clock CUPTI stamps activity with (`%globaltimer`): 32 ns on the H100 and
@@ -55,9 +56,13 @@ impl TraceTolerances {
                     // delay does too: a first launch that loads its module inside the call, or a
                     // call the host was slow in, does not count as launch delay. A call that
                     // returned only after its op ended (a synchronous copy) launched nothing
-                    // asynchronously and is left out.
+                    // asynchronously and is left out; so is a copy to or from pageable memory,
+                    // whose call holds the host while the driver stages it and returns once the
+                    // last chunk is staged, long after the copy began: such copies (the lab's
+                    // start-up times some) made every ready time of a trace of the lab itself
+                    // hundreds of µs wide.
                     let idle = !call.after_wait && before.map_or(true, |b| b < call.begin_ns);
-                    if idle && call.end_ns <= op.end_ns {
+                    if idle && call.end_ns <= op.end_ns && !from_pageable(op.kind) {
                         idle_delays.push(op.start_ns - call.end_ns);
                     }
                 }
@@ -114,4 +119,9 @@ impl TraceTolerances {
             ),
         }
     }
+}
+
+/// Whether an op copies to or from pageable host memory.
+fn from_pageable(kind: GpuKind) -> bool {
+    matches!(kind, GpuKind::Copy(_, HostMemory::Pageable))
 }
