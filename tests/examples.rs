@@ -32,6 +32,10 @@ const RECORDED: &[(&str, &str)] = &[
     ("cuda.no_wait_runs_together", "Violated"),
     ("cuda.lab_spins_queue_in_their_stream", "Holds"),
     ("cuda.no_wait_runs_together_eager", "Holds"),
+    ("cuda.high_priority_jumps_ahead", "Holds"),
+    ("cuda.equal_priority_waits_behind", "Holds"),
+    ("cuda.callback_after_the_work_before_it", "Holds"),
+    ("cuda.stream_waits_for_the_callback", "Holds"),
 ];
 
 fn main() {

@@ -8,7 +8,7 @@ sl=${STREAM_LITMUS:-stream-litmus}
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 build=$(mktemp -d)
 mkdir -p "$out"
-for ex in stream_basics event_two_streams; do
+for ex in stream_basics event_two_streams stream_advanced; do
   "$nvcc" -O2 -o "$build/$ex" "$here/$ex.cu"
   "$sl" trace --overhead --out "$out/$ex.json.gz" -- "$build/$ex"
 done

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace, TraceClaim};
+use stream_litmus::trace::{judge, GpuKind, Trace, TraceClaim};
 
 /// Whether every path is a file of claims on traces (then `check` judges them here).
 pub fn all_traced(paths: &[PathBuf]) -> bool {
@@ -84,9 +84,15 @@ pub fn check_traced(
             }
         };
         if fresh {
-            let ops: usize = trace.files.iter().map(|f| f.ops.len()).sum();
+            let all = trace.files.iter().flat_map(|f| &f.ops);
+            let host = all.clone().filter(|o| o.kind == GpuKind::HostFn).count();
+            let ops = all.count() - host;
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            outln!("trace  {} ({ops} GPU ops)", names.join(", "));
+            let host = match host {
+                0 => String::new(),
+                n => format!(", {n} host functions"),
+            };
+            outln!("trace  {} ({ops} GPU ops{host})", names.join(", "));
             outln!("       {}", trace.tolerances.describe());
         }
         match judge(claim, trace) {

@@ -97,6 +97,11 @@ fn start() -> Result<(), String> {
     activity::register_callbacks(Some(super::cupti::requested), Some(completed)).map_err(|e| {
         format!("cuptiActivityRegisterCallbacks failed ({e:?}): another tool (Nsight, a profiler) may hold CUPTI")
     })?;
+    // One kind of thread id for calls and NVTX ranges alike (the kernel's), so that a range is
+    // known to be on a thread that made no CUDA call: a host function's (`trace/host_fns.rs`).
+    let _ = cudarc::cupti::result::set_thread_id_type(
+        sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
+    );
     // NVTX ranges, where the program marks them and NVTX hands them to CUPTI
     // (NVTX_INJECTION64_PATH, set by the `trace` command): optional, a note if refused.
     if let Err(e) = activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MARKER) {
@@ -105,8 +110,14 @@ fn start() -> Result<(), String> {
         ));
     }
     let no_driver = std::env::var(TRACE_DRIVER_ENV).is_ok_and(|v| v == "off" || v == "0");
+    let tune = Tune::from_env();
     for kind in KINDS {
-        if no_driver && kind == sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER {
+        if (no_driver || tune.skip.contains(&"driver"))
+            && kind == sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER
+        {
+            continue;
+        }
+        if tune.skip.contains(&kind_word(kind)) {
             continue;
         }
         activity::enable(kind)
@@ -122,6 +133,50 @@ fn start() -> Result<(), String> {
     // SAFETY: registers a plain extern "C" function with no arguments.
     unsafe { libc::atexit(at_exit) };
     Ok(())
+}
+
+/// `STREAM_LITMUS_TRACE_TUNE`: words that leave a kind of record out, for measuring where the
+/// tracer's cost goes (`trace --overhead`) or trading detail for it: `no-kernel`, `no-runtime`,
+/// `no-driver`, `no-copy`, `no-memset`. An unknown word is a note, never an error. (Measured on
+/// the H100: kernel records alone cost about as much as everything, docs/claims.md.)
+pub const TRACE_TUNE_ENV: &str = "STREAM_LITMUS_TRACE_TUNE";
+
+#[derive(Debug, Default)]
+struct Tune {
+    skip: Vec<&'static str>,
+}
+
+impl Tune {
+    fn from_env() -> Tune {
+        let mut tune = Tune::default();
+        let words = std::env::var(TRACE_TUNE_ENV).unwrap_or_default();
+        for w in words.split([',', ' ']).filter(|w| !w.is_empty()) {
+            match w {
+                "no-kernel" => tune.skip.push("kernel"),
+                "no-runtime" => tune.skip.push("runtime"),
+                "no-driver" => tune.skip.push("driver"),
+                "no-copy" => tune.skip.push("copy"),
+                "no-memset" => tune.skip.push("memset"),
+                _ => note(&format!(
+                    "{TRACE_TUNE_ENV}: `{w}` is not a setting; left out"
+                )),
+            }
+        }
+        tune
+    }
+}
+
+/// The word [`Tune`] uses for an activity kind.
+fn kind_word(kind: sys::CUpti_ActivityKind) -> &'static str {
+    use sys::CUpti_ActivityKind as K;
+    match kind {
+        K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL => "kernel",
+        K::CUPTI_ACTIVITY_KIND_MEMCPY => "copy",
+        K::CUPTI_ACTIVITY_KIND_MEMSET => "memset",
+        K::CUPTI_ACTIVITY_KIND_RUNTIME => "runtime",
+        K::CUPTI_ACTIVITY_KIND_DRIVER => "driver",
+        _ => "other",
+    }
 }
 
 extern "C" fn at_exit() {

@@ -170,6 +170,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
     s.kind = match kind.text.as_str() {
         "kernel" => KindFilter::Kernel,
         "memset" => KindFilter::Memset,
+        "host" => KindFilter::Host,
         "any" => KindFilter::Any,
         "copy" => KindFilter::Copy {
             dir: None,
@@ -275,7 +276,8 @@ fn kind_error(cx: Cx<'_>, span: &super::syntax::Span) -> super::LitmusError {
         span,
         "a selection starts with the kind of op",
         "expected a kind",
-        "one of `kernel`, `copy`, `memset`, `any`, e.g. `select AR = kernel \"nccl*AllReduce*\"`",
+        "one of `kernel`, `copy`, `memset`, `host` (a host function's range), `any`, e.g. \
+         `select AR = kernel \"nccl*AllReduce*\"`",
     )
 }
 

@@ -292,8 +292,6 @@ impl Timeline {
             .map(|i| &self.host_calls[i])
     }
 
-    /// Where `op` ran on the `%globaltimer` axis: its stamps, or its host span placed with the
-    /// clock sync.
     /// When the GPU began the trial's work: the earliest start of a stamped or witnessed op (host
     /// functions run on the host, and do not count). Nothing of the trial ran on the GPU before
     /// it, so an op issued earlier was pending then, and could not have started sooner: this is
@@ -309,6 +307,8 @@ impl Timeline {
         stamped.chain(witnessed.into_iter().flatten()).min()
     }
 
+    /// Where `op` ran on the `%globaltimer` axis: its stamps, its witnessed span, or its host span
+    /// placed with the clock sync.
     pub fn interval(&self, op: OpId) -> Option<Interval> {
         if let Some(s) = self.span(op) {
             return Some(Interval {

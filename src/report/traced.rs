@@ -25,21 +25,18 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
             let mut tracks: Vec<(usize, i64, u32, u64)> = trial.places.clone();
             tracks.sort_unstable();
             tracks.dedup();
-            for (i, &(f, _, device, stream)) in tracks.iter().enumerate() {
-                let who = trace.files[f]
-                    .rank
-                    .map_or(String::new(), |r| format!("r{r} "));
+            for (i, &place) in tracks.iter().enumerate() {
                 events.push(
                     json!({"ph": "M", "pid": pid, "tid": i + 1, "name": "thread_name",
-                    "args": {"name": format!("{who}gpu{device} stream {stream}")}}),
+                    "args": {"name": trial.lane_name(trace, place)}}),
                 );
             }
-            for (o, span) in trial.timeline.spans.iter().enumerate() {
-                let place = trial.places[o];
+            for (op_id, start, end) in trial.drawn() {
+                let place = trial.places[op_id.0];
                 let tid = tracks.iter().position(|&t| t == place).map_or(0, |i| i + 1);
-                let op = trace.op(trial.ops[o]);
+                let op = trace.op(trial.ops[op_id.0]);
                 let picked: Vec<&str> = (claim.selections.iter().zip(&outcome.members))
-                    .filter(|(_, m)| m.contains(&span.op))
+                    .filter(|(_, m)| m.contains(&op_id))
                     .map(|(s, _)| s.name.as_str())
                     .collect();
                 let cat = match picked.is_empty() {
@@ -49,10 +46,10 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
                 events.push(json!({
                     "ph": "X", "pid": pid, "tid": tid, "cat": cat,
                     "name": crate::trace::short_name(&op.name),
-                    "ts": span.start() as f64 / 1e3,
-                    "dur": span.duration_ns() as f64 / 1e3,
+                    "ts": start as f64 / 1e3,
+                    "dur": end.saturating_sub(start) as f64 / 1e3,
                     "args": {
-                        "label": trial.label(span.op),
+                        "label": trial.label(op_id),
                         "name": &*op.name,
                         "kind": op.kind.word(),
                         "call": op.call.as_ref().map(|c| &*c.name),

@@ -84,10 +84,10 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
     let (Some(trial), Some(outcome)) = (trials.get(w), j.trials.get(w)) else {
         return String::new();
     };
-    let spans = &trial.timeline.spans;
+    let spans = trial.drawn();
     let (Some(lo), Some(hi)) = (
-        spans.iter().map(|s| s.start()).min(),
-        spans.iter().map(|s| s.end()).max(),
+        spans.iter().map(|s| s.1).min(),
+        spans.iter().map(|s| s.2).max(),
     ) else {
         return String::new();
     };
@@ -103,28 +103,25 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
         "<p>{} (the trial that shows the verdict best)</p><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-size=\"11\">",
         esc(&trial.name)
     );
-    for (i, &(f, _, device, stream)) in lanes.iter().enumerate() {
-        let who = trace.files[f]
-            .rank
-            .map_or(String::new(), |r| format!("r{r} "));
+    for (i, &place) in lanes.iter().enumerate() {
         let _ = write!(
             s,
             "<text x=\"4\" y=\"{}\">{}</text>",
             lane_h * i as f64 + 15.0,
-            esc(&format!("{who}gpu{device} stream {stream}"))
+            esc(&trial.lane_name(trace, place))
         );
     }
-    for span in spans.iter().take(MAX_DRAWN) {
+    for &(op, start, end) in spans.iter().take(MAX_DRAWN) {
         let Some(lane) = trial
-            .place(span.op)
+            .place(op)
             .and_then(|p| lanes.iter().position(|&l| l == p))
         else {
             continue;
         };
-        let picked = (outcome.members.iter()).position(|m| m.contains(&span.op));
+        let picked = (outcome.members.iter()).position(|m| m.contains(&op));
         let fill = picked.map_or(OTHER, |k| PALETTE[k % PALETTE.len()]);
-        let x = left + (span.start() - lo) as f64 * scale;
-        let w = ((span.end() - span.start()) as f64 * scale).max(1.0);
+        let x = left + (start - lo) as f64 * scale;
+        let w = (end.saturating_sub(start) as f64 * scale).max(1.0);
         let name = picked.map_or("other", |k| c.selections[k].name.as_str());
         let _ = write!(
             s,
@@ -133,9 +130,9 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
             lane_h - 6.0,
             esc(&format!(
                 "{} ({name}): {:.2}–{:.2} µs",
-                trial.label(span.op),
-                (span.start() - lo) as f64 / 1e3,
-                (span.end() - lo) as f64 / 1e3
+                trial.label(op),
+                (start - lo) as f64 / 1e3,
+                (end - lo) as f64 / 1e3
             ))
         );
     }

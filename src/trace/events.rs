@@ -13,7 +13,14 @@ pub enum GpuKind {
     Kernel,
     Copy(CopyDir, HostMemory),
     Memset,
+    /// A host function (`cudaLaunchHostFunc`, `cudaStreamAddCallback`): it runs on the host, in
+    /// its stream's order. A trace sees its run only as the range the function opened
+    /// (`host_fns.rs`); such an op has no device or stream of its own ([`HOST`]).
+    HostFn,
 }
+
+/// The device and stream of an op that ran on the host: a host function's run.
+pub const HOST: (u32, u64) = (u32::MAX, u64::MAX);
 
 /// The direction of a copy, as the profiler names it ("Memcpy HtoD", "DtoH", "DtoD", "PtoP").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,6 +78,7 @@ impl GpuKind {
             GpuKind::Kernel => "kernel",
             GpuKind::Copy(..) => "copy",
             GpuKind::Memset => "memset",
+            GpuKind::HostFn => "host function",
         }
     }
 }
@@ -107,6 +115,8 @@ pub struct GpuOp {
 pub struct HostRange {
     pub name: Arc<str>,
     pub pid: i64,
+    /// The thread that opened it.
+    pub tid: i64,
     pub begin_ns: i64,
     pub end_ns: i64,
 }
@@ -124,6 +134,8 @@ pub struct TraceFile {
     pub ranges: Vec<HostRange>,
     /// Whether timestamps carry fractions of a microsecond (newer profilers write ns).
     pub sub_micro: bool,
+    /// Why the file's host functions have no runs ([`GpuKind::HostFn`] ops), where it has some.
+    pub host_fn_note: Option<String>,
 }
 
 impl TraceFile {

@@ -13,6 +13,7 @@
 
 use super::checks::{measure, CheckOutcome};
 use super::claim::TraceClaim;
+use super::select::KindFilter;
 use super::trials::Trace;
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
@@ -119,6 +120,23 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         })
         .collect();
     for (k, s) in claim.selections.iter().enumerate() {
+        if members.iter().all(|m| m[k].is_empty()) && s.kind == KindFilter::Host {
+            let why: Vec<&str> = (trace.files.iter())
+                .filter_map(|f| f.host_fn_note.as_deref())
+                .collect();
+            return Err(format!(
+                "{}: selection {} holds no host function's run in any of the {} trials: {}",
+                claim.id,
+                s.name,
+                trials.len(),
+                match why.is_empty() {
+                    true => "no host function of the trace opened a range of that name (its \
+                             run is seen only as a range it opens, on the thread CUDA runs it on)"
+                        .to_string(),
+                    false => why.join("; "),
+                }
+            ));
+        }
         if members.iter().all(|m| m[k].is_empty()) {
             let mut names: Vec<String> = (trials.iter())
                 .flat_map(|t| t.ops.iter().map(|&r| trace.op(r).name.to_string()))

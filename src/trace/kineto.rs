@@ -194,13 +194,13 @@ struct DistributedInfo {
     world_size: Num,
 }
 
-struct RawCall {
-    name: Arc<str>,
-    pid: i64,
-    tid: i64,
-    begin_ns: i64,
-    end_ns: i64,
-    correlation: Option<i64>,
+pub(super) struct RawCall {
+    pub(super) name: Arc<str>,
+    pub(super) pid: i64,
+    pub(super) tid: i64,
+    pub(super) begin_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) correlation: Option<i64>,
 }
 
 struct RawOp {
@@ -322,6 +322,7 @@ impl Collector {
             self.ranges.push(HostRange {
                 name,
                 pid,
+                tid: e.tid.0.unwrap_or(0),
                 begin_ns,
                 end_ns,
             });
@@ -409,8 +410,10 @@ impl Collector {
                 }
             })
             .collect();
-        ops.sort_by_key(|o| (o.start_ns, o.end_ns));
         self.ranges.sort_by_key(|r| r.begin_ns);
+        let (runs, host_fn_note) = super::host_fns::runs(&self.calls, &self.ranges);
+        ops.extend(runs);
+        ops.sort_by_key(|o| (o.start_ns, o.end_ns));
         let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
         Ok(TraceFile {
             path,
@@ -419,6 +422,7 @@ impl Collector {
             ops,
             ranges: self.ranges,
             sub_micro: self.sub_micro,
+            host_fn_note,
         })
     }
 }

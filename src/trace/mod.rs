@@ -17,6 +17,7 @@
 mod checks;
 mod claim;
 mod events;
+mod host_fns;
 mod judge;
 mod kineto;
 mod recorded;

@@ -42,9 +42,12 @@ fn glob(p: &[u8], t: &[u8]) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KindFilter {
+    /// Every op on a GPU (not host functions, which run on the host).
     Any,
     Kernel,
     Memset,
+    /// A host function's run: the range it opened (`host_fns.rs`).
+    Host,
     /// A copy, of one direction and host memory where given.
     Copy {
         dir: Option<Dir>,
@@ -71,8 +74,11 @@ pub enum Host {
 impl KindFilter {
     fn admits(self, kind: GpuKind) -> bool {
         match (self, kind) {
+            (KindFilter::Any, GpuKind::HostFn) => false,
             (KindFilter::Any, _) => true,
-            (KindFilter::Kernel, GpuKind::Kernel) | (KindFilter::Memset, GpuKind::Memset) => true,
+            (KindFilter::Kernel, GpuKind::Kernel)
+            | (KindFilter::Memset, GpuKind::Memset)
+            | (KindFilter::Host, GpuKind::HostFn) => true,
             (KindFilter::Copy { dir, host }, GpuKind::Copy(d, h)) => {
                 let dir_ok = dir.map_or(true, |want| {
                     matches!(

@@ -46,7 +46,8 @@ impl TraceTolerances {
         for f in files {
             // The latest end so far among ops that started earlier, per device.
             let mut busy_until: std::collections::HashMap<u32, i64> = Default::default();
-            for op in &f.ops {
+            // A host function ran on the host: no launch, and no GPU time.
+            for op in f.ops.iter().filter(|o| o.kind != GpuKind::HostFn) {
                 let before = busy_until.get(&op.device).copied();
                 if let Some(call) = &op.call {
                     shortest_any = Some(shortest_any.map_or(op.start_ns - call.begin_ns, |s| {

@@ -12,7 +12,7 @@ use super::events::{GpuKind, GpuOp, TraceFile};
 use super::kineto::clip;
 use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
-use crate::measured::timeline::{ClockSync, HostCall, Span, Timeline};
+use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
 use std::path::PathBuf;
 
@@ -182,8 +182,20 @@ impl Trace {
             .min()
             .unwrap_or(0);
         let at = |t: i64| (t - origin).max(0) as u64;
+        // A host function's run is a host span, placed on the GPU's axis by the clock sync (the
+        // identity here) and ready only a host function's latency after its stream let it go.
+        let on_host = |r: (usize, usize)| self.op(r).kind == GpuKind::HostFn;
         let spans = (ops.iter().enumerate())
+            .filter(|&(_, &r)| !on_host(r))
             .map(|(i, &r)| Span::single(OpId(i), at(self.op(r).start_ns), at(self.op(r).end_ns)))
+            .collect();
+        let host_spans = (ops.iter().enumerate())
+            .filter(|&(_, &r)| on_host(r))
+            .map(|(i, &r)| HostSpan {
+                op: OpId(i),
+                begin_ns: at(self.op(r).start_ns),
+                end_ns: at(self.op(r).end_ns),
+            })
             .collect();
         let calls = (ops.iter().enumerate())
             .filter_map(|(i, &r)| {
@@ -199,7 +211,7 @@ impl Trace {
             offset_ns: 0,
             error_ns: self.tolerances.clock_error_ns,
         };
-        let timeline = Timeline::new(spans, calls).with_host(Vec::new(), Some(clock));
+        let timeline = Timeline::new(spans, calls).with_host(host_spans, Some(clock));
         let many = self.files.len() > 1;
         let labels: Vec<(String, bool)> = (ops.iter().enumerate())
             .map(|(i, &r)| (self.label(r, i, many), self.free(r)))
@@ -225,7 +237,10 @@ impl Trace {
             (true, None) => format!("f{} ", r.0),
             _ => String::new(),
         };
-        format!("{rank}{name}@s{} #{i}", op.stream)
+        match op.kind {
+            GpuKind::HostFn => format!("{rank}{name}@host #{i}"),
+            _ => format!("{rank}{name}@s{} #{i}", op.stream),
+        }
     }
 
     /// Whether the op depended on nothing in its stream: the op before it there had ended when
@@ -236,6 +251,9 @@ impl Trace {
         let Some(call) = &op.call else {
             return false;
         };
+        if op.kind == GpuKind::HostFn {
+            return false;
+        }
         let before = file.ops[..o]
             .iter()
             .rev()
@@ -271,6 +289,33 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// Every op with where it ran on the trial's axis, GPU spans and host functions' runs, by
+    /// start: what the pictures draw.
+    pub fn drawn(&self) -> Vec<(OpId, u64, u64)> {
+        let t = &self.timeline;
+        let mut v: Vec<(OpId, u64, u64)> = (t.spans.iter())
+            .map(|s| (s.op, s.start(), s.end()))
+            .chain(t.host_spans.iter().map(|h| (h.op, h.begin_ns, h.end_ns)))
+            .collect();
+        v.sort_by_key(|&(op, start, _)| (start, op));
+        v
+    }
+
+    /// "r1 gpu0 stream 7", or "host functions" for their runs.
+    pub fn lane_name(
+        &self,
+        trace: &Trace,
+        (f, _, device, stream): (usize, i64, u32, u64),
+    ) -> String {
+        let who = trace.files[f]
+            .rank
+            .map_or(String::new(), |r| format!("r{r} "));
+        match (device, stream) == super::events::HOST {
+            true => format!("{who}host functions"),
+            false => format!("{who}gpu{device} stream {stream}"),
+        }
+    }
+
     pub fn label(&self, op: OpId) -> String {
         self.waits.label(op)
     }

@@ -1,0 +1,195 @@
+//! Host functions in a trace: when each ran, from the range it opened.
+//!
+//! A host function (`cudaLaunchHostFunc`, `cudaStreamAddCallback`) runs on a thread of the CUDA
+//! driver once everything before it in its stream has ended, and the stream waits for it. CUPTI
+//! 13.0 (the one beside our GPUs' driver) records the call that enqueued it but not its run;
+//! 13.1's `HOST_LAUNCH` records do, and need a newer driver. So a trace sees a host function run
+//! only where the function opens a range (`nvtxRangePushA("callback")` ... `nvtxRangePop()`),
+//! and the range is on a thread that issued no CUDA call (host functions may not make any).
+//!
+//! Those ranges are paired with the host-function calls of their process in order: the n-th
+//! range with the n-th call. That is right when every host function opens one range and they run
+//! in the order they were enqueued, as they do on one stream; host functions on several streams
+//! that become ready out of issue order would be paired wrongly, which is said where the selection
+//! is documented (docs/checking-your-program.md). Where the counts differ or a range began before
+//! its call, nothing is paired and the file says why ([`TraceFile::host_fn_note`]).
+//!
+//! [`TraceFile::host_fn_note`]: super::events::TraceFile::host_fn_note
+
+use super::events::{Call, GpuKind, GpuOp, HostRange, HOST};
+use super::kineto::RawCall;
+use std::collections::{BTreeMap, HashSet};
+
+/// The calls that enqueue a host function, runtime and driver, with any `_ptsz` ending.
+const ENQUEUE: [&str; 4] = [
+    "cudaLaunchHostFunc",
+    "cudaStreamAddCallback",
+    "cuLaunchHostFunc",
+    "cuStreamAddCallback",
+];
+
+fn enqueues(name: &str) -> bool {
+    ENQUEUE.iter().any(|e| {
+        name.strip_prefix(e)
+            .is_some_and(|rest| rest.is_empty() || rest == "_ptsz")
+    })
+}
+
+/// The runs of the host functions `calls` enqueued, as ops of kind [`GpuKind::HostFn`], and why
+/// there are none where some were enqueued and could not be paired.
+pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Option<String>) {
+    // One call per host function: a runtime call and the driver call inside it share a
+    // correlation; the outermost stands for both.
+    let mut outermost: BTreeMap<(i64, i64), &RawCall> = BTreeMap::new();
+    let mut enqueued: BTreeMap<i64, Vec<&RawCall>> = BTreeMap::new();
+    for c in calls.iter().filter(|c| enqueues(&c.name)) {
+        match c.correlation {
+            Some(k) => {
+                let e = outermost.entry((c.pid, k)).or_insert(c);
+                if c.begin_ns < e.begin_ns {
+                    *e = c;
+                }
+            }
+            None => enqueued.entry(c.pid).or_default().push(c),
+        }
+    }
+    for (&(pid, _), &c) in &outermost {
+        enqueued.entry(pid).or_default().push(c);
+    }
+    if enqueued.is_empty() {
+        return (Vec::new(), None);
+    }
+    let calling: HashSet<(i64, i64)> = calls.iter().map(|c| (c.pid, c.tid)).collect();
+    let mut ops = Vec::new();
+    let mut notes = Vec::new();
+    for (pid, mut mine) in enqueued {
+        mine.sort_by_key(|c| c.begin_ns);
+        // Ranges on threads that made no CUDA call, outermost only (ranges are sorted by begin).
+        let mut opened: Vec<&HostRange> = Vec::new();
+        for r in ranges.iter().filter(|r| r.pid == pid) {
+            if calling.contains(&(pid, r.tid)) {
+                continue;
+            }
+            let inside = opened
+                .iter()
+                .any(|o| o.tid == r.tid && o.begin_ns <= r.begin_ns && r.end_ns <= o.end_ns);
+            if !inside {
+                opened.push(r);
+            }
+        }
+        if opened.len() != mine.len() {
+            notes.push(format!(
+                "process {pid}: {} host functions enqueued but {} ranges opened on threads that \
+                 issued no CUDA call; a host function's run is seen only as one range it opens \
+                 (nvtxRangePushA … nvtxRangePop)",
+                mine.len(),
+                opened.len()
+            ));
+            continue;
+        }
+        if let Some(n) = (0..mine.len()).find(|&n| opened[n].begin_ns < mine[n].begin_ns) {
+            notes.push(format!(
+                "process {pid}: range {} (`{}`) began before host function {} was enqueued: \
+                 the ranges cannot be the host functions' runs in order",
+                n + 1,
+                opened[n].name,
+                n + 1
+            ));
+            continue;
+        }
+        for (c, r) in mine.iter().zip(&opened) {
+            ops.push(GpuOp {
+                kind: GpuKind::HostFn,
+                name: r.name.clone(),
+                device: HOST.0,
+                stream: HOST.1,
+                start_ns: r.begin_ns,
+                end_ns: r.end_ns,
+                pid,
+                call: Some(Call {
+                    name: c.name.clone(),
+                    begin_ns: c.begin_ns,
+                    end_ns: c.end_ns,
+                    tid: c.tid,
+                    after_wait: false,
+                }),
+                bytes: None,
+            });
+        }
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (ops, note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn call(name: &str, tid: i64, begin: i64, corr: i64) -> RawCall {
+        RawCall {
+            name: Arc::from(name),
+            pid: 1,
+            tid,
+            begin_ns: begin,
+            end_ns: begin + 5,
+            correlation: Some(corr),
+        }
+    }
+
+    fn range(name: &str, tid: i64, begin: i64, end: i64) -> HostRange {
+        HostRange {
+            name: Arc::from(name),
+            pid: 1,
+            tid,
+            begin_ns: begin,
+            end_ns: end,
+        }
+    }
+
+    #[test]
+    fn each_range_on_a_thread_without_calls_is_the_run_of_the_host_function_in_order() {
+        let calls = [
+            call("cudaLaunchHostFunc", 10, 100, 1),
+            call("cuLaunchHostFunc", 10, 101, 1),
+            call("cudaLaunchKernel", 10, 110, 2),
+            call("cudaStreamAddCallback", 10, 120, 3),
+        ];
+        let ranges = [
+            range("repetition", 10, 90, 1000),
+            range("callback", 20, 500, 600),
+            range("inner", 20, 510, 520),
+            range("callback", 20, 700, 800),
+        ];
+        let (ops, note) = runs(&calls, &ranges);
+        assert_eq!(note, None);
+        let got: Vec<_> = ops
+            .iter()
+            .map(|o| (o.call.as_ref().unwrap().name.to_string(), o.start_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("cudaLaunchHostFunc".to_string(), 500),
+                ("cudaStreamAddCallback".to_string(), 700)
+            ]
+        );
+        assert!(ops.iter().all(|o| (o.device, o.stream) == HOST));
+    }
+
+    #[test]
+    fn host_functions_without_their_ranges_are_not_paired_and_say_why() {
+        let calls = [call("cudaLaunchHostFunc", 10, 100, 1)];
+        let (ops, note) = runs(&calls, &[]);
+        assert!(ops.is_empty());
+        assert!(note
+            .unwrap()
+            .contains("1 host functions enqueued but 0 ranges"));
+        // A range that began before its host function was enqueued cannot be its run.
+        let (ops, note) = runs(&calls, &[range("callback", 20, 50, 60)]);
+        assert!(ops.is_empty());
+        assert!(note.unwrap().contains("began before host function 1"));
+        // No host function, nothing to say.
+        assert_eq!(runs(&[], &[range("x", 20, 1, 2)]), (Vec::new(), None));
+    }
+}
