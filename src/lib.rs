@@ -68,6 +68,7 @@ pub mod trace;
 // Modules that were public before the layers had folders keep their paths.
 pub use border::{allowed_env, atomic_write, input_file, limits};
 pub use judge::{disturbance, model};
+pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::sweep;
 pub use measured::timing;
 pub use record::check::claim_rules;

@@ -6,8 +6,9 @@
 
 use crate::border::error::Error;
 use crate::gpu::{Execution, Gpu};
+use crate::judge::counts::Counts;
 use crate::judge::relation::Check;
-use crate::judge::verdict::judge_claim;
+use crate::judge::verdict::judge_claim_in_run;
 use crate::measured::timing::ClaimTiming;
 use crate::program::Program;
 use crate::record::Trials;
@@ -47,22 +48,69 @@ pub(crate) fn run(gpu: &Gpu, program: &Program, trials: usize) -> Result<Trials,
     Ok(trials_of(gpu, trials, gpu.run(program, trials)?))
 }
 
-/// A claim's time budget for replacement trials: this many times the wall of its first batch…
+/// A claim's time budget, its first batch included: this many times the wall of its first
+/// batch (so replacements get as long as the first batch took)…
 pub const BUDGET_FACTOR: u32 = 2;
 /// …and at least this long. Beside a neighbour that takes time slices of about 2 ms (an H100
 /// beside a loop of bf16 matrix products), a claim of short trials needs a few slices of our own to
 /// decide; a claim that fails for a reason of its own is given up after it.
 pub const BUDGET_FLOOR: Duration = Duration::from_millis(40);
+/// While no trial has counted and some were disturbed by a neighbour, replacements are probes of one trial, and
+/// get the first batch's wall divided by this (the budget floor still holds); the first trial that
+/// counts restores the full budget. In the five contended catalogue runs recorded on the H100
+/// (`tests/fixtures/contended-*`), 119 claims had every trial of their first batch disturbed;
+/// they took 49–88 % of each run's claim time, and retries decided 3 of them, all beside a bursty
+/// catalogue loop, and all with the first replacement trial.
+pub const PROBE_BUDGET_DIVISOR: u32 = 4;
+
+/// What to do after each batch of a claim's trials: how many to run next, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPlan {
+    pub wanted: usize,
+    /// The wall of the first batch.
+    pub first: Duration,
+}
+
+impl RetryPlan {
+    /// The next batch's size after `counts` over `ran` trials, `elapsed` since the first batch
+    /// began (judging left out); `neighbour`: the trials show one (a stall, a copy below its
+    /// pace), not only a host hiccup, which passes. `None` to stop: decided (one counterexample
+    /// decides, or `wanted` positives), no room left under [`MAX_TRIAL_FACTOR`], or the budget
+    /// spent.
+    pub fn next(
+        &self,
+        counts: &Counts,
+        neighbour: bool,
+        ran: usize,
+        elapsed: Duration,
+    ) -> Option<usize> {
+        let missing = self.wanted.saturating_sub(counts.positive);
+        let room = (MAX_TRIAL_FACTOR * self.wanted).saturating_sub(ran);
+        if counts.negative > 0 || missing == 0 || room == 0 {
+            return None;
+        }
+        let probing = counts.positive == 0 && counts.disturbed > 0 && neighbour;
+        let budget = match probing {
+            true => self.first + self.first / PROBE_BUDGET_DIVISOR,
+            false => self.first * BUDGET_FACTOR,
+        };
+        if elapsed >= budget.max(BUDGET_FLOOR) {
+            return None;
+        }
+        Some(if probing { 1 } else { missing.min(room) })
+    }
+}
 
 /// Runs `program` until `wanted` trials are decided by `checks`: undecided and disturbed trials
 /// carry no evidence, so they are replaced, in batches spaced by a growing pause ([`RETRY_PAUSE`])
 /// so that one disturbance (a host hiccup, a neighbour's burst) cannot spoil them all. The
-/// replacements have a time budget rather than a count: [`BUDGET_FACTOR`] times the first batch's
-/// wall, at least [`BUDGET_FLOOR`], and never more than [`MAX_TRIAL_FACTOR`] × `wanted` trials in
-/// all. So a short claim beside a neighbour retries until its trials land between the
-/// neighbour's slices, and a long one costs at most three times its first batch. Stops at the
-/// first negative trial's batch, since one counterexample already decides. Without checks, runs
-/// exactly `wanted` trials.
+/// replacements have a time budget rather than a count ([`RetryPlan`]): [`BUDGET_FACTOR`] times
+/// the first batch's wall, at least [`BUDGET_FLOOR`], never more than [`MAX_TRIAL_FACTOR`] ×
+/// `wanted` trials in all; a claim whose first batch a neighbour spoiled probes one trial at a
+/// time on a quarter of that until one counts. So a short claim beside a neighbour retries until
+/// its trials land between the neighbour's slices, and a long one that a neighbour spoils every
+/// time costs about 1.25 times its first batch, not twice. Stops at the first negative trial's batch, since
+/// one counterexample already decides. Without checks, runs exactly `wanted` trials.
 pub(crate) fn collect_trials(
     gpu: &Gpu,
     program: &Program,
@@ -73,24 +121,29 @@ pub(crate) fn collect_trials(
     // Checks that compare amounts of host time need the host's pace watched.
     let pace = crate::judge::slowdown::watched(checks);
     let mut trials = trials_of(gpu, wanted, gpu.run_watched(program, wanted, pace)?);
-    let budget = (started.elapsed() * BUDGET_FACTOR).max(BUDGET_FLOOR);
+    let plan = RetryPlan {
+        wanted,
+        first: started.elapsed(),
+    };
     let mut lab = ClaimTiming::default();
     if !checks.is_empty() {
         let tol = trials.calibration.tolerances();
         for batch in 1.. {
             let judging = Instant::now();
-            let counts = judge_claim(program, checks, &trials.timelines, None, &tol, wanted).counts;
+            let (judged, neighbour) =
+                judge_claim_in_run(program, checks, &trials.timelines, None, &tol, wanted, None);
             lab.judge_ns += judging.elapsed().as_nanos() as u64;
-            let missing = wanted.saturating_sub(counts.positive);
-            let room = (MAX_TRIAL_FACTOR * wanted).saturating_sub(trials.timelines.len());
-            let spent = started.elapsed() >= budget + Duration::from_nanos(lab.judge_ns);
-            if counts.negative > 0 || missing == 0 || room == 0 || spent {
+            let elapsed = started
+                .elapsed()
+                .saturating_sub(Duration::from_nanos(lab.judge_ns));
+            let ran = trials.timelines.len();
+            let Some(size) = plan.next(&judged.counts, neighbour, ran, elapsed) else {
                 break;
-            }
+            };
             let pausing = Instant::now();
             std::thread::sleep(RETRY_PAUSE * batch);
             lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-            let more = gpu.run_watched(program, missing.min(room), pace)?;
+            let more = gpu.run_watched(program, size, pace)?;
             trials.timelines.extend(more.timelines);
             trials.gpu_time_ns += more.gpu_time_ns;
             if let Some(t) = &mut trials.timing {
