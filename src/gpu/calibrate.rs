@@ -92,7 +92,29 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u
         let s = p.stream(StreamKind::NonBlocking);
         p.spin(s, format!("X{i}"), Duration::from_micros(30));
     }
-    let run = execute(kernels, cycles_per_ns, &p.build(), 4 * SAMPLES)?;
+    let program = p.build();
+    let mut last = (0, None);
+    for _ in 0..QUIET_TRIES {
+        let run = execute(kernels, cycles_per_ns, &program, 4 * SAMPLES)?;
+        let (quiet, measured) = jitter_of(&run);
+        if quiet {
+            return Ok(measured);
+        }
+        last = measured;
+    }
+    Ok(last)
+}
+
+/// How many times the launch-jitter trials run when none of them came out quiet (every one
+/// shifted or spread by a neighbour): beside a loop of bf16 matrix products on an H100, one run in
+/// ten found no quiet trial among 32 and calibrated a jitter of 2.49 ms, which left the order
+/// claims undecided. A neighbour's time slices come and go; another batch soon after finds a
+/// quiet one.
+const QUIET_TRIES: usize = 3;
+
+/// The jitter and latency of one calibration run, and whether they come from quiet trials (else
+/// from every calm one, which a neighbour may have widened).
+fn jitter_of(run: &crate::gpu::Execution) -> (bool, (u64, Option<u64>)) {
     let mut calls: Vec<u64> = run
         .timelines
         .iter()
@@ -147,7 +169,8 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u
     };
     let quiet: Vec<&crate::measured::timeline::Timeline> =
         calm.iter().copied().filter(unshifted).collect();
-    let calm = if quiet.is_empty() { calm } else { quiet };
+    let found = !quiet.is_empty();
+    let calm = if found { quiet } else { calm };
     let all = || run.timelines.iter().filter_map(spread).max();
     let jitter = calm
         .iter()
@@ -161,7 +184,7 @@ fn launch_jitter(kernels: &Kernels, cycles_per_ns: f64) -> Result<(u64, Option<u
         .map(|l| l.max(0) as u64)
         .collect();
     latencies.sort_unstable();
-    Ok((jitter, latencies.get(latencies.len() / 2).copied()))
+    (found, (jitter, latencies.get(latencies.len() / 2).copied()))
 }
 
 fn dependent_gap(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {
