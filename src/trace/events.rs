@@ -95,6 +95,17 @@ pub struct Call {
     pub after_wait: bool,
 }
 
+/// A CUDA call as the reader takes it, before calls are linked to their ops
+/// (`kineto.rs`) and host functions to their runs (`host_fns.rs`).
+pub(super) struct RawCall {
+    pub(super) name: Arc<str>,
+    pub(super) pid: i64,
+    pub(super) tid: i64,
+    pub(super) begin_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) correlation: Option<i64>,
+}
+
 /// One GPU op of the trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuOp {

@@ -16,8 +16,7 @@
 //!
 //! [`TraceFile::host_fn_note`]: super::events::TraceFile::host_fn_note
 
-use super::events::{Call, GpuKind, GpuOp, HostRange, HOST};
-use super::kineto::RawCall;
+use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, HOST};
 use std::collections::{BTreeMap, HashSet};
 
 /// The calls that enqueue a host function, runtime and driver, with any `_ptsz` ending.

@@ -10,7 +10,7 @@
 //! read as f64 and rounded to ns they are exact to within 2 ns at today's magnitudes, far below
 //! the timer step the judging allows (`tolerance.rs`).
 
-use super::events::{Call, GpuKind, GpuOp, HostRange, TraceFile};
+use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -192,15 +192,6 @@ struct DistributedInfo {
     rank: Num,
     #[serde(default)]
     world_size: Num,
-}
-
-pub(super) struct RawCall {
-    pub(super) name: Arc<str>,
-    pub(super) pid: i64,
-    pub(super) tid: i64,
-    pub(super) begin_ns: i64,
-    pub(super) end_ns: i64,
-    pub(super) correlation: Option<i64>,
 }
 
 struct RawOp {

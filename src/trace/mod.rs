@@ -11,7 +11,8 @@
 //! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
 //!
 //! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
-//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `kineto`, `select`,
+//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `host_fns` (host functions'
+//! runs, from the ranges they open), `kineto`, `select`,
 //! `claim`, `tolerance`, `trials`, `recorded`, `checks` (one check on one trial), `judge`.
 
 mod checks;
