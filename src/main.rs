@@ -157,9 +157,12 @@ enum Command {
         /// has ended.
         #[arg(long, default_value = "trace.json.gz")]
         out: PathBuf,
-        /// Also run the command once without tracing, first, and report both wall times.
-        #[arg(long)]
-        overhead: bool,
+        /// Also run the command without tracing, first, and report both wall times;
+        /// `--overhead=N` runs N untraced and traced runs in turn (1–20 pairs, the last traced
+        /// one writes the trace) and reports the medians: one pair varies by ±12 % on a launch loop.
+        #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1",
+              value_parser = arguments::overhead_pairs)]
+        overhead: Option<u32>,
         /// The command and its arguments, after `--`.
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,

@@ -146,3 +146,13 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn trace_overhead_takes_a_bounded_number_of_pairs() {
+    for bad in ["--overhead=0", "--overhead=21", "--overhead=x"] {
+        let out = cli().args(["trace", bad, "--", "true"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--overhead"), "{bad}: {stderr}");
+    }
+}

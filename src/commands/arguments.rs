@@ -34,6 +34,12 @@ pub fn exclusive_secs(s: &str) -> Result<u64, String> {
     in_range(s, 1, 86_400, " s")
 }
 
+/// `trace --overhead=PAIRS`: untraced and traced runs in turn, 1..=20 pairs (each pair runs the
+/// user's command twice).
+pub fn overhead_pairs(s: &str) -> Result<u32, String> {
+    in_range(s, 1, 20, " pairs").map(|n| n as u32)
+}
+
 /// A spin length in µs: 1 µs up to the programs' own limit ([`MAX_SPIN_NS`]).
 pub fn spin_us(s: &str) -> Result<u64, String> {
     in_range(s, 1, MAX_SPIN_NS / 1000, " µs")

@@ -1,4 +1,4 @@
-//! `stream-litmus trace [--out FILE] [--overhead] -- CMD ARGS…`: runs any CUDA program with our
+//! `stream-litmus trace [--out FILE] [--overhead[=PAIRS]] -- CMD ARGS…`: runs any CUDA program with our
 //! CUPTI injection library (`CUDA_INJECTION64_PATH`), then joins what each of its processes
 //! recorded into one trace for `check --trace`.
 //!
@@ -20,7 +20,7 @@ use stream_litmus::trace::join;
 pub const INJECTION_ENV: &str = "STREAM_LITMUS_INJECTION";
 const LIBRARY: &str = "libstream_litmus.so";
 
-pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
+pub fn record(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResult {
     let Some(program) = command.first() else {
         return Err(CliError::usage(
             "no command given: stream-litmus trace -- CMD ARGS…",
@@ -46,18 +46,35 @@ pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>();
-    let untraced = match overhead {
-        true => Some(run(program, &command[1..], None)?.1),
-        false => None,
-    };
-    let dir =
-        tempfile::tempdir().map_err(|e| CliError::usage(format!("a temporary folder: {e}")))?;
+    let scratch =
+        || tempfile::tempdir().map_err(|e| CliError::usage(format!("a temporary folder: {e}")));
     // Every process counts its times from one instant a minute before now (CUPTI's clock is the
     // system clock in ns): small numbers, exact to the ns when written as µs.
     let base = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs().saturating_sub(60) * 1_000_000_000);
+    // `--overhead=N`: N untraced runs and N traced ones in turn; the last traced one is kept.
+    let mut pairs: Vec<(f64, f64)> = Vec::new();
+    let mut untraced = None;
+    for k in 1..=overhead.unwrap_or(0) {
+        let u = run(program, &command[1..], None)?.1;
+        if k < overhead.unwrap_or(0) {
+            let thrown = scratch()?;
+            let t = run(
+                program,
+                &command[1..],
+                Some((&library, thrown.path(), base)),
+            )?
+            .1;
+            pairs.push((u, t));
+        }
+        untraced = Some(u);
+    }
+    let dir = scratch()?;
     let (status, wall) = run(program, &command[1..], Some((&library, dir.path(), base)))?;
+    if let Some(u) = untraced {
+        pairs.push((u, wall));
+    }
     use std::os::unix::process::ExitStatusExt;
     let signal = status.signal();
     let meta = serde_json::json!({
@@ -67,6 +84,7 @@ pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
         "cut_short": signal.is_some(),
         "wall_s": wall,
         "untraced_wall_s": untraced,
+        "overhead_pairs": pairs,
         "base_ns": base,
     });
     let joined = join(dir.path(), out, meta).map_err(CliError::usage)?;
@@ -100,12 +118,16 @@ pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
     if let Some(s) = signal {
         errln!("stream-litmus trace: the command was killed by signal {s}: the trace holds what CUPTI had flushed ({} cut line(s) dropped)", joined.cut_lines);
     }
-    match untraced {
-        Some(u) => errln!(
+    match (untraced, pairs.len()) {
+        (Some(u), 1) => errln!(
             "stream-litmus trace: the command ran {wall:.3} s traced, {u:.3} s untraced ({:+.1} %)",
             (wall / u - 1.0) * 100.0
         ),
-        None => errln!("stream-litmus trace: the command ran {wall:.3} s"),
+        (Some(_), n) => errln!(
+            "stream-litmus trace: {n} runs in turn: {}",
+            overhead_summary(&pairs)
+        ),
+        (None, _) => errln!("stream-litmus trace: the command ran {wall:.3} s"),
     }
     let code = match (status.code(), signal) {
         (Some(c), _) => c,
@@ -113,6 +135,37 @@ pub fn record(out: &Path, overhead: bool, command: &[OsString]) -> CliResult {
         (None, None) => 1,
     };
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// "traced 0.547 s (0.486–0.622), untraced 0.381 s (0.325–0.412): median +43.6 % (pairs +24.0
+/// to +70.2 %)": the medians of (untraced, traced) wall pairs, and each pair's own overhead.
+pub fn overhead_summary(pairs: &[(f64, f64)]) -> String {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        match n {
+            0 => f64::NAN,
+            _ if n % 2 == 1 => v[n / 2],
+            _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    };
+    let range = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let u: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let t: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let each: Vec<f64> = pairs.iter().map(|(u, t)| (t / u - 1.0) * 100.0).collect();
+    let (ul, uh) = range(&u);
+    let (tl, th) = range(&t);
+    let (el, eh) = range(&each);
+    let (mu, mt) = (median(u), median(t));
+    format!(
+        "traced {mt:.3} s ({tl:.3}–{th:.3}), untraced {mu:.3} s ({ul:.3}–{uh:.3}): median \
+         {:+.1} % (pairs {el:+.1} to {eh:+.1} %)",
+        (mt / mu - 1.0) * 100.0
+    )
 }
 
 /// Runs the command, traced when `inject` gives the library and the folder for its records.
@@ -179,4 +232,21 @@ fn injection_library() -> Result<PathBuf, CliError> {
                     .join(", ")
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overhead_summary;
+
+    #[test]
+    fn the_summary_gives_medians_ranges_and_each_pairs_overhead() {
+        let s = overhead_summary(&[(1.0, 1.5), (2.0, 2.2), (1.2, 1.3)]);
+        assert_eq!(
+            s,
+            "traced 1.500 s (1.300–2.200), untraced 1.200 s (1.000–2.000): median +25.0 % \
+             (pairs +8.3 to +50.0 %)"
+        );
+        let even = overhead_summary(&[(1.0, 1.1), (3.0, 3.3)]);
+        assert!(even.starts_with("traced 2.200 s"), "{even}");
+    }
 }
