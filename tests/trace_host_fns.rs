@@ -2,7 +2,6 @@
 //! CUDA call, paired with the call that enqueued it, and judged like any op (`select CB = host
 //! "callback"`). Hand-made traces at the relations' boundaries.
 
-use std::io::Write;
 use stream_litmus::litmus;
 use stream_litmus::trace::{judge, Trace};
 use stream_litmus::Verdict;
@@ -88,10 +87,7 @@ fn trace(cb: Option<(f64, f64)>, after: f64) -> String {
 fn judged(text: &str, selects: &str, check: &str) -> Result<(Verdict, String), String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
+    std::fs::write(&path, text).unwrap();
     let trace = Trace::read(&[path])?;
     let claim = format!(
         "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\

@@ -17,7 +17,7 @@
 //! [`TraceFile::host_fn_note`]: super::events::TraceFile::host_fn_note
 
 use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, HOST};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The calls that enqueue a host function, runtime and driver, with any `_ptsz` ending.
 const ENQUEUE: [&str; 4] = [
@@ -59,23 +59,26 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
         return (Vec::new(), None);
     }
     let calling: HashSet<(i64, i64)> = calls.iter().map(|c| (c.pid, c.tid)).collect();
+    // Ranges on threads that made no CUDA call, outermost only, by process: one pass over the
+    // ranges (sorted by begin), so that a trace of many processes or ranges stays linear.
+    let mut opened_by: BTreeMap<i64, Vec<&HostRange>> = BTreeMap::new();
+    let mut open_until: HashMap<(i64, i64), i64> = HashMap::new();
+    for r in ranges.iter().filter(|r| enqueued.contains_key(&r.pid)) {
+        if calling.contains(&(r.pid, r.tid)) {
+            continue;
+        }
+        let until = open_until.entry((r.pid, r.tid)).or_insert(i64::MIN);
+        if r.end_ns <= *until {
+            continue; // inside the thread's current outermost range
+        }
+        *until = r.end_ns;
+        opened_by.entry(r.pid).or_default().push(r);
+    }
     let mut ops = Vec::new();
     let mut notes = Vec::new();
     for (pid, mut mine) in enqueued {
         mine.sort_by_key(|c| c.begin_ns);
-        // Ranges on threads that made no CUDA call, outermost only (ranges are sorted by begin).
-        let mut opened: Vec<&HostRange> = Vec::new();
-        for r in ranges.iter().filter(|r| r.pid == pid) {
-            if calling.contains(&(pid, r.tid)) {
-                continue;
-            }
-            let inside = opened
-                .iter()
-                .any(|o| o.tid == r.tid && o.begin_ns <= r.begin_ns && r.end_ns <= o.end_ns);
-            if !inside {
-                opened.push(r);
-            }
-        }
+        let opened = opened_by.remove(&pid).unwrap_or_default();
         if opened.len() != mine.len() {
             notes.push(format!(
                 "process {pid}: {} host functions enqueued but {} ranges opened on threads that \
@@ -115,6 +118,12 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
                 bytes: None,
             });
         }
+    }
+    // A trace of many processes says so briefly.
+    let more = notes.len().saturating_sub(3);
+    notes.truncate(3);
+    if more > 0 {
+        notes.push(format!("and {more} more processes"));
     }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
     (ops, note)
@@ -188,6 +197,15 @@ mod tests {
         let (ops, note) = runs(&calls, &[range("callback", 20, 50, 60)]);
         assert!(ops.is_empty());
         assert!(note.unwrap().contains("began before host function 1"));
+        // Many processes, each with a host function and no range: three are named.
+        let many: Vec<RawCall> = (0..50)
+            .map(|p| RawCall {
+                pid: p,
+                ..call("cudaLaunchHostFunc", 10, 100, p)
+            })
+            .collect();
+        let (_, note) = runs(&many, &[]);
+        assert!(note.unwrap().ends_with("and 47 more processes"));
         // No host function, nothing to say.
         assert_eq!(runs(&[], &[range("x", 20, 1, 2)]), (Vec::new(), None));
     }
