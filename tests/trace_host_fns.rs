@@ -125,15 +125,28 @@ fn a_callback_that_ran_before_its_kernel_ended_is_a_violation() {
 
 #[test]
 fn a_host_function_is_no_gpu_op_and_one_without_its_range_is_named() {
-    let t = trace(Some((9010.0, 1000.0)), 10015.0);
-    // `any` takes GPU ops only: the two kernels here.
-    let (v, _) = judged(
-        &t,
-        "select A = any \"*callback*\"",
-        "~exists overlaps(A, A)",
-    )
-    .unwrap();
-    assert_eq!(v, Verdict::Holds);
+    // The callback's range overlaps `before_callback`: were it taken by `any`, that pair would
+    // run together and the check fail. `any` takes GPU ops only: the two kernels, which did not.
+    let t = trace(Some((8907.0, 1000.0)), 10015.0);
+    let any = "select A = any \"*callback*\"";
+    let (v, why) = judged(&t, any, "~exists overlaps(A, A)").unwrap();
+    assert_eq!(v, Verdict::Holds, "{why}");
+    let (v, why) = judged(&t, K_CB, "exists overlaps(K, CB)").unwrap();
+    assert_eq!(v, Verdict::Holds, "{why}");
     let e = judged(&trace(None, 10015.0), K_CB, "precedes(K, CB)").unwrap_err();
     assert!(e.contains("1 host functions enqueued but 0 ranges"), "{e}");
+}
+
+#[test]
+fn a_host_selection_takes_no_stream_or_device() {
+    for w in ["stream 7", "device 0"] {
+        let text = format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
+             select CB = host \"callback\" {w}\nselect K = kernel\ncheck precedes(K, CB)\n"
+        );
+        let e = litmus::parse_traced("t.litmus", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("after `host`"), "{e}");
+    }
 }

@@ -56,22 +56,30 @@ pub fn record(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliRes
     // `--overhead=N`: N untraced runs and N traced ones in turn; the last traced one is kept.
     let mut pairs: Vec<(f64, f64)> = Vec::new();
     let mut untraced = None;
+    let mut statuses = Vec::new();
     for k in 1..=overhead.unwrap_or(0) {
-        let u = run(program, &command[1..], None)?.1;
+        let (s, u) = run(program, &command[1..], None)?;
+        statuses.push(s);
         if k < overhead.unwrap_or(0) {
             let thrown = scratch()?;
-            let t = run(
+            let (s, t) = run(
                 program,
                 &command[1..],
                 Some((&library, thrown.path(), base)),
-            )?
-            .1;
+            )?;
+            statuses.push(s);
             pairs.push((u, t));
         }
         untraced = Some(u);
     }
     let dir = scratch()?;
     let (status, wall) = run(program, &command[1..], Some((&library, dir.path(), base)))?;
+    if let Some(other) = statuses.iter().find(|s| **s != status) {
+        errln!(
+            "stream-litmus trace: the runs for --overhead did not all end alike ({other} against \
+             {status} for the traced run kept): their times may not compare"
+        );
+    }
     if let Some(u) = untraced {
         pairs.push((u, wall));
     }

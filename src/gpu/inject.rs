@@ -99,9 +99,13 @@ fn start() -> Result<(), String> {
     })?;
     // One kind of thread id for calls and NVTX ranges alike (the kernel's), so that a range is
     // known to be on a thread that made no CUDA call: a host function's (`trace/host_fns.rs`).
-    let _ = cudarc::cupti::result::set_thread_id_type(
+    if let Err(e) = cudarc::cupti::result::set_thread_id_type(
         sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
-    );
+    ) {
+        note(&format!(
+            "host functions' runs may not be found: cuptiSetThreadIdType(SYSTEM) failed: {e:?}"
+        ));
+    }
     // NVTX ranges, where the program marks them and NVTX hands them to CUPTI
     // (NVTX_INJECTION64_PATH, set by the `trace` command): optional, a note if refused.
     if let Err(e) = activity::enable(sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MARKER) {

@@ -216,6 +216,15 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
             )),
         };
         match (n.text.as_str(), &mut s.kind) {
+            (w @ ("stream" | "device"), KindFilter::Host) => {
+                return Err(cx.help(
+                    &n.span,
+                    format!("`{w}` after `host`"),
+                    "a host function runs on the host",
+                    "a trace does not say which stream enqueued it: select its runs by their \
+                     range's name, `rank` or `in \"RANGE\"`",
+                ))
+            }
             ("stream", _) => s.stream = Some(number("stream")?),
             ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
             ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),

@@ -327,7 +327,7 @@ impl Timeline {
                 slack_ns: sync.error_ns,
             });
         }
-        let h = self.host_spans.iter().find(|h| h.op == op)?;
+        let h = self.host_span(op)?;
         Some(Interval {
             op,
             start: self.host_to_gpu(h.begin_ns)?,
@@ -418,6 +418,15 @@ impl Timeline {
             .iter()
             .find(|r| r.op == op)
             .map(|r| r.value_ns)
+    }
+
+    /// The run of host function `op` (host spans are sorted by op: `with_host`, and files are
+    /// checked for it).
+    pub fn host_span(&self, op: OpId) -> Option<&HostSpan> {
+        self.host_spans
+            .binary_search_by_key(&op, |h| h.op)
+            .ok()
+            .map(|i| &self.host_spans[i])
     }
 
     pub fn span(&self, op: OpId) -> Option<&Span> {

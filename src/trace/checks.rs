@@ -162,16 +162,18 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
 /// other ended. Unknown ready time: kept (the relation says why it cannot decide).
 fn could_meet(trial: &Trial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
     let t = &trial.timeline;
-    let (Some(sa), Some(sb)) = (t.span(a), t.span(b)) else {
+    // Host functions' runs too (their host spans), not GPU spans only: a pair with a host
+    // function is left out like any other that could not have met.
+    let (Some(ia), Some(ib)) = (t.interval(a), t.interval(b)) else {
         return true;
     };
-    let (first, second) = if sa.start() <= sb.start() {
-        (sa, b)
+    let (first, second) = if ia.start <= ib.start {
+        (ia, b)
     } else {
-        (sb, a)
+        (ib, a)
     };
     match latest_free_start(&trial.waits, t, second, tol) {
-        Some(ready) => ready < first.end() as i64,
+        Some(ready) => ready < first.end,
         None => true,
     }
 }
@@ -288,11 +290,12 @@ fn faster(
     nb: &str,
 ) -> CheckOutcome {
     let t = &trial.timeline;
+    // Host functions' runs count too: a phase is where its ops ran, on the GPU or the host.
     let phase = |ops: &[OpId], id: usize| {
-        let spans: Vec<&Span> = ops.iter().filter_map(|&o| t.span(o)).collect();
-        let lo = spans.iter().map(|s| s.start()).min()?;
-        let hi = spans.iter().map(|s| s.end()).max()?;
-        Some(Span::single(OpId(id), lo, hi))
+        let runs: Vec<_> = ops.iter().filter_map(|&o| t.interval(o)).collect();
+        let lo = runs.iter().map(|i| i.start).min()?.max(0) as u64;
+        let hi = runs.iter().map(|i| i.end).max()?.max(0) as u64;
+        Some(Span::single(OpId(id), lo, hi.max(lo)))
     };
     let (Some(slow), Some(fast)) = (phase(sa, 0), phase(sb, 1)) else {
         return outcome(*c, Truth::Unknown, None, "a phase has no spans".into());

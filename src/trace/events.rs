@@ -147,6 +147,8 @@ pub struct TraceFile {
     pub sub_micro: bool,
     /// Why the file's host functions have no runs ([`GpuKind::HostFn`] ops), where it has some.
     pub host_fn_note: Option<String>,
+    /// When each process had a host function pending: (process, from, to), merged and sorted.
+    pub host_fn_pending: Vec<(i64, i64, i64)>,
 }
 
 impl TraceFile {
@@ -161,6 +163,12 @@ impl TraceFile {
     }
 
     /// "rank 1" or the file's name, for labels.
+    /// Whether process `pid` had a host function pending at `at`: an op issued then may be
+    /// queued behind it.
+    pub fn behind_host_fn(&self, pid: i64, at: i64) -> bool {
+        super::host_fns::behind(&self.host_fn_pending, pid, at)
+    }
+
     pub fn who(&self) -> String {
         match self.rank {
             Some(r) => format!("rank {r}"),

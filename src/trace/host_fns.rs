@@ -7,12 +7,12 @@
 //! only where the function opens a range (`nvtxRangePushA("callback")` ... `nvtxRangePop()`),
 //! and the range is on a thread that issued no CUDA call (host functions may not make any).
 //!
-//! Those ranges are paired with the host-function calls of their process in order: the n-th
-//! range with the n-th call. That is right when every host function opens one range and they run
-//! in the order they were enqueued, as they do on one stream; host functions on several streams
-//! that become ready out of issue order would be paired wrongly, which is said where the selection
-//! is documented (docs/checking-your-program.md). Where the counts differ or a range began before
-//! its call, nothing is paired and the file says why ([`TraceFile::host_fn_note`]).
+//! Those ranges are the runs of the host functions of their process: as many ranges as calls,
+//! the n-th range beginning after the n-th call. Each run is taken as issued by the latest call
+//! that began before it: its own where one host function was pending at a time, a later one where
+//! several were (on several streams they may run out of issue order), which is never earlier
+//! than its own, so a run is never taken as ready too soon. Where the counts differ or a range
+//! began before its call, nothing is paired and the file says why ([`TraceFile::host_fn_note`]).
 //!
 //! [`TraceFile::host_fn_note`]: super::events::TraceFile::host_fn_note
 
@@ -99,7 +99,16 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
             ));
             continue;
         }
-        for (c, r) in mine.iter().zip(&opened) {
+        for r in &opened {
+            // The n-th call issued the n-th run where host functions run in order; where several
+            // were pending at once (on several streams they may run out of order) the run is
+            // taken as issued by the latest call that began before it: never earlier than its
+            // own, so it is never taken as ready before it was, which could make a late start
+            // look like a wait (a pair is then left out, or undecided, instead).
+            let latest = mine.partition_point(|c| c.begin_ns < r.begin_ns);
+            let Some(c) = latest.checked_sub(1).map(|j| mine[j]) else {
+                continue;
+            };
             ops.push(GpuOp {
                 kind: GpuKind::HostFn,
                 name: r.name.clone(),
@@ -127,6 +136,34 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
     }
     let note = (!notes.is_empty()).then(|| notes.join("; "));
     (ops, note)
+}
+
+/// When each process had a host function pending, merged: from the call that enqueued it to the
+/// end of its run, as (process, from, to), sorted. An op issued then may be queued behind it (a
+/// trace does not say on which stream), so it is not taken as issued to an idle GPU.
+pub(super) fn pending(ops: &[GpuOp]) -> Vec<(i64, i64, i64)> {
+    let mut w: Vec<(i64, i64, i64)> = (ops.iter())
+        .filter(|o| o.kind == GpuKind::HostFn)
+        .filter_map(|o| Some((o.pid, o.call.as_ref()?.begin_ns, o.end_ns)))
+        .collect();
+    w.sort_unstable();
+    let mut merged: Vec<(i64, i64, i64)> = Vec::with_capacity(w.len());
+    for (pid, from, to) in w {
+        match merged.last_mut() {
+            Some(last) if last.0 == pid && from <= last.2 => last.2 = last.2.max(to),
+            _ => merged.push((pid, from, to)),
+        }
+    }
+    merged
+}
+
+/// Whether process `pid` had a host function pending at `at` ([`pending`]'s windows).
+pub(super) fn behind(windows: &[(i64, i64, i64)], pid: i64, at: i64) -> bool {
+    let i = windows.partition_point(|&(p, from, _)| (p, from) <= (pid, at));
+    i > 0 && {
+        let (p, _, to) = windows[i - 1];
+        p == pid && at <= to
+    }
 }
 
 #[cfg(test)]
@@ -165,8 +202,8 @@ mod tests {
         ];
         let ranges = [
             range("repetition", 10, 90, 1000),
-            range("callback", 20, 500, 600),
-            range("inner", 20, 510, 520),
+            range("callback", 20, 105, 115),
+            range("inner", 20, 106, 110),
             range("callback", 20, 700, 800),
         ];
         let (ops, note) = runs(&calls, &ranges);
@@ -178,11 +215,41 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("cudaLaunchHostFunc".to_string(), 500),
+                ("cudaLaunchHostFunc".to_string(), 105),
                 ("cudaStreamAddCallback".to_string(), 700)
             ]
         );
         assert!(ops.iter().all(|o| (o.device, o.stream) == HOST));
+        // Pending from each call to its run's end: 100..115 and 120..800.
+        let w = pending(&ops);
+        assert_eq!(w, [(1, 100, 115), (1, 120, 800)]);
+        assert!(behind(&w, 1, 100) && behind(&w, 1, 800) && !behind(&w, 1, 801));
+        assert!(!behind(&w, 1, 99) && !behind(&w, 1, 117) && !behind(&w, 2, 300));
+        let merged = pending(&[
+            ops[0].clone(),
+            GpuOp {
+                end_ns: 130,
+                ..ops[0].clone()
+            },
+            ops[1].clone(),
+        ]);
+        assert_eq!(merged, [(1, 100, 800)]);
+    }
+
+    #[test]
+    fn a_run_while_several_host_functions_were_pending_counts_from_the_latest_call_before_it() {
+        let calls = [
+            call("cudaLaunchHostFunc", 10, 100, 1),
+            call("cudaLaunchHostFunc", 10, 200, 2),
+        ];
+        let ranges = [range("cb", 20, 300, 400), range("cb", 20, 500, 600)];
+        let (ops, note) = runs(&calls, &ranges);
+        assert_eq!(note, None);
+        let issued: Vec<i64> = ops
+            .iter()
+            .map(|o| o.call.as_ref().unwrap().begin_ns)
+            .collect();
+        assert_eq!(issued, [200, 200]);
     }
 
     #[test]

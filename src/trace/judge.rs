@@ -13,6 +13,7 @@
 
 use super::checks::{measure, CheckOutcome};
 use super::claim::TraceClaim;
+use super::events::GpuKind;
 use super::select::KindFilter;
 use super::trials::Trace;
 use crate::judge::counts::Counts;
@@ -139,7 +140,9 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         }
         if members.iter().all(|m| m[k].is_empty()) {
             let mut names: Vec<String> = (trials.iter())
-                .flat_map(|t| t.ops.iter().map(|&r| trace.op(r).name.to_string()))
+                .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
+                .filter(|op| op.kind != GpuKind::HostFn)
+                .map(|op| op.name.to_string())
                 .collect();
             names.sort();
             names.dedup();

@@ -401,10 +401,15 @@ impl Collector {
                 }
             })
             .collect();
-        self.ranges.sort_by_key(|r| r.begin_ns);
+        // An outer range before the ranges it holds, also where they begin at one instant (µs
+        // stamps) and the inner one was written first: pairing host functions counts outermost
+        // ranges.
+        self.ranges
+            .sort_by_key(|r| (r.begin_ns, std::cmp::Reverse(r.end_ns)));
         let (runs, host_fn_note) = super::host_fns::runs(&self.calls, &self.ranges);
         ops.extend(runs);
         ops.sort_by_key(|o| (o.start_ns, o.end_ns));
+        let host_fn_pending = super::host_fns::pending(&ops);
         let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
         Ok(TraceFile {
             path,
@@ -414,6 +419,7 @@ impl Collector {
             ranges: self.ranges,
             sub_micro: self.sub_micro,
             host_fn_note,
+            host_fn_pending,
         })
     }
 }

@@ -62,7 +62,10 @@ impl TraceTolerances {
                     // last chunk is staged, long after the copy began: such copies (the lab's
                     // start-up times some) made every ready time of a trace of the lab itself
                     // hundreds of µs wide.
-                    let idle = !call.after_wait && before.map_or(true, |b| b < call.begin_ns);
+                    // An op issued while a host function was pending may be queued behind it.
+                    let idle = !call.after_wait
+                        && before.map_or(true, |b| b < call.begin_ns)
+                        && !f.behind_host_fn(op.pid, call.begin_ns);
                     if idle && call.end_ns <= op.end_ns && !from_pageable(op.kind) {
                         idle_delays.push(op.start_ns - call.end_ns);
                     }

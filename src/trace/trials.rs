@@ -251,7 +251,7 @@ impl Trace {
         let Some(call) = &op.call else {
             return false;
         };
-        if op.kind == GpuKind::HostFn {
+        if op.kind == GpuKind::HostFn || file.behind_host_fn(op.pid, call.begin_ns) {
             return false;
         }
         let before = file.ops[..o]

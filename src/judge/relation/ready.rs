@@ -67,7 +67,7 @@ pub(crate) fn held_release(
 
 /// [`HOST_FN_LATENCY_NS`] for a host function (an op with a host span), else 0.
 fn host_fn_latency(timeline: &Timeline, op: OpId) -> i64 {
-    match timeline.host_spans.iter().any(|h| h.op == op) {
+    match timeline.host_span(op).is_some() {
         true => signed(HOST_FN_LATENCY_NS),
         false => 0,
     }
