@@ -163,12 +163,6 @@ impl TraceFile {
     }
 
     /// "rank 1" or the file's name, for labels.
-    /// Whether process `pid` had a host function pending at `at`: an op issued then may be
-    /// queued behind it.
-    pub fn behind_host_fn(&self, pid: i64, at: i64) -> bool {
-        super::host_fns::behind(&self.host_fn_pending, pid, at)
-    }
-
     pub fn who(&self) -> String {
         match self.rank {
             Some(r) => format!("rank {r}"),

@@ -20,6 +20,7 @@
 //! needs a ready time is Inconclusive, saying so.
 
 use super::events::{GpuKind, HostMemory, TraceFile};
+use super::host_fns::behind;
 use crate::measured::calibration::Tolerances;
 
 /// The step of the GPU clock CUPTI stamps activity with (`%globaltimer`): 32 ns on the H100 and
@@ -65,7 +66,7 @@ impl TraceTolerances {
                     // An op issued while a host function was pending may be queued behind it.
                     let idle = !call.after_wait
                         && before.map_or(true, |b| b < call.begin_ns)
-                        && !f.behind_host_fn(op.pid, call.begin_ns);
+                        && !behind(&f.host_fn_pending, op.pid, call.begin_ns);
                     if idle && call.end_ns <= op.end_ns && !from_pageable(op.kind) {
                         idle_delays.push(op.start_ns - call.end_ns);
                     }

@@ -9,6 +9,7 @@
 
 use super::claim::TrialSpec;
 use super::events::{GpuKind, GpuOp, TraceFile};
+use super::host_fns::behind;
 use super::kineto::clip;
 use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
@@ -251,7 +252,7 @@ impl Trace {
         let Some(call) = &op.call else {
             return false;
         };
-        if op.kind == GpuKind::HostFn || file.behind_host_fn(op.pid, call.begin_ns) {
+        if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
             return false;
         }
         let before = file.ops[..o]
