@@ -125,36 +125,87 @@ pub(crate) fn collect_trials(
         wanted,
         first: started.elapsed(),
     };
+    replace(gpu, program, checks, plan, &mut trials, started)?;
+    if let Some(t) = &mut trials.timing {
+        t.wall_ns = started.elapsed().as_nanos() as u64;
+    }
+    Ok(trials)
+}
+
+/// A second look at a claim that a neighbour left undecided with some evidence in hand (see
+/// `Lab::check_all`): replacements as in [`collect_trials`], later in the run, where a
+/// neighbour that comes and goes may have left the GPU. Its budget counts from a first batch
+/// estimated from the trials' own GPU time.
+pub(crate) fn collect_more(
+    gpu: &Gpu,
+    program: &Program,
+    checks: &[Check],
+    trials: &mut Trials,
+) -> Result<(), Error> {
+    let started = Instant::now();
+    let ran = trials.timelines.len().max(1) as u64;
+    let first = Duration::from_nanos(trials.gpu_time_ns / ran * trials.wanted as u64);
+    let plan = RetryPlan {
+        wanted: trials.wanted,
+        first,
+    };
+    // The batches' own walls are summed into the claim's as they come; the second look's wall
+    // replaces them.
+    let before = trials.timing.as_ref().map_or(0, |t| t.wall_ns);
+    replace(gpu, program, checks, plan, trials, started)?;
+    if let Some(t) = &mut trials.timing {
+        t.wall_ns = before.saturating_add(started.elapsed().as_nanos() as u64);
+    }
+    Ok(())
+}
+
+/// Replaces the trials that carry no evidence, batch after batch, as `plan` says.
+fn replace(
+    gpu: &Gpu,
+    program: &Program,
+    checks: &[Check],
+    plan: RetryPlan,
+    trials: &mut Trials,
+    started: Instant,
+) -> Result<(), Error> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    let pace = crate::judge::slowdown::watched(checks);
     let mut lab = ClaimTiming::default();
-    if !checks.is_empty() {
-        let tol = trials.calibration.tolerances();
-        for batch in 1.. {
-            let judging = Instant::now();
-            let (judged, neighbour) =
-                judge_claim_in_run(program, checks, &trials.timelines, None, &tol, wanted, None);
-            lab.judge_ns += judging.elapsed().as_nanos() as u64;
-            let elapsed = started
-                .elapsed()
-                .saturating_sub(Duration::from_nanos(lab.judge_ns));
-            let ran = trials.timelines.len();
-            let Some(size) = plan.next(&judged.counts, neighbour, ran, elapsed) else {
-                break;
-            };
-            let pausing = Instant::now();
-            std::thread::sleep(RETRY_PAUSE * batch);
-            lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-            let more = gpu.run_watched(program, size, pace)?;
-            trials.timelines.extend(more.timelines);
-            trials.gpu_time_ns += more.gpu_time_ns;
-            if let Some(t) = &mut trials.timing {
-                t.absorb(&more.timing);
-            }
+    let tol = trials.calibration.tolerances();
+    for batch in 1.. {
+        let judging = Instant::now();
+        let (judged, neighbour) = judge_claim_in_run(
+            program,
+            checks,
+            &trials.timelines,
+            None,
+            &tol,
+            plan.wanted,
+            None,
+        );
+        lab.judge_ns += judging.elapsed().as_nanos() as u64;
+        let elapsed = started
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(lab.judge_ns));
+        let ran = trials.timelines.len();
+        let Some(size) = plan.next(&judged.counts, neighbour, ran, elapsed) else {
+            break;
+        };
+        let pausing = Instant::now();
+        std::thread::sleep(RETRY_PAUSE * batch);
+        lab.paused_ns += pausing.elapsed().as_nanos() as u64;
+        let more = gpu.run_watched(program, size, pace)?;
+        trials.timelines.extend(more.timelines);
+        trials.gpu_time_ns += more.gpu_time_ns;
+        if let Some(t) = &mut trials.timing {
+            t.absorb(&more.timing);
         }
     }
     if let Some(t) = &mut trials.timing {
         t.judge_ns += lab.judge_ns;
         t.paused_ns += lab.paused_ns;
-        t.wall_ns = started.elapsed().as_nanos() as u64;
     }
-    Ok(trials)
+    Ok(())
 }

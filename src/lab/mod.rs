@@ -19,12 +19,13 @@ pub mod sweep;
 use crate::border::error::Error;
 use crate::gpu::Gpu;
 use crate::judge::claim::{Claim, EnvVar};
+use crate::judge::verdict::Verdict;
 use crate::lab::child::{ChildRequest, Job, BIN_ENV};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
 use crate::measured::sharing::{Carry, Sharing};
 use crate::measured::timing::{ClaimTiming, SetupTiming};
 use crate::program::Program;
-use crate::record::{ClaimRecord, Trials};
+use crate::record::{ClaimRecord, Outcome, Trials};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -244,6 +245,8 @@ impl Lab {
             done(&record);
             judged[i] = Some(record);
         };
+        // Claims a neighbour left undecided with some evidence in hand: a second look at the end.
+        let mut later: Vec<(usize, ClaimRecord)> = Vec::new();
         for (i, claim) in claims.iter().enumerate() {
             if claim.needs_child() {
                 groups.entry(claim.env.clone()).or_default().push(i);
@@ -263,7 +266,10 @@ impl Lab {
                 Err(e) => ClaimRecord::failed(claim.clone(), e),
             };
             self.spend(|s| &mut s.judging, judging);
-            finish(i, record, judged);
+            match second_look(&record) {
+                true => later.push((i, record)),
+                false => finish(i, record, judged),
+            }
         }
         for (env, members) in groups {
             let jobs: Vec<Job> = members
@@ -273,7 +279,16 @@ impl Lab {
                     checks: claims[i].checks.clone(),
                 })
                 .collect();
-            seen = self.wait_alone(seen)?;
+            seen = match self.wait_alone(seen) {
+                Ok(now) => now,
+                Err(e) => {
+                    // The claims waiting for a second look keep their first.
+                    for (i, record) in later {
+                        finish(i, record, judged);
+                    }
+                    return Err(e);
+                }
+            };
             let results = match self.run_in_child(&env, &jobs) {
                 Ok(results) => results,
                 Err(e) => members.iter().map(|_| Err(e.clone())).collect(),
@@ -294,7 +309,63 @@ impl Lab {
                 finish(i, record, judged);
             }
         }
+        // A GPU that `--exclusive` finds still shared stops the second looks; the claims keep
+        // their first.
+        let mut stopped = None;
+        for (i, record) in later {
+            let record = match stopped {
+                Some(_) => record,
+                None => match self.wait_alone(seen.take()) {
+                    Ok(now) => {
+                        let (record, after) = self.look_again(&claims[i], record, now, &mut carry);
+                        seen = after;
+                        record
+                    }
+                    Err(e) => {
+                        stopped = Some(e);
+                        record
+                    }
+                },
+            };
+            finish(i, record, judged);
+        }
+        if let Some(e) = stopped {
+            return Err(e);
+        }
         Ok(())
+    }
+
+    /// The second look at a claim ([`second_look`]): more trials appended to its first ones and
+    /// the whole judged again, with what NVML saw around both looks. Returns the record and the
+    /// look after.
+    fn look_again(
+        &self,
+        claim: &Claim,
+        mut record: ClaimRecord,
+        seen: Option<Sharing>,
+        carry: &mut Carry,
+    ) -> (ClaimRecord, Option<Sharing>) {
+        let Outcome::Ran { trials, .. } = &mut record.outcome else {
+            return (record, seen);
+        };
+        let more = self
+            .gpu()
+            .and_then(|gpu| collect::collect_more(gpu, &claim.program, &claim.checks, trials));
+        let (mut sharing, after) = self.around(seen);
+        if let Some(s) = &mut sharing {
+            carry.apply(s);
+        }
+        let judging = Instant::now();
+        let again = match (more, record.outcome) {
+            (Ok(()), Outcome::Ran { mut trials, .. }) => {
+                trials.sharing = merged(trials.sharing.take(), sharing);
+                ClaimRecord::judged(claim.clone(), trials)
+            }
+            (Err(e), _) => ClaimRecord::failed(claim.clone(), e),
+            (Ok(()), Outcome::Failed { error }) => ClaimRecord::failed(claim.clone(), error),
+        };
+        self.spend(|s| &mut s.judging, judging);
+        (again, after)
     }
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
@@ -445,6 +516,34 @@ impl Lab {
     }
 }
 
+/// Whether a claim gets a second look at the end of the run ([`collect::collect_more`]): it
+/// ended undecided, with no counterexample, some trials counted and some disturbed. A neighbour
+/// that comes and goes (another catalogue run beside ours: its long claims and its pauses) may
+/// have left the GPU by then; one that never lets go (a loop of matrix products) leaves claims
+/// with no trial counted, which get no second look, so it costs little there.
+fn second_look(record: &ClaimRecord) -> bool {
+    record.judgement().is_some_and(|j| {
+        j.verdict == Verdict::Inconclusive
+            && j.counts.negative == 0
+            && j.counts.positive > 0
+            && j.counts.disturbed > 0
+    })
+}
+
+/// What NVML saw around both looks at a claim: every neighbour seen before either and after
+/// either.
+fn merged(first: Option<Sharing>, second: Option<Sharing>) -> Option<Sharing> {
+    match (first, second) {
+        (Some(mut a), Some(b)) => {
+            a.before.extend(b.before);
+            a.after.extend(b.after);
+            a.limit = a.limit.or(b.limit);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
+}
+
 /// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
 /// in equal shares, so that the claims' walls add up to the time the parent waited.
 fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
@@ -460,5 +559,50 @@ fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
     for t in timed {
         t.child_ns += share;
         t.wall_ns += share;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{merged, second_look};
+    use crate::measured::sharing::Sharing;
+    use crate::record::RunRecord;
+    use std::path::Path;
+
+    fn run(name: &str) -> RunRecord {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        RunRecord::load(&dir.join(name)).expect("fixture")
+    }
+
+    #[test]
+    fn only_claims_left_undecided_with_evidence_and_disturbance_get_a_second_look() {
+        // Beside a catalogue loop on an H100: some claims undecided with positive trials in hand.
+        let loop_run = run("contended-loop-h100.json.gz").rejudged();
+        let looked: Vec<&str> = (loop_run.claims.iter())
+            .filter(|c| second_look(c))
+            .map(|c| c.claim.id.as_str())
+            .collect();
+        assert!(!looked.is_empty());
+        for c in loop_run.claims.iter().filter(|c| second_look(c)) {
+            let j = c.judgement().unwrap();
+            assert!(j.counts.positive > 0 && j.counts.negative == 0 && j.counts.disturbed > 0);
+        }
+        // Alone, every claim decided: none.
+        let idle = run("catalogue-h100.json.gz").rejudged();
+        assert!(!idle.claims.iter().any(second_look));
+    }
+
+    #[test]
+    fn both_looks_neighbours_are_kept() {
+        let a = Sharing {
+            before: Vec::new(),
+            after: Vec::new(),
+            limit: Some("no NVML".into()),
+        };
+        let both = merged(Some(a.clone()), Some(Sharing::default())).unwrap();
+        assert_eq!(both.limit.as_deref(), Some("no NVML"));
+        assert_eq!(merged(None, Some(a.clone())), Some(a.clone()));
+        assert_eq!(merged(Some(a.clone()), None), Some(a));
+        assert_eq!(merged(None, None), None);
     }
 }
