@@ -113,14 +113,8 @@ fn start() -> Result<(), String> {
             "NVTX ranges are not recorded: cuptiActivityEnable(MARKER) failed: {e:?}"
         ));
     }
-    let no_driver = std::env::var(TRACE_DRIVER_ENV).is_ok_and(|v| v == "off" || v == "0");
     let tune = Tune::from_env();
     for kind in KINDS {
-        if (no_driver || tune.skip.contains(&"driver"))
-            && kind == sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER
-        {
-            continue;
-        }
         if tune.skip.contains(&kind_word(kind)) {
             continue;
         }
@@ -153,6 +147,10 @@ struct Tune {
 impl Tune {
     fn from_env() -> Tune {
         let mut tune = Tune::default();
+        // The older switch for driver records alone.
+        if std::env::var(TRACE_DRIVER_ENV).is_ok_and(|v| v == "off" || v == "0") {
+            tune.skip.push("driver");
+        }
         let words = std::env::var(TRACE_TUNE_ENV).unwrap_or_default();
         for w in words.split([',', ' ']).filter(|w| !w.is_empty()) {
             match w {
