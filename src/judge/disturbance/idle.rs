@@ -2,7 +2,7 @@
 //! and an op idle while ready with nothing of ours holding what it needs.
 
 use super::stall::{Stall, StallKind, Waits};
-use crate::judge::relation::held_release;
+use crate::judge::relation::{held_until, Release};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Timeline};
 use crate::measured::witness::WitnessKind;
@@ -77,6 +77,7 @@ pub(super) fn idle(
     program: &Program,
     timeline: &Timeline,
     tol: &Tolerances,
+    releases: &[Release],
     threshold: u64,
 ) -> Vec<Stall> {
     let events_witness = timeline
@@ -104,7 +105,6 @@ pub(super) fn idle(
         (Some(own), Some(clocked)) => Some(own.min(clocked)),
         (own, clocked) => own.or(clocked),
     };
-    let release = held_release(&waits.host, timeline, tol).map(|(at, _)| at);
     let mut found = Vec::new();
     for op in &program.ops {
         let Some(wants) = need(program, op) else {
@@ -120,8 +120,9 @@ pub(super) fn idle(
         };
         let until = me.start.saturating_sub(me.slack_ns as i64);
         // A trial held back as a whole: nothing of ours ran before its release, so an op issued
-        // earlier was free from the release on (`marks` says which checks it still spoils).
-        let ready = release.map_or(ready, |r| ready.max(r));
+        // earlier was free from the release on; likewise an op issued during a hold in mid-trial
+        // (`marks` says which checks they still spoil).
+        let ready = held_until(releases, timeline, op.id).map_or(ready, |r| ready.max(r));
         let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
         let mut unknown_before = false;
         // The latest end of what the op may wait for. `from` only grows, and an op whose idle

@@ -38,7 +38,9 @@ use crate::measured::timeline::Timeline;
 use crate::program::{BufferId, OpId, Place, Program};
 use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
-pub(crate) use ready::{held_release, latest_free_start, synced_delay_within};
+pub(crate) use ready::{
+    held_until, latest_free_start, released_apart, releases, synced_delay_within, Release,
+};
 use ready::{ready_how, synced};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -108,6 +110,19 @@ pub enum Check {
 }
 
 impl Check {
+    /// Every op whose time the check reads: [`Check::ops`], with each phase of a makespan and the
+    /// launches a graph launch is compared with taken whole (`first..=last`), not by its ends.
+    pub fn ops_read(&self) -> Vec<OpId> {
+        let range = |(first, last): (OpId, OpId)| (first.0..=last.0).map(OpId);
+        match *self {
+            Check::Faster { slow, fast } => range(slow).chain(range(fast)).collect(),
+            Check::LaunchCheaper { graph, first, last } => {
+                std::iter::once(graph).chain(range((first, last))).collect()
+            }
+            _ => self.ops(),
+        }
+    }
+
     /// The ops the check reads.
     pub fn ops(&self) -> Vec<OpId> {
         match *self {

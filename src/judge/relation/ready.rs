@@ -26,9 +26,10 @@ pub(crate) fn latest_free_start(
     };
     let mut ready = (timeline.issued_ns(op)? as i64).checked_add(offset)?;
     // Nothing ran on the GPU before a held trial's release: an op issued before it was ready only
-    // then ([`held_release`]). The offset from the trial's own starts already counts from there.
+    // then ([`held_release`]); likewise an op that reached the GPU during a hold in mid-trial
+    // ([`releases`]). The offset from the trial's own starts already counts from there.
     if synced {
-        if let Some((release, _)) = held_release(waits, timeline, tol) {
+        if let Some(release) = held_until(&releases(waits, timeline, tol), timeline, op) {
             ready = ready.max(release);
         }
     }
@@ -63,6 +64,185 @@ pub(crate) fn held_release(
         .min()?;
     let held = release.saturating_sub(first_ready);
     (held > signed(tol.stall_threshold_ns())).then_some((release, held as u64))
+}
+
+/// A point where something else had the GPU and then let our work go: the trial's start
+/// ([`held_release`]), or a stretch in mid-trial where nothing of ours ran on the GPU and
+/// nothing of ours was waiting there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Release {
+    /// Ops that reached the GPU from this instant on were held (`i64::MIN` at the trial's start:
+    /// every op issued before the release).
+    pub from: i64,
+    /// When the GPU took them up: its first start after the hold.
+    pub at: i64,
+    /// How long the first of them waited beyond its ready time.
+    pub held_ns: u64,
+}
+
+impl Release {
+    /// Whether the hold fell in mid-trial, after work of the trial had run.
+    pub(crate) fn mid_trial(&self) -> bool {
+        self.from > i64::MIN
+    }
+}
+
+/// Every release of the trial, in time order: the trial's start ([`held_release`]), then each
+/// hold in mid-trial.
+///
+/// Beside a neighbour that takes time slices, the GPU changes hands whenever our work pauses: a
+/// host sync, a host function, a host that issues the next op late. An op issued then waits out
+/// the neighbour's slice (1.7–2.5 ms beside a loop of bf16 matrix products on an H100), and that
+/// wait is an unexplained stall to [`crate::judge::disturbance`]: every trial of
+/// `implicit.mem_free` (K1, `cuMemFree`, K2) was set aside for K2's. Such a stretch is a release
+/// like the trial's start, and not a stall, under one condition: **nothing of ours was pending
+/// on the GPU when it began.** Every op that could have reached the GPU before the stretch (its
+/// issuing call began, on the GPU clock less the sync's error, before it) had ended by then. Then
+/// the stretch cut nothing apart: what ran before it ran as on a GPU of our own (any stall there
+/// is judged as before), and what came after could not have started before it, on any GPU,
+/// since it had not been issued. What the hold loses is what the trial's start loses: the order
+/// and spacing in which the ops issued during it reached the GPU
+/// (`crate::judge::disturbance` sets aside the checks that read them, and the amounts of time a
+/// stretch lengthens).
+///
+/// A first version took every stretch where nothing of ours ran for a release, pending work or
+/// not, and decided `streams.non_blocking_pair` "Violated" beside the matmul loop: a switch can
+/// fall where no op of ours runs and still keep a pending one from starting beside another.
+/// Only with the trial's clock sync, on one device, without graphs (a captured op reaches the
+/// GPU with its launch), and with every op that takes time placed.
+pub(crate) fn releases(waits: &HostWaits, timeline: &Timeline, tol: &Tolerances) -> Vec<Release> {
+    let mut found: Vec<Release> = held_release(waits, timeline, tol)
+        .map(|(at, held_ns)| Release {
+            from: i64::MIN,
+            at,
+            held_ns,
+        })
+        .into_iter()
+        .collect();
+    if let Some(mid) = mid_trial_releases(waits, timeline, tol) {
+        found.extend(mid);
+    }
+    found
+}
+
+fn mid_trial_releases(
+    waits: &HostWaits,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> Option<Vec<Release>> {
+    let delay = synced_delay(timeline, tol)?;
+    let clock = timeline.clock?;
+    let timed: Vec<OpId> = waits.timed_direct()?.collect();
+    if timeline.spans.iter().any(|s| s.device != 0) {
+        return None;
+    }
+    let threshold = signed(tol.stall_threshold_ns());
+    // Where each op that takes time ran (`None`: not placed), and the earliest instant it could
+    // have reached the GPU: its issuing call's begin, less the sync's error.
+    let mut ops = Vec::with_capacity(timed.len());
+    for &op in &timed {
+        let on_gpu = timeline.host_span(op).is_none();
+        let placed = timeline.interval(op).map(|i| {
+            (
+                i.start.saturating_sub(signed(i.slack_ns)),
+                i.end.saturating_add(signed(i.slack_ns)),
+            )
+        });
+        let reached = timeline.host_call(op).map(|c| {
+            clock
+                .to_gpu(c.begin_ns)
+                .saturating_sub(signed(clock.error_ns))
+        });
+        let ready = timeline
+            .issued_ns(op)
+            .and_then(|i| (i as i64).checked_add(delay));
+        ops.push((on_gpu, placed, reached?, ready?));
+    }
+    // What of ours ran: the GPU's ops, and our host functions too (the GPU idles while one runs
+    // and the op behind it waits for it, which is no hold).
+    let mut busy: Vec<(i64, i64)> = ops.iter().map(|o| o.1).collect::<Option<_>>()?;
+    busy.sort_unstable();
+    let mut found = Vec::new();
+    let mut covered = busy.first()?.1;
+    for &(start, end) in &busy[1..] {
+        if start.saturating_sub(covered) > threshold {
+            let (from, at) = (covered, start);
+            // Nothing pending when the stretch began: whatever could have reached the GPU
+            // before it had ended (a host function too, on the host).
+            let clean = ops.iter().all(|&(_, placed, reached, _)| {
+                reached >= from || placed.is_some_and(|p| p.1 <= from)
+            });
+            let first_ready = (ops.iter())
+                .filter(|o| o.0 && o.2 >= from && o.3 < at)
+                .map(|o| o.3)
+                .min();
+            if let (true, Some(ready)) = (clean, first_ready) {
+                let held = at.saturating_sub(ready);
+                if held > threshold {
+                    found.push(Release {
+                        from,
+                        at,
+                        held_ns: held as u64,
+                    });
+                }
+            }
+        }
+        covered = covered.max(end);
+    }
+    Some(found)
+}
+
+/// When the release that held `op` let it go, if one did: the trial's start holds every op
+/// issued before it; one in mid-trial, the ops that reached the GPU during its stretch.
+pub(crate) fn held_until(releases: &[Release], timeline: &Timeline, op: OpId) -> Option<i64> {
+    let reached = || -> Option<i64> {
+        let clock = timeline.clock?;
+        let call = timeline.host_call(op)?;
+        Some(
+            clock
+                .to_gpu(call.begin_ns)
+                .saturating_sub(signed(clock.error_ns)),
+        )
+    };
+    releases
+        .iter()
+        .filter(|r| !r.mid_trial() || reached().is_some_and(|t| t >= r.from && t < r.at))
+        .map(|r| r.at)
+        .max()
+}
+
+/// Whether a hold could have made `a` and `b` run together where on a GPU of our own they would
+/// not have: the one whose issuing call began first was held (it reached the GPU before the
+/// release that let it go), and the other's call began after the first could have ended had it
+/// not been held (its earliest arrival plus its length), yet before it did end. Then whether they
+/// met, and which went first, is the hold's doing. The catalogue issues its ops microseconds
+/// apart, and its kernels last tens of microseconds; a program that issues an op after a call
+/// that holds the host (a pageable copy, an allocation) can meet that case: held A and B issued
+/// after a 350 µs allocation, let go together or one after the other, ran together, where alone
+/// A had ended before B was issued. Arrival times are the calls' begins on the GPU clock less the
+/// sync's error: a pageable copy's call returns only once its data has nearly moved. An op that
+/// cannot be placed says nothing either way (its checks are undecided).
+/// Returns the held op and the other.
+pub(crate) fn released_apart(
+    releases: &[Release],
+    timeline: &Timeline,
+    a: OpId,
+    b: OpId,
+) -> Option<(OpId, OpId)> {
+    let clock = timeline.clock.filter(|_| !releases.is_empty())?;
+    let reached = |op: OpId| -> Option<i64> {
+        let begin = timeline.host_call(op)?.begin_ns;
+        Some(clock.to_gpu(begin).saturating_sub(signed(clock.error_ns)))
+    };
+    let (ra, rb) = (reached(a)?, reached(b)?);
+    let (first, other, then, then_reached) = match ra <= rb {
+        true => (a, b, ra, rb),
+        false => (b, a, rb, ra),
+    };
+    let held = held_until(releases, timeline, first).is_some_and(|release| then < release);
+    let ran = timeline.interval(first).filter(|_| held)?;
+    let alone_end = then.saturating_add(ran.end.saturating_sub(ran.start));
+    (then_reached >= alone_end && then_reached < ran.end).then_some((first, other))
 }
 
 /// [`HOST_FN_LATENCY_NS`] for a host function (an op with a host span), else 0.

@@ -54,6 +54,8 @@ pub(crate) struct HostWaits {
     /// launch stands for their span in checks.
     /// With whether it is its graph's first launch.
     nodes: Vec<(OpId, Vec<OpId>, bool)>,
+    /// Per op, whether it takes time ([`OpKind::takes_time`]); empty without the program.
+    timed: Vec<bool>,
 }
 
 impl HostWaits {
@@ -81,6 +83,7 @@ impl HostWaits {
             known: true,
             ops,
             nodes: Vec::new(),
+            timed: Vec::new(),
         }
     }
 
@@ -170,6 +173,7 @@ impl HostWaits {
             known: true,
             ops,
             nodes,
+            timed: program.ops.iter().map(|o| o.kind.takes_time()).collect(),
         }
     }
 
@@ -225,6 +229,17 @@ impl HostWaits {
     /// Whether `op` depends on nothing (see [`HostOp::free`]); without the program, every op.
     pub fn free(&self, op: OpId) -> bool {
         !self.known || self.ops.get(op.0).is_some_and(|o| o.free)
+    }
+
+    /// The ops that take time, when the program is known and every op was issued directly (no
+    /// graph): what a mid-trial release must account for ([`super::releases`]).
+    pub fn timed_direct(&self) -> Option<impl Iterator<Item = OpId> + '_> {
+        let direct = self.ops.iter().enumerate().all(|(i, o)| o.issuer == i);
+        (self.known && direct && self.timed.len() == self.ops.len()).then(|| {
+            (self.timed.iter().enumerate())
+                .filter(|(_, t)| **t)
+                .map(|(i, _)| OpId(i))
+        })
     }
 
     /// Whether `op` was captured into a graph, and so issued by its graph's launch.
