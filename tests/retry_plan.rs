@@ -18,6 +18,7 @@ const MS: Duration = Duration::from_millis(1);
 const PLAN: RetryPlan = RetryPlan {
     wanted: 5,
     first: Duration::from_millis(200),
+    batch: Duration::from_millis(200),
 };
 
 #[test]
@@ -57,6 +58,7 @@ fn a_short_claim_has_the_floor_and_no_claim_runs_past_the_trial_cap() {
     let short = RetryPlan {
         wanted: 5,
         first: Duration::from_millis(2),
+        batch: Duration::from_millis(2),
     };
     assert_eq!(
         short.next(&counts(0, 0, 0, 5), true, 5, BUDGET_FLOOR - MS),
@@ -69,4 +71,24 @@ fn a_short_claim_has_the_floor_and_no_claim_runs_past_the_trial_cap() {
         short.next(&counts(2, 0, 0, cap - 3), true, cap - 1, MS),
         Some(1)
     );
+}
+
+#[test]
+fn a_disturbed_scout_probes_on_a_quarter_of_a_whole_batch_and_a_probe_that_counts_gets_it_all() {
+    // The scout alone took 40 ms: a batch of 5 would have taken 200 ms.
+    let scouted = RetryPlan {
+        wanted: 5,
+        first: Duration::from_millis(40),
+        batch: Duration::from_millis(200),
+    };
+    // Probes until 40 + 200 / 4 ms.
+    assert_eq!(scouted.next(&counts(0, 0, 0, 2), true, 2, 89 * MS), Some(1));
+    assert_eq!(scouted.next(&counts(0, 0, 0, 3), true, 3, 90 * MS), None);
+    // A probe that counted: the rest of the batch, within twice a whole batch.
+    assert_eq!(scouted.next(&counts(1, 0, 0, 2), true, 3, 90 * MS), Some(4));
+    assert_eq!(
+        scouted.next(&counts(2, 0, 0, 2), true, 7, 399 * MS),
+        Some(3)
+    );
+    assert_eq!(scouted.next(&counts(2, 0, 0, 2), true, 7, 400 * MS), None);
 }

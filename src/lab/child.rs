@@ -81,7 +81,7 @@ pub fn serve() -> i32 {
         let runs = request
             .jobs
             .iter()
-            .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials))
+            .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials, false))
             .collect();
         Ok(ChildReply {
             runs,

@@ -9,6 +9,8 @@ use crate::gpu::{Execution, Gpu};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Check;
 use crate::judge::verdict::judge_claim_in_run;
+use crate::measured::calibration::Calibration;
+use crate::measured::timeline::Timeline;
 use crate::measured::timing::ClaimTiming;
 use crate::program::Program;
 use crate::record::Trials;
@@ -67,8 +69,11 @@ pub const PROBE_BUDGET_DIVISOR: u32 = 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPlan {
     pub wanted: usize,
-    /// The wall of the first batch.
+    /// The wall of the first batch as it ran: one trial when a scout was disturbed
+    /// ([`collect_trials`]).
     pub first: Duration,
+    /// The wall of a first batch of `wanted` trials: `first`, or the scout's wall times `wanted`.
+    pub batch: Duration,
 }
 
 impl RetryPlan {
@@ -91,8 +96,8 @@ impl RetryPlan {
         }
         let probing = counts.positive == 0 && counts.disturbed > 0 && neighbour;
         let budget = match probing {
-            true => self.first + self.first / PROBE_BUDGET_DIVISOR,
-            false => self.first * BUDGET_FACTOR,
+            true => self.first + self.batch / PROBE_BUDGET_DIVISOR,
+            false => self.batch * BUDGET_FACTOR,
         };
         if elapsed >= budget.max(BUDGET_FLOOR) {
             return None;
@@ -111,19 +116,37 @@ impl RetryPlan {
 /// its trials land between the neighbour's slices, and a long one that a neighbour spoils every
 /// time costs about 1.25 times its first batch, not twice. Stops at the first negative trial's batch, since
 /// one counterexample already decides. Without checks, runs exactly `wanted` trials.
+///
+/// `scout`: a neighbour was busy on the GPU when the claim began (NVML's look after the claim
+/// before). Then one trial runs first, and the rest of the first batch only if it was not
+/// disturbed; a disturbed scout makes the scout itself the first batch, so the probes that follow
+/// get a quarter of a whole batch's wall estimated from it (the budget floor still holds), and a
+/// probe that counts restores the full budget of a whole batch. Beside a loop of bf16 matrix
+/// products on an H100, every trial of the scenario claims (5–30 ms, longer than the neighbour's
+/// 2 ms time slices) was disturbed, and their first batches and probes took two thirds of the run.
 pub(crate) fn collect_trials(
     gpu: &Gpu,
     program: &Program,
     checks: &[Check],
     wanted: usize,
+    scout: bool,
 ) -> Result<Trials, Error> {
     let started = Instant::now();
     // Checks that compare amounts of host time need the host's pace watched.
     let pace = crate::judge::slowdown::watched(checks);
-    let mut trials = trials_of(gpu, wanted, gpu.run_watched(program, wanted, pace)?);
+    let scouting = scout && wanted > 1 && !checks.is_empty();
+    let first = if scouting { 1 } else { wanted };
+    let mut trials = trials_of(gpu, wanted, gpu.run_watched(program, first, pace)?);
+    if scouting && !disturbed(program, checks, &trials.timelines, &trials.calibration) {
+        append(&mut trials, gpu.run_watched(program, wanted - 1, pace)?);
+    }
+    // A disturbed scout ran alone: a whole first batch would have taken `wanted` times as long.
+    let first = started.elapsed();
+    let ran = trials.timelines.len().clamp(1, wanted.max(1));
     let plan = RetryPlan {
         wanted,
-        first: started.elapsed(),
+        first,
+        batch: first / ran as u32 * wanted.max(1) as u32,
     };
     replace(gpu, program, checks, plan, &mut trials, started)?;
     if let Some(t) = &mut trials.timing {
@@ -148,11 +171,31 @@ pub(crate) fn collect_more(
     let plan = RetryPlan {
         wanted: trials.wanted,
         first,
+        batch: first,
     };
     // The batches' own walls are summed into the claim's as they come; the second look's wall
     // replaces them.
     let before = trials.timing.as_ref().map_or(0, |t| t.wall_ns);
-    replace(gpu, program, checks, plan, trials, started)?;
+    // With no trial counted yet, one trial first: if a neighbour disturbs that one too, the claim
+    // stays as it was.
+    let so_far = counts(
+        program,
+        checks,
+        &trials.timelines,
+        &trials.calibration,
+        trials.wanted,
+    );
+    let counted = so_far.positive + so_far.negative;
+    let pace = crate::judge::slowdown::watched(checks);
+    let go_on = counted > 0 || {
+        let scout = gpu.run_watched(program, 1, pace)?;
+        let clean = !disturbed(program, checks, &scout.timelines, &trials.calibration);
+        append(trials, scout);
+        clean
+    };
+    if go_on {
+        replace(gpu, program, checks, plan, trials, started)?;
+    }
     if let Some(t) = &mut trials.timing {
         t.wall_ns = before.saturating_add(started.elapsed().as_nanos() as u64);
     }
@@ -196,16 +239,44 @@ fn replace(
         let pausing = Instant::now();
         std::thread::sleep(RETRY_PAUSE * batch);
         lab.paused_ns += pausing.elapsed().as_nanos() as u64;
-        let more = gpu.run_watched(program, size, pace)?;
-        trials.timelines.extend(more.timelines);
-        trials.gpu_time_ns += more.gpu_time_ns;
-        if let Some(t) = &mut trials.timing {
-            t.absorb(&more.timing);
-        }
+        append(trials, gpu.run_watched(program, size, pace)?);
     }
     if let Some(t) = &mut trials.timing {
         t.judge_ns += lab.judge_ns;
         t.paused_ns += lab.paused_ns;
     }
     Ok(())
+}
+
+/// Whether a scout trial ([`collect_trials`], [`collect_more`]) was disturbed.
+fn disturbed(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    calibration: &Calibration,
+) -> bool {
+    counts(program, checks, timelines, calibration, 1).disturbed > 0
+}
+
+/// How the verdict rules count `timelines`, judged alone (NVML's looks are the lab's).
+fn counts(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    calibration: &Calibration,
+    wanted: usize,
+) -> Counts {
+    let tol = calibration.tolerances();
+    judge_claim_in_run(program, checks, timelines, None, &tol, wanted, None)
+        .0
+        .counts
+}
+
+/// Adds a later execution's trials to `trials`.
+fn append(trials: &mut Trials, more: Execution) {
+    trials.timelines.extend(more.timelines);
+    trials.gpu_time_ns += more.gpu_time_ns;
+    if let Some(t) = &mut trials.timing {
+        t.absorb(&more.timing);
+    }
 }

@@ -6,26 +6,27 @@
 //! claim's record and never stops the others.
 //!
 //! The layer's files: this one (the [`Lab`]), `collect.rs` (trials until enough are decided, used
-//! in this process and in the child), `child.rs` (programs run under another environment) and
-//! [`sweep`] (measurements over a parameter).
+//! in this process and in the child), `second_look.rs` (claims a neighbour left undecided, run
+//! again at the end), `child.rs` (programs run under another environment) and [`sweep`]
+//! (measurements over a parameter).
 //!
 //! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
 //! a claim or keeps what it gave, and nothing that shows it.
 
 pub mod child;
 pub mod collect;
+mod second_look;
 pub mod sweep;
 
 use crate::border::error::Error;
 use crate::gpu::Gpu;
 use crate::judge::claim::{Claim, EnvVar};
-use crate::judge::verdict::Verdict;
 use crate::lab::child::{ChildRequest, Job, BIN_ENV};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
 use crate::measured::sharing::{Carry, Sharing};
 use crate::measured::timing::{ClaimTiming, SetupTiming};
 use crate::program::Program;
-use crate::record::{ClaimRecord, Outcome, Trials};
+use crate::record::{ClaimRecord, Trials};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -136,8 +137,10 @@ impl Lab {
 
     /// Runs a claim's program in this process until it has the lab's number of decided trials
     /// (or a negative one, or the trial budget is spent).
-    fn run_claim(&self, claim: &Claim) -> Result<Trials, Error> {
-        collect::collect_trials(self.gpu()?, &claim.program, &claim.checks, self.trials)
+    /// `scout`: a neighbour was busy when the claim began (see [`collect::collect_trials`]).
+    fn run_claim(&self, claim: &Claim, scout: bool) -> Result<Trials, Error> {
+        let gpu = self.gpu()?;
+        collect::collect_trials(gpu, &claim.program, &claim.checks, self.trials, scout)
     }
 
     /// Runs `program` in a child process with `env` set on top of this process's environment.
@@ -245,7 +248,7 @@ impl Lab {
             done(&record);
             judged[i] = Some(record);
         };
-        // Claims a neighbour left undecided with some evidence in hand: a second look at the end.
+        // Claims a neighbour left undecided without a counterexample: a second look at the end.
         let mut later: Vec<(usize, ClaimRecord)> = Vec::new();
         for (i, claim) in claims.iter().enumerate() {
             if claim.needs_child() {
@@ -253,7 +256,8 @@ impl Lab {
                 continue;
             }
             seen = self.wait_alone(seen)?;
-            let result = self.run_claim(claim);
+            let scout = seen.as_ref().is_some_and(Sharing::busy);
+            let result = self.run_claim(claim, scout);
             let (sharing, after) = self.around(seen);
             let sharing = carried(sharing);
             seen = after;
@@ -266,7 +270,7 @@ impl Lab {
                 Err(e) => ClaimRecord::failed(claim.clone(), e),
             };
             self.spend(|s| &mut s.judging, judging);
-            match second_look(&record) {
+            match second_look::wants_second_look(&record) {
                 true => later.push((i, record)),
                 false => finish(i, record, judged),
             }
@@ -309,63 +313,9 @@ impl Lab {
                 finish(i, record, judged);
             }
         }
-        // A GPU that `--exclusive` finds still shared stops the second looks; the claims keep
-        // their first.
-        let mut stopped = None;
-        for (i, record) in later {
-            let record = match stopped {
-                Some(_) => record,
-                None => match self.wait_alone(seen.take()) {
-                    Ok(now) => {
-                        let (record, after) = self.look_again(&claims[i], record, now, &mut carry);
-                        seen = after;
-                        record
-                    }
-                    Err(e) => {
-                        stopped = Some(e);
-                        record
-                    }
-                },
-            };
-            finish(i, record, judged);
-        }
-        if let Some(e) = stopped {
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    /// The second look at a claim ([`second_look`]): more trials appended to its first ones and
-    /// the whole judged again, with what NVML saw around both looks. Returns the record and the
-    /// look after.
-    fn look_again(
-        &self,
-        claim: &Claim,
-        mut record: ClaimRecord,
-        seen: Option<Sharing>,
-        carry: &mut Carry,
-    ) -> (ClaimRecord, Option<Sharing>) {
-        let Outcome::Ran { trials, .. } = &mut record.outcome else {
-            return (record, seen);
-        };
-        let more = self
-            .gpu()
-            .and_then(|gpu| collect::collect_more(gpu, &claim.program, &claim.checks, trials));
-        let (mut sharing, after) = self.around(seen);
-        if let Some(s) = &mut sharing {
-            carry.apply(s);
-        }
-        let judging = Instant::now();
-        let again = match (more, record.outcome) {
-            (Ok(()), Outcome::Ran { mut trials, .. }) => {
-                trials.sharing = merged(trials.sharing.take(), sharing);
-                ClaimRecord::judged(claim.clone(), trials)
-            }
-            (Err(e), _) => ClaimRecord::failed(claim.clone(), e),
-            (Ok(()), Outcome::Failed { error }) => ClaimRecord::failed(claim.clone(), error),
-        };
-        self.spend(|s| &mut s.judging, judging);
-        (again, after)
+        self.second_looks(claims, later, seen, &mut carry, &mut |i, r| {
+            finish(i, r, judged)
+        })
     }
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
@@ -516,34 +466,6 @@ impl Lab {
     }
 }
 
-/// Whether a claim gets a second look at the end of the run ([`collect::collect_more`]): it
-/// ended undecided, with no counterexample, some trials counted and some disturbed. A neighbour
-/// that comes and goes (another catalogue run beside ours: its long claims and its pauses) may
-/// have left the GPU by then; one that never lets go (a loop of matrix products) leaves claims
-/// with no trial counted, which get no second look, so it costs little there.
-fn second_look(record: &ClaimRecord) -> bool {
-    record.judgement().is_some_and(|j| {
-        j.verdict == Verdict::Inconclusive
-            && j.counts.negative == 0
-            && j.counts.positive > 0
-            && j.counts.disturbed > 0
-    })
-}
-
-/// What NVML saw around both looks at a claim: every neighbour seen before either and after
-/// either.
-fn merged(first: Option<Sharing>, second: Option<Sharing>) -> Option<Sharing> {
-    match (first, second) {
-        (Some(mut a), Some(b)) => {
-            a.before.extend(b.before);
-            a.after.extend(b.after);
-            a.limit = a.limit.or(b.limit);
-            Some(a)
-        }
-        (a, b) => a.or(b),
-    }
-}
-
 /// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
 /// in equal shares, so that the claims' walls add up to the time the parent waited.
 fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
@@ -559,50 +481,5 @@ fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
     for t in timed {
         t.child_ns += share;
         t.wall_ns += share;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{merged, second_look};
-    use crate::measured::sharing::Sharing;
-    use crate::record::RunRecord;
-    use std::path::Path;
-
-    fn run(name: &str) -> RunRecord {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        RunRecord::load(&dir.join(name)).expect("fixture")
-    }
-
-    #[test]
-    fn only_claims_left_undecided_with_evidence_and_disturbance_get_a_second_look() {
-        // Beside a catalogue loop on an H100: some claims undecided with positive trials in hand.
-        let loop_run = run("contended-loop-h100.json.gz").rejudged();
-        let looked: Vec<&str> = (loop_run.claims.iter())
-            .filter(|c| second_look(c))
-            .map(|c| c.claim.id.as_str())
-            .collect();
-        assert!(!looked.is_empty());
-        for c in loop_run.claims.iter().filter(|c| second_look(c)) {
-            let j = c.judgement().unwrap();
-            assert!(j.counts.positive > 0 && j.counts.negative == 0 && j.counts.disturbed > 0);
-        }
-        // Alone, every claim decided: none.
-        let idle = run("catalogue-h100.json.gz").rejudged();
-        assert!(!idle.claims.iter().any(second_look));
-    }
-
-    #[test]
-    fn both_looks_neighbours_are_kept() {
-        let a = Sharing {
-            before: Vec::new(),
-            after: Vec::new(),
-            limit: Some("no NVML".into()),
-        };
-        let both = merged(Some(a.clone()), Some(Sharing::default())).unwrap();
-        assert_eq!(both.limit.as_deref(), Some("no NVML"));
-        assert_eq!(merged(None, Some(a.clone())), Some(a.clone()));
-        assert_eq!(merged(Some(a.clone()), None), Some(a));
-        assert_eq!(merged(None, None), None);
     }
 }

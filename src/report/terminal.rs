@@ -108,11 +108,17 @@ pub fn sharing_line(s: &Sharing) -> String {
 /// the run (issue 25), by claim family (the id's first part).
 pub fn decided_line(run: &RunRecord) -> String {
     let mut families: std::collections::BTreeMap<&str, usize> = Default::default();
-    let (mut decided, mut asked, mut ran, mut paused) = (0usize, 0usize, 0usize, 0u64);
+    let (mut decided, mut asked, mut extra, mut paused) = (0usize, 0usize, 0usize, 0u64);
+    let (mut short_claims, mut short) = (0usize, 0usize);
     for c in &run.claims {
         if let crate::record::Outcome::Ran { trials, judgement } = &c.outcome {
             asked += trials.wanted;
-            ran += trials.timelines.len();
+            let ran = trials.timelines.len();
+            extra += ran.saturating_sub(trials.wanted);
+            if ran < trials.wanted {
+                short_claims += 1;
+                short += trials.wanted - ran;
+            }
             paused += trials.timing.map_or(0, |t| t.paused_ns);
             if judgement.verdict == Verdict::Inconclusive {
                 let family = c.claim.id.split('.').next().unwrap_or_default();
@@ -137,10 +143,19 @@ pub fn decided_line(run: &RunRecord) -> String {
                 .join(", ")
         )
     };
-    let extra = ran.saturating_sub(asked);
+    // Claims that a neighbour disturbed from their first trial on stop short of the trials asked
+    // for (`lab::collect::collect_trials`' scout).
+    let gave_up = match short_claims {
+        0 => String::new(),
+        n => format!(
+            "; {n} claim{} stopped early, a neighbour having disturbed their first trial ({short} \
+             trials not run)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     format!(
         "decided {decided} of {total} claims ({:.0} %){inconclusive}; retries {extra} trials beyond \
-         the {asked} asked for (+{:.0} %), {:.2} s paused before them",
+         the {asked} asked for (+{:.0} %), {:.2} s paused before them{gave_up}",
         100.0 * decided as f64 / total.max(1) as f64,
         100.0 * extra as f64 / asked.max(1) as f64,
         paused as f64 / 1e9
