@@ -70,8 +70,14 @@ impl RunRecord {
             // zlib's default level: for the whole catalogue (23 MB of JSON) 2.6 MB in about a
             // second, where the best level saves 7 % of the size and takes three times as long,
             // after the run, while the user waits.
+            // serde_json writes a token at a time; each write into the encoder is a call into
+            // deflate, so they are gathered first (beside a neighbour, with retries, a record is
+            // 55 MB of JSON: 8 s unbuffered, against 1 s here).
             let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-            serde_json::to_writer(&mut gz, self)?;
+            let mut json = std::io::BufWriter::with_capacity(1 << 16, &mut gz);
+            serde_json::to_writer(&mut json, self)?;
+            std::io::Write::flush(&mut json)?;
+            drop(json);
             gz.finish().map(drop)
         })
     }
