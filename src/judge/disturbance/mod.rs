@@ -46,6 +46,7 @@
 //! an undecided trial (see [`crate::judge::verdict`]).
 
 mod idle;
+mod makespan;
 pub mod pace;
 mod stall;
 
@@ -112,6 +113,9 @@ pub struct Marks {
     slowed: usize,
     /// Trials set aside because a copy or memset ran below its pace ([`pace`]).
     paced: usize,
+    /// Trials set aside because a makespan they compare would have turned with the phase it went
+    /// against at its best in the claim's trials ([`makespan`]).
+    turned: usize,
     /// Trials without a clock sync set aside in a run that shows a neighbour elsewhere
     /// ([`Marks::mark_unsynced`]).
     unsynced: usize,
@@ -162,6 +166,13 @@ impl Marks {
                 "copies ran below their pace in {} trials (the copy engines or the bus were \
                  shared)",
                 self.paced
+            ));
+        }
+        if self.turned > 0 {
+            parts.push(format!(
+                "a phase ran slower than its best in the claim's trials, by more than the \
+                 outcome's margin, in {} trials",
+                self.turned
             ));
         }
         if self.unsynced > 0 {
@@ -230,6 +241,11 @@ impl Marks {
 ///   of host time against 474 µs for the 100 launches, in a trial with no stall. No stamp shows
 ///   it, so such a trial is disturbed as a whole beside a busy neighbour;
 /// - makespans of programs without copies ([`Check::Faster`]): likewise.
+///
+/// And a makespan comparison whose outcome would have turned with the phase it went against at
+/// its best pace in the claim's trials is disturbed, neighbour seen or not ([`makespan`]): copies
+/// that run beside copies of ours all along escape the pace rule, and their stretch shows only
+/// there.
 pub fn marks(
     program: &Program,
     checks: &[Check],
@@ -265,7 +281,8 @@ pub fn marks(
     } else {
         vec![None; timelines.len()]
     };
-    for (t, stage) in timelines.iter().zip(stages) {
+    let turned = makespan::turned(program, checks, timelines, tol);
+    for ((t, stage), turned) in timelines.iter().zip(stages).zip(turned) {
         let mut found = stalls_with(&waits, program, t, tol);
         if let Some(h) = horizon(checks, t) {
             found.retain(|s| s.at_ns < h);
@@ -351,6 +368,9 @@ pub fn marks(
         } else if let Some(slow) = slow_copy.or(stage) {
             marks.paced += 1;
             Some(format!("disturbed: {}{}", slow.describe(program), beside()))
+        } else if let Some(why) = turned {
+            marks.turned += 1;
+            Some(format!("{why}{}", beside()))
         } else if let (true, Some(who)) = (blanket, &busy) {
             Some(if paced && !trusted {
                 format!(

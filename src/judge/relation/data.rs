@@ -50,6 +50,30 @@ fn phase(timeline: &Timeline, (first, last): (OpId, OpId)) -> Option<(i64, i64, 
     ))
 }
 
+/// The two sides of a [`Check::Faster`] on one timeline: how long each phase took, and the
+/// tolerance of their comparison (a timer step plus both phases' alignment errors), in ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sides {
+    pub slow_ns: i64,
+    pub fast_ns: i64,
+    pub slack_ns: i64,
+}
+
+/// [`Sides`] of the phases `slow` and `fast`, when both have spans on the timeline.
+pub fn sides(
+    timeline: &Timeline,
+    slow: (OpId, OpId),
+    fast: (OpId, OpId),
+    tol: &Tolerances,
+) -> Option<Sides> {
+    let (s, f) = (phase(timeline, slow)?, phase(timeline, fast)?);
+    Some(Sides {
+        slow_ns: s.1 - s.0,
+        fast_ns: f.1 - f.0,
+        slack_ns: signed(tol.timer_step_ns) + 2 * (s.2 + f.2),
+    })
+}
+
 /// Faster: the phase `fast` took less time than the phase `slow`, by more than a timer step plus
 /// both phases' alignment errors. The value is the time saved; the reason gives the speed-up.
 pub(super) fn faster(
@@ -59,11 +83,14 @@ pub(super) fn faster(
     fast: (OpId, OpId),
     tol: &Tolerances,
 ) -> Measurement {
-    let (Some(s), Some(f)) = (phase(timeline, slow), phase(timeline, fast)) else {
+    let Some(Sides {
+        slow_ns: ds,
+        fast_ns: df,
+        slack_ns: slack,
+    }) = sides(timeline, slow, fast, tol)
+    else {
         return unknown(check, "a phase has no spans on this timeline".into());
     };
-    let (ds, df) = (s.1 - s.0, f.1 - f.0);
-    let slack = signed(tol.timer_step_ns) + 2 * (s.2 + f.2);
     let saved = ds - df;
     let truth = if saved > slack {
         Truth::Yes

@@ -24,6 +24,7 @@
 //! checks about the host are in `host.rs`.
 
 mod data;
+pub(crate) use data::{sides, Sides};
 mod describe;
 mod host;
 mod host_order;
