@@ -78,29 +78,53 @@ fn outcomes_that_survive_the_best_pace_count() {
     // best, still far under the slow phase; a slow phase stretched the way the outcome went.
     let (p, c, t) = trials(&[(1_880, 900), (1_880, 1_260), (2_500, 900)]);
     assert_eq!(marks(&p, &c, &t, None, &TOL).trials, vec![None; 3]);
-    // At the boundary: the fast phase at its best only ties the slow one (within the timer
-    // step), so the No stands; a microsecond under, it would have turned, and it does not.
+    // At the boundaries: the outcome stands only if, with the side it went against at its best,
+    // the comparison still goes its way by more than the tolerance (a timer step here).
     let step = TOL.timer_step_ns as i64;
-    let tie = |gap_ns: i64| {
+    // A No (the first trial: the fast phase 100 µs slower) against the second trial's fast
+    // phase, `gap_ns` slower than the slow phase.
+    let no_marked = |gap_ns: i64| {
         let (p, c, mut t) = trials(&[(1_000, 1_100), (1_000, 1_000)]);
-        // The second trial's fast phase ends `gap_ns` before or after 1 000 µs.
-        t[1] = {
-            let (slow, fast) = (OpId(0), OpId(1));
-            Timeline::new(
-                vec![
-                    Span::single(slow, 10_000, 1_010_000),
-                    Span::single(fast, 1_012_000, (1_012_000 + 1_000_000 + gap_ns) as u64),
-                ],
-                vec![call(slow, 0, 1_000), call(fast, 2_000, 3_000)],
-            )
-        };
-        marks(&p, &c, &t, None, &TOL).trials[0].is_some()
+        t[1] = two(1_000_000, 1_000_000 + gap_ns);
+        marks(&p, &c, &t, None, &TOL).trials[0].clone()
     };
-    assert!(
-        !tie(step + 1),
-        "the best fast phase is slower than the slow one"
+    assert_eq!(
+        no_marked(step + 1),
+        None,
+        "still slower beyond the tolerance"
     );
-    assert!(tie(-step - 1), "the best fast phase beats the slow one");
+    let why = no_marked(step).expect("only within the tolerance: it would have turned");
+    assert!(why.contains("the fast phase took 1.100 ms here"), "{why}");
+    assert!(no_marked(0).is_some(), "a tie turns it");
+    // A Yes (the first trial: the slow phase 100 µs slower) against the second trial's slow
+    // phase, `gap_ns` slower than the first trial's fast phase.
+    let yes_marked = |gap_ns: i64| {
+        let (p, c, mut t) = trials(&[(1_100, 1_000), (1_000, 900)]);
+        t[1] = two(1_000_000 + gap_ns, 900_000);
+        marks(&p, &c, &t, None, &TOL).trials[0].clone()
+    };
+    assert_eq!(
+        yes_marked(step + 1),
+        None,
+        "still slower beyond the tolerance"
+    );
+    let why = yes_marked(step).expect("only within the tolerance: it would have turned");
+    assert!(why.contains("the slow phase took 1.100 ms here"), "{why}");
+    assert!(yes_marked(0).is_some(), "a tie turns it");
+}
+
+/// One timeline of [`trials`]' program with the slow phase taking `slow_ns` and the fast one
+/// `fast_ns`, in ns.
+fn two(slow_ns: i64, fast_ns: i64) -> Timeline {
+    let (slow, fast) = (OpId(0), OpId(1));
+    let end = 10_000 + slow_ns;
+    Timeline::new(
+        vec![
+            Span::single(slow, 10_000, end as u64),
+            Span::single(fast, (end + 2_000) as u64, (end + 2_000 + fast_ns) as u64),
+        ],
+        vec![call(slow, 0, 1_000), call(fast, 2_000, 3_000)],
+    )
 }
 
 #[test]

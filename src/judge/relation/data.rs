@@ -67,10 +67,12 @@ pub fn sides(
     tol: &Tolerances,
 ) -> Option<Sides> {
     let (s, f) = (phase(timeline, slow)?, phase(timeline, fast)?);
+    // Saturating: stamps and alignment errors may come from a results file anyone can edit.
     Some(Sides {
-        slow_ns: s.1 - s.0,
-        fast_ns: f.1 - f.0,
-        slack_ns: signed(tol.timer_step_ns) + 2 * (s.2 + f.2),
+        slow_ns: s.1.saturating_sub(s.0),
+        fast_ns: f.1.saturating_sub(f.0),
+        slack_ns: signed(tol.timer_step_ns)
+            .saturating_add(s.2.saturating_add(f.2).saturating_mul(2)),
     })
 }
 
@@ -91,7 +93,7 @@ pub(super) fn faster(
     else {
         return unknown(check, "a phase has no spans on this timeline".into());
     };
-    let saved = ds - df;
+    let saved = ds.saturating_sub(df);
     let truth = if saved > slack {
         Truth::Yes
     } else if saved < -slack {
