@@ -50,28 +50,37 @@ pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joine
     let gz = out.extension().is_some_and(|x| x == "gz");
     let mut result = Ok(());
     crate::border::atomic_write::write_atomically(out, |w| {
-        let mut w: Box<dyn Write + '_> = match gz {
-            true => Box::new(flate2::write::GzEncoder::new(w, flate2::Compression::new(6))),
-            false => Box::new(w),
-        };
-        writeln!(
-            w,
-            "{{\"schemaVersion\":1,\"traceName\":\"stream-litmus trace\",\"baseTimeNanoseconds\":{},\"traceEvents\":[",
-            meta["base_ns"]
-        )?;
-        let mut first = true;
-        for f in &files {
-            if let Err(e) = copy_lines(f, &mut w, &mut first, &mut joined) {
-                result = Err(format!("{}: {e}", f.display()));
+        let mut events = |w: &mut dyn Write| -> std::io::Result<()> {
+            writeln!(
+                w,
+                "{{\"schemaVersion\":1,\"traceName\":\"stream-litmus trace\",\"baseTimeNanoseconds\":{},\"traceEvents\":[",
+                meta["base_ns"]
+            )?;
+            let mut first = true;
+            for f in &files {
+                if let Err(e) = copy_lines(f, &mut *w, &mut first, &mut joined) {
+                    result = Err(format!("{}: {e}", f.display()));
+                }
             }
+            meta["processes"] = joined.processes.into();
+            meta["cut_lines"] = joined.cut_lines.into();
+            meta["notes"] = joined.notes.clone().into();
+            meta["nvtx_ranges"] = joined.ranges.into();
+            meta["nvtx_ranges_open"] = joined.open_ranges.into();
+            write!(w, "\n],\"stream_litmus\":{meta}}}\n")?;
+            w.flush()
+        };
+        if !gz {
+            return events(w);
         }
-        meta["processes"] = joined.processes.into();
-        meta["cut_lines"] = joined.cut_lines.into();
-        meta["notes"] = joined.notes.clone().into();
-        meta["nvtx_ranges"] = joined.ranges.into();
-        meta["nvtx_ranges_open"] = joined.open_ranges.into();
-        write!(w, "\n],\"stream_litmus\":{meta}}}\n")?;
-        w.flush()
+        // Each event goes out in a few short writes: they are gathered before the encoder (each
+        // write into it is a call into deflate), and the gzip stream is finished here, so that a
+        // failed finish fails the write rather than leaving a cut file renamed into place.
+        let mut encoder = flate2::write::GzEncoder::new(w, flate2::Compression::new(6));
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut encoder);
+        events(&mut buffered)?;
+        drop(buffered);
+        encoder.finish().map(drop)
     })
     .map_err(|e| e.to_string())?;
     result.map(|()| joined)
