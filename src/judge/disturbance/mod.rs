@@ -51,7 +51,7 @@ pub mod pace;
 mod stall;
 
 use crate::judge::relation::Check;
-use crate::judge::relation::{released_apart, releases};
+use crate::judge::relation::{released_apart, releases, Release};
 use crate::measured::calibration::Tolerances;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
@@ -63,19 +63,22 @@ pub use stall::{stall_threshold, Stall, StallKind, STALL_FLOOR_NS, STALL_GAPS};
 
 /// Every stall of the trial longer than the threshold, the longest first.
 pub fn stalls(program: &Program, timeline: &Timeline, tol: &Tolerances) -> Vec<Stall> {
-    stalls_with(&Waits::of(program), program, timeline, tol)
+    let waits = Waits::of(program);
+    let held = releases(&waits.host, timeline, tol);
+    stalls_with(&waits, &held, program, timeline, tol)
 }
 
+/// [`stalls`], with the trial's releases already found.
 fn stalls_with(
     waits: &Waits,
+    held: &[Release],
     program: &Program,
     timeline: &Timeline,
     tol: &Tolerances,
 ) -> Vec<Stall> {
     let threshold = stall_threshold(tol);
-    let held = releases(&waits.host, timeline, tol);
     let mut found = paused(timeline, threshold.max(PAUSE_FLOOR_NS));
-    found.extend(idle(waits, program, timeline, tol, &held, threshold));
+    found.extend(idle(waits, program, timeline, tol, held, threshold));
     found.sort_by(|a, b| b.len_ns.cmp(&a.len_ns).then(a.op.cmp(&b.op)));
     found
 }
@@ -283,7 +286,8 @@ pub fn marks(
     };
     let turned = makespan::turned(program, checks, timelines, tol);
     for ((t, stage), turned) in timelines.iter().zip(stages).zip(turned) {
-        let mut found = stalls_with(&waits, program, t, tol);
+        let held = releases(&waits.host, t, tol);
+        let mut found = stalls_with(&waits, &held, program, t, tol);
         if let Some(h) = horizon(checks, t) {
             found.retain(|s| s.at_ns < h);
         }
@@ -297,7 +301,6 @@ pub fn marks(
                 .map(|who| format!(" (the GPU was shared with {who})"))
                 .unwrap_or_default()
         };
-        let held = releases(&waits.host, t, tol);
         let lost_order = held
             .iter()
             .find(|r| arrival || (r.mid_trial() && lengths))

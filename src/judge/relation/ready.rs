@@ -131,7 +131,7 @@ fn mid_trial_releases(
     tol: &Tolerances,
 ) -> Option<Vec<Release>> {
     let delay = synced_delay(timeline, tol)?;
-    let clock = timeline.clock?;
+    timeline.clock?; // only with the trial's clock sync
     let timed: Vec<OpId> = waits.timed_direct()?.collect();
     if timeline.spans.iter().any(|s| s.device != 0) {
         return None;
@@ -148,11 +148,7 @@ fn mid_trial_releases(
                 i.end.saturating_add(signed(i.slack_ns)),
             )
         });
-        let reached = timeline.host_call(op).map(|c| {
-            clock
-                .to_gpu(c.begin_ns)
-                .saturating_sub(signed(clock.error_ns))
-        });
+        let reached = reached(timeline, op);
         let ready = timeline
             .issued_ns(op)
             .and_then(|i| (i as i64).checked_add(delay));
@@ -192,21 +188,22 @@ fn mid_trial_releases(
     Some(found)
 }
 
+/// The earliest instant `op` could have reached the GPU: its issuing call's begin on the GPU
+/// clock, less the clock sync's error (`None` without a sync or a call).
+fn reached(timeline: &Timeline, op: OpId) -> Option<i64> {
+    let clock = timeline.clock?;
+    let begin = timeline.host_call(op)?.begin_ns;
+    Some(clock.to_gpu(begin).saturating_sub(signed(clock.error_ns)))
+}
+
 /// When the release that held `op` let it go, if one did: the trial's start holds every op
 /// issued before it; one in mid-trial, the ops that reached the GPU during its stretch.
 pub(crate) fn held_until(releases: &[Release], timeline: &Timeline, op: OpId) -> Option<i64> {
-    let reached = || -> Option<i64> {
-        let clock = timeline.clock?;
-        let call = timeline.host_call(op)?;
-        Some(
-            clock
-                .to_gpu(call.begin_ns)
-                .saturating_sub(signed(clock.error_ns)),
-        )
-    };
     releases
         .iter()
-        .filter(|r| !r.mid_trial() || reached().is_some_and(|t| t >= r.from && t < r.at))
+        .filter(|r| {
+            !r.mid_trial() || reached(timeline, op).is_some_and(|t| t >= r.from && t < r.at)
+        })
         .map(|r| r.at)
         .max()
 }
@@ -229,12 +226,10 @@ pub(crate) fn released_apart(
     a: OpId,
     b: OpId,
 ) -> Option<(OpId, OpId)> {
-    let clock = timeline.clock.filter(|_| !releases.is_empty())?;
-    let reached = |op: OpId| -> Option<i64> {
-        let begin = timeline.host_call(op)?.begin_ns;
-        Some(clock.to_gpu(begin).saturating_sub(signed(clock.error_ns)))
-    };
-    let (ra, rb) = (reached(a)?, reached(b)?);
+    if releases.is_empty() {
+        return None;
+    }
+    let (ra, rb) = (reached(timeline, a)?, reached(timeline, b)?);
     let (first, other, then, then_reached) = match ra <= rb {
         true => (a, b, ra, rb),
         false => (b, a, rb, ra),
