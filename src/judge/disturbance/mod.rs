@@ -46,6 +46,7 @@
 //! an undecided trial (see [`crate::judge::verdict`]).
 
 mod idle;
+mod launch;
 mod makespan;
 pub mod pace;
 mod stall;
@@ -114,6 +115,12 @@ pub struct Marks {
     /// Trials set aside because the host's CPU ran slow: inside the calls a check compares (the
     /// pace thread), or around the trial (the issuing thread's own units).
     slowed: usize,
+    /// Trials set aside because a launch call the comparison needed may have waited for the GPU
+    /// that a neighbour held ([`launch`]).
+    waited: usize,
+    /// Whether a launch-cost claim's own kernels stalled or were held back: the neighbour they
+    /// show decides nothing there by itself ([`launch`]), but the run shows it.
+    launch_saw_neighbour: bool,
     /// Trials set aside because a copy or memset ran below its pace ([`pace`]).
     paced: usize,
     /// Trials set aside because a makespan they compare would have turned with the phase it went
@@ -164,6 +171,13 @@ impl Marks {
         if self.slowed > 0 {
             parts.push(format!("the host's CPU ran slow in {} trials", self.slowed));
         }
+        if self.waited > 0 {
+            parts.push(format!(
+                "a launch call the comparison needed took longer than the stall threshold, \
+                 beside another process on the GPU, in {} trials",
+                self.waited
+            ));
+        }
         if self.paced > 0 {
             parts.push(format!(
                 "copies ran below their pace in {} trials (the copy engines or the bus were \
@@ -193,7 +207,11 @@ impl Marks {
     /// Whether the claim's trials show a neighbour: a stall, a copy below its pace, or a busy
     /// process seen by NVML. (A preempted or slow host is no neighbour on the GPU.)
     pub fn shows_neighbour(&self) -> bool {
-        !self.stalls.is_empty() || !self.held.is_empty() || self.paced > 0 || self.shared.is_some()
+        !self.stalls.is_empty()
+            || !self.held.is_empty()
+            || self.paced > 0
+            || self.launch_saw_neighbour
+            || self.shared.is_some()
     }
 
     /// Files recorded before every trial was clock-synced: a trial that a neighbour held back as a
@@ -238,12 +256,15 @@ impl Marks {
 ///   slowed. Where the copy rates were never measured with the GPU alone, the pace proves
 ///   nothing, and the trial is disturbed as a whole when a neighbour was busy (as every such
 ///   trial was before the rates were measured);
-/// - host time in launch calls ([`Check::LaunchCheaper`]): a launch call that must reach the GPU
-///   (a graph's first launch uploads it) waits out a neighbour's time slice on the host, in every
-///   trial alike. Beside a catalogue loop on an H100, one graph launch of 100 kernels took 838 µs
-///   of host time against 474 µs for the 100 launches, in a trial with no stall. No stamp shows
-///   it, so such a trial is disturbed as a whole beside a busy neighbour;
-/// - makespans of programs without copies ([`Check::Faster`]): likewise.
+/// - makespans of programs without copies ([`Check::Faster`]): a neighbour's slices stretch
+///   them, and no copy's pace tells by how much, so such a trial is disturbed as a whole beside
+///   a busy neighbour.
+///
+/// Host time in launch calls ([`Check::LaunchCheaper`]) is judged by the calls' own lengths
+/// wherever the trial may have shared the GPU ([`launch`]): a launch call that waited for a
+/// neighbour's slice is longer than the stall threshold, and the comparison counts only if it
+/// survives every such call. The kernels it launches stall beside a neighbour, but their stamps
+/// are not what it reads: a claim whose every check is a launch cost is not disturbed by them.
 ///
 /// And a makespan comparison whose outcome would have turned with the phase it went against at
 /// its best pace in the claim's trials is disturbed, neighbour seen or not ([`makespan`]): copies
@@ -257,6 +278,9 @@ pub fn marks(
     tol: &Tolerances,
 ) -> Marks {
     let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
+    let launch_cost = checks.iter().any(launch::is_launch_cost);
+    // The stamps decide nothing of a claim whose every check reads host time in launch calls.
+    let launch_only = launch_cost && checks.iter().all(launch::is_launch_cost);
     let speed = speed_dependent(program, checks);
     let memsets = program.ops.iter().any(|o| {
         matches!(
@@ -270,7 +294,7 @@ pub fn marks(
     let paced = speed && (program.has_copies() || memsets);
     // Memsets have no calibrated rate: their own trials are the reference.
     let trusted = tol.copy_rates.is_some_and(|r| r.alone) || !program.has_copies();
-    let blanket = speed && (!paced || !trusted || checks.iter().any(is_launch_cost));
+    let blanket = speed && (!paced || !trusted);
     let mut marks = Marks {
         shared: busy.clone(),
         ..Marks::default()
@@ -291,6 +315,17 @@ pub fn marks(
         if let Some(h) = horizon(checks, t) {
             found.retain(|s| s.at_ns < h);
         }
+        // What the stamps show of a neighbour, for the launch calls' rule.
+        let stamps_saw = !found.is_empty() || !held.is_empty();
+        if launch_only {
+            marks.launch_saw_neighbour |= stamps_saw;
+            found.clear();
+        }
+        let launch_waited = if launch_cost && (stamps_saw || busy.is_some()) {
+            launch::held_launch(program, checks, t, stall_threshold(tol))
+        } else {
+            None
+        };
         let slow_copy = if paced {
             pace::slow_copies(program, t, tol).into_iter().next()
         } else {
@@ -303,7 +338,7 @@ pub fn marks(
         };
         let lost_order = held
             .iter()
-            .find(|r| arrival || (r.mid_trial() && lengths))
+            .find(|r| !launch_only && (arrival || (r.mid_trial() && lengths)))
             .copied();
         let apart = checks.iter().find_map(|c| {
             let (a, b) = match *c {
@@ -368,6 +403,9 @@ pub fn marks(
         } else if let Some(why) = crate::judge::slowdown::spoiled(checks, t) {
             marks.slowed += 1;
             Some(why)
+        } else if let Some(why) = launch_waited {
+            marks.waited += 1;
+            Some(format!("{why}{}", beside()))
         } else if let Some(slow) = slow_copy.or(stage) {
             marks.paced += 1;
             Some(format!("disturbed: {}{}", slow.describe(program), beside()))
@@ -455,12 +493,9 @@ fn reads_lengths(c: &Check) -> bool {
     )
 }
 
-fn is_launch_cost(c: &Check) -> bool {
-    matches!(c, Check::LaunchCheaper { .. })
-}
-
 /// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes
-/// without any stall: amounts of time, or a copy (see [`marks`]).
+/// without any stall: a makespan, or a copy (see [`marks`]). Host time in launch calls is judged
+/// by the calls' own lengths instead ([`launch`]).
 pub fn speed_dependent(program: &Program, checks: &[Check]) -> bool {
     let is_copy = |op: OpId| {
         program.ops.get(op.0).is_some_and(|o| {
@@ -475,7 +510,8 @@ pub fn speed_dependent(program: &Program, checks: &[Check]) -> bool {
         })
     };
     checks.iter().any(|c| match *c {
-        Check::Faster { .. } | Check::LaunchCheaper { .. } => true,
+        Check::Faster { .. } => true,
+        Check::LaunchCheaper { .. } => false,
         // What a buffer holds after a race between copies and kernels (directly, or through a
         // kernel reading what a copy wrote) depends on the copies' speed.
         Check::Contents { .. } => program.has_copies(),
