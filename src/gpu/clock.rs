@@ -110,8 +110,11 @@ impl Mailbox {
         unsafe { std::ptr::read_volatile(self.host.add(i)) }
     }
 
-    /// Measures the alignment with `rounds` round trips (at most [`ROUNDS`]); the context must be
-    /// idle (nothing else runs meanwhile).
+    /// Measures the alignment with `rounds` round trips (at most [`ROUNDS`]), then synchronizes
+    /// the context. The ping kernel runs in the legacy stream, so work enqueued before it there
+    /// (the executor's preparation of a trial) ends before the first round is answered; that
+    /// round's trip is then long, and the best round is what counts. Nothing else may run while
+    /// the rounds do, beyond the witness's 2 µs marker on its own stream.
     pub fn align(&self, kernels: &Kernels, rounds: usize) -> Result<Alignment, Error> {
         let rounds = rounds.clamp(1, ROUNDS);
         for i in 0..rounds + 2 {

@@ -232,9 +232,12 @@ unsafe fn parse(p: *const u8) -> Option<Record> {
         type T = sys::CUpti_ActivityKernel9;
         let name = read64(offset_of!(T, name)) as *const std::ffi::c_char;
         // SAFETY: CUPTI's name string lives at least as long as the record.
-        let marker = !name.is_null()
-            && unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes()
-                == super::kernels::MARKER_KERNEL.as_bytes();
+        let named = (!name.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes());
+        // The clock alignment's kernel is the lab's, never a trial's (see `PING_KERNEL`).
+        if named == Some(super::kernels::PING_KERNEL.as_bytes()) {
+            return None;
+        }
+        let marker = named == Some(super::kernels::MARKER_KERNEL.as_bytes());
         let mut r = record(
             Activity::Kernel,
             offset_of!(T, start),

@@ -20,6 +20,10 @@ pub const ADD_SOURCE: &str = include_str!("../../kernels/vector_add.cu");
 /// The marker kernel's name, by which the witness finds it among CUPTI's records.
 pub const MARKER_KERNEL: &str = "witness_marker";
 
+/// The clock alignment's ping kernel (`clock.rs`). It may still run when a trial's first witness
+/// marker is enqueued (the two share one wait), so the witness leaves its CUPTI records out.
+pub const PING_KERNEL: &str = "clock_ping";
+
 /// Words of stamp per block: start, end, SM, cycles, and the longest clock gap with its start.
 pub const WORDS_PER_BLOCK: usize = 6;
 
@@ -111,7 +115,7 @@ impl Kernels {
         Ok(Kernels {
             spin: load("spin_stamp")?,
             timer_step: load("timer_step")?,
-            clock_ping: load("clock_ping")?,
+            clock_ping: load(PING_KERNEL)?,
             vector_add: load("vector_add")?,
             marker: load(MARKER_KERNEL)?,
             fill: load("fill_words")?,

@@ -107,6 +107,14 @@ impl Witness {
 
     /// Runs marker `k` (0 before the trial, 1 after it) and waits for it.
     pub fn marker(&self, kernels: &Kernels, k: usize) -> Result<(), Error> {
+        self.launch_marker(kernels, k)?;
+        // SAFETY: the stream is alive.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(call("cuStreamSynchronize"))
+    }
+
+    /// Enqueues marker `k` without waiting for it: the caller synchronizes the context before
+    /// the trial's first op (the executor's clock alignment does).
+    pub fn launch_marker(&self, kernels: &Kernels, k: usize) -> Result<(), Error> {
         let stamps = self.stamps.addr(k * WORDS_PER_BLOCK);
         match &self.mode {
             Mode::Cupti => kernels.launch_marker(self.stream, stamps, self.marker_cycles)?,
@@ -116,8 +124,7 @@ impl Witness {
                 record(markers[2 * k + 1], self.stream)?;
             }
         }
-        // SAFETY: the stream is alive.
-        unsafe { result::stream::synchronize(self.stream) }.map_err(call("cuStreamSynchronize"))
+        Ok(())
     }
 
     /// Before op `i` is issued on `stream`.
