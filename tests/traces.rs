@@ -133,6 +133,28 @@ fn a_gap_while_ready_refutes_an_overlap_and_names_the_holder() {
 }
 
 #[test]
+fn the_holder_named_ran_on_the_same_gpu() {
+    // As above, and an op of another device (another rank's GPU) that ended after A, just before
+    // B started: it cannot have held B back, so A is still named.
+    let trace = kineto(
+        &[
+            Op("kernel", "gemm_a", 7, 1010.0, 100.0, 1000.0),
+            Op("kernel", "nccl_b", 9, 1112.0, 50.0, 1000.0),
+            Op("kernel", "far_away", 11, 1050.0, 61.5, 1000.0),
+        ],
+        &[],
+    )
+    .replace(r#""device":0,"stream":11"#, r#""device":1,"stream":11"#);
+    let j = judged(&trace, &format!("{AB}\ncheck overlaps(A, B)"));
+    assert_eq!(j.verdict, Verdict::Violated);
+    let why = &j.trials[0].checks[0].reason;
+    assert!(
+        why.contains("after gemm_a") && !why.contains("far_away"),
+        "{why}"
+    );
+}
+
+#[test]
 fn quantifiers_range_over_pairs_that_could_meet() {
     // Two A's and two B's: B1 overlaps A1; B2 was issued after A2 ended (cannot meet it).
     let t = kineto(

@@ -138,13 +138,16 @@ fn later(trial: &Trial, c: Check) -> Option<OpId> {
 }
 
 /// "held back by X (stream 21), which ended 1.9 µs before it started"; "queued behind X in its
-/// stream" where X is the op before it in its stream.
+/// stream" where X is the op before it in its stream. X ran on the same GPU: the same device of
+/// the same trace file. (An op of another rank cannot hold it back, and a device number names
+/// the same GPU only within one file: a launcher may give every rank its own device 0.)
 fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
     let t = &trial.timeline;
     let start = t.span(op)?.start();
     let step = tol.timer_step_ns.max(1);
+    let gpu = |o: OpId| trial.place(o).map(|(file, _, device, _)| (file, device));
     let holder = (t.spans.iter())
-        .filter(|s| s.op != op && s.end() <= start + step)
+        .filter(|s| s.op != op && s.end() <= start + step && gpu(s.op) == gpu(op))
         .max_by_key(|s| s.end())?;
     let label = trial.label(holder.op);
     let gap = start as i64 - holder.end() as i64;
