@@ -4,7 +4,8 @@
 //!   verdict differs from the one recorded in [`RECORDED`] (a finding stays a finding);
 //! - `gpu::FILE` records a fresh trace on the GPU, when there is one (`cfg(gpu)`), and judges it
 //!   to the same verdicts: a PyTorch example runs under the profiler when `python3 -c "import
-//!   torch"` works; a CUDA C example is built with nvcc (`$NVCC`, else
+//!   torch"` works (`ddp_MODE.litmus`: `ddp_hook.py MODE` on two GPUs, one trace per rank,
+//!   where torch sees two); a CUDA C example is built with nvcc (`$NVCC`, else
 //!   /usr/local/cuda/bin/nvcc) and recorded with `stream-litmus trace`; `cli_run.litmus` traces
 //!   the CLI itself. Each is ignored, with the reason, where its tool is missing.
 
@@ -24,6 +25,13 @@ const RECORDED: &[(&str, &str)] = &[
     ("pytorch.four_stream_pipeline_is_faster", "Holds"),
     ("pytorch.pipeline_overlaps_copies_with_compute", "Holds"),
     ("pytorch.one_stream_runs_in_issue_order", "Holds"),
+    // Two H200s, 2026-11-25 (seed 003's three DDP experiments).
+    (
+        "pytorch.ddp_hook_on_compute_stream_blocks_backward",
+        "Holds",
+    ),
+    ("pytorch.ddp_hook_on_own_stream_overlaps_backward", "Holds"),
+    ("pytorch.ddp_one_connection_blocks_backward_again", "Holds"),
     ("cuda.async_copy_returns_at_once", "Holds"),
     ("cuda.sync_copy_waits_for_the_copy", "Holds"),
     ("cuda.kernel_waits_for_the_copy_before_it", "Holds"),
@@ -125,14 +133,47 @@ fn fresh(file: &Path) -> Result<Completion, Failed> {
         .parent()
         .and_then(|p| p.file_name())
         .unwrap_or_default();
-    let recorded = match kind.to_str() {
-        Some("pytorch") => pytorch(file, &out)?,
-        _ => cuda(file, dir.path(), &out)?,
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let (recorded, traces) = match (kind.to_str(), stem.strip_prefix("ddp_")) {
+        (Some("pytorch"), Some(mode)) => {
+            let prefix = dir.path().join("ddp");
+            let ranks = (0..2)
+                .map(|r| dir.path().join(format!("ddp.rank{r}.json.gz")))
+                .collect();
+            (ddp(file, mode, &prefix)?, ranks)
+        }
+        (Some("pytorch"), None) => (pytorch(file, &out)?, vec![out]),
+        _ => (cuda(file, dir.path(), &out)?, vec![out]),
     };
     if let Some(reason) = recorded {
         return Ok(Completion::ignored_with(reason));
     }
-    rejudge(file, Some(&[out])).map(|()| Completion::Completed)
+    rejudge(file, Some(&traces)).map(|()| Completion::Completed)
+}
+
+/// Seed 003's DDP step (`ddp_hook.py MODE PREFIX`) on two GPUs, NVLink multicast off;
+/// `Some(reason)` where torch sees fewer than two.
+#[cfg(gpu)]
+fn ddp(file: &Path, mode: &str, prefix: &Path) -> Result<Option<String>, Failed> {
+    use std::process::Command;
+    let two = Command::new("python3")
+        .args(["-c", "import torch; assert torch.cuda.device_count() >= 2"])
+        .output();
+    if !two.is_ok_and(|o| o.status.success()) {
+        return Ok(Some(
+            "needs torch with two GPUs (python3 -c \"import torch\" sees fewer)".into(),
+        ));
+    }
+    let script = file.with_file_name("ddp_hook.py");
+    ran(
+        Command::new("python3")
+            .env("NCCL_NVLS_ENABLE", "0")
+            .arg(&script)
+            .arg(mode)
+            .arg(prefix),
+        &script.display().to_string(),
+    )?;
+    Ok(None)
 }
 
 /// Runs `cmd`; its stderr on failure.
