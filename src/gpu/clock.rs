@@ -154,8 +154,9 @@ impl Mailbox {
             (None, Some(b)) => Ok(b),
             (round, _) => Err(Error::Clock {
                 detail: format!(
-                    "the GPU did not answer ping {} within {} ms; mapped host memory may not be \
-                     visible to the device (is this a GPU without unified addressing?)",
+                    "the GPU did not answer ping {} within {} ms: another process held the GPU \
+                     that long, or mapped host memory is not visible to the device (is this a \
+                     GPU without unified addressing?)",
                     round.unwrap_or(1),
                     TIMEOUT_NS / 1_000_000
                 ),
