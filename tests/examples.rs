@@ -156,10 +156,7 @@ fn fresh(file: &Path) -> Result<Completion, Failed> {
 #[cfg(gpu)]
 fn ddp(file: &Path, mode: &str, prefix: &Path) -> Result<Option<String>, Failed> {
     use std::process::Command;
-    let two = Command::new("python3")
-        .args(["-c", "import torch; assert torch.cuda.device_count() >= 2"])
-        .output();
-    if !two.is_ok_and(|o| o.status.success()) {
+    if !torch_sees(2) {
         return Ok(Some(
             "needs torch with two GPUs (python3 -c \"import torch\" sees fewer)".into(),
         ));
@@ -176,6 +173,16 @@ fn ddp(file: &Path, mode: &str, prefix: &Path) -> Result<Option<String>, Failed>
     Ok(None)
 }
 
+/// Whether `python3` imports torch and torch sees at least `gpus` GPUs.
+#[cfg(gpu)]
+fn torch_sees(gpus: usize) -> bool {
+    let assertion = format!("import torch; assert torch.cuda.device_count() >= {gpus}");
+    std::process::Command::new("python3")
+        .args(["-c", &assertion])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Runs `cmd`; its stderr on failure.
 #[cfg(gpu)]
 fn ran(cmd: &mut std::process::Command, what: &str) -> Result<(), Failed> {
@@ -190,10 +197,7 @@ fn ran(cmd: &mut std::process::Command, what: &str) -> Result<(), Failed> {
 #[cfg(gpu)]
 fn pytorch(file: &Path, out: &Path) -> Result<Option<String>, Failed> {
     use std::process::Command;
-    let torch = Command::new("python3")
-        .args(["-c", "import torch; assert torch.cuda.is_available()"])
-        .output();
-    if !torch.is_ok_and(|o| o.status.success()) {
+    if !torch_sees(1) {
         return Ok(Some(
             "python3 -c \"import torch\" does not work here (or sees no GPU)".into(),
         ));
