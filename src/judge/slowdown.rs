@@ -64,9 +64,8 @@ pub fn stolen_within(slow: &[HostSlow], begin: u64, end: u64) -> u64 {
 /// What the host lost inside the calls of ops `first..=last`, and the calls' own time.
 fn inside_calls(timeline: &Timeline, first: OpId, last: OpId) -> (u64, u64) {
     timeline
-        .host_calls
+        .host_calls_of(first, last)
         .iter()
-        .filter(|c| c.op >= first && c.op <= last)
         .fold((0, 0), |(stolen, took), c| {
             (
                 stolen.saturating_add(stolen_within(&timeline.host_slow, c.begin_ns, c.end_ns)),

@@ -292,6 +292,13 @@ impl Timeline {
             .map(|i| &self.host_calls[i])
     }
 
+    /// The host calls of ops `first..=last`, in op order (the calls are kept sorted by op).
+    pub fn host_calls_of(&self, first: OpId, last: OpId) -> &[HostCall] {
+        let from = self.host_calls.partition_point(|c| c.op < first);
+        let to = self.host_calls.partition_point(|c| c.op <= last).max(from);
+        &self.host_calls[from..to]
+    }
+
     /// When the GPU began the trial's work: the earliest start of a stamped or witnessed op (host
     /// functions run on the host, and do not count). Nothing of the trial ran on the GPU before
     /// it, so an op issued earlier was pending then, and could not have started sooner: this is
@@ -506,4 +513,36 @@ impl Timeline {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_calls_of_takes_exactly_the_range() {
+        let call = |op| HostCall {
+            op: OpId(op),
+            begin_ns: 0,
+            end_ns: 1,
+        };
+        // Ops 0, 2, 3, 5 have calls (op 1 is, say, a record without one).
+        let t = Timeline::new(vec![], vec![call(5), call(0), call(3), call(2)]);
+        let ops = |a, b| -> Vec<usize> {
+            t.host_calls_of(OpId(a), OpId(b))
+                .iter()
+                .map(|c| c.op.0)
+                .collect()
+        };
+        assert_eq!(ops(0, 5), [0, 2, 3, 5]);
+        assert_eq!(ops(1, 3), [2, 3]);
+        assert_eq!(ops(3, 3), [3]);
+        assert_eq!(ops(4, 4), Vec::<usize>::new());
+        assert_eq!(
+            ops(5, 0),
+            Vec::<usize>::new(),
+            "an empty range, not a panic"
+        );
+        assert_eq!(ops(6, 9), Vec::<usize>::new());
+    }
 }

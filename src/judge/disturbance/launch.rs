@@ -86,11 +86,7 @@ fn spoiled(
         .map(|c| c.end_ns.saturating_sub(c.begin_ns))?;
     let (mut direct, mut own, mut long) = (0u64, 0u64, 0usize);
     let (mut begin, mut end) = (u64::MAX, 0u64);
-    for c in timeline
-        .host_calls
-        .iter()
-        .filter(|c| c.op >= first && c.op <= last)
-    {
+    for c in timeline.host_calls_of(first, last) {
         let took = c.end_ns.saturating_sub(c.begin_ns);
         direct = direct.saturating_add(took);
         // A call over the threshold may have waited all along: it counts as nothing.

@@ -261,10 +261,11 @@ impl Marks {
 ///   a busy neighbour.
 ///
 /// Host time in launch calls ([`Check::LaunchCheaper`]) is judged by the calls' own lengths
-/// wherever the trial may have shared the GPU ([`launch`]): a launch call that waited for a
-/// neighbour's slice is longer than the stall threshold, and the comparison counts only if it
-/// survives every such call. The kernels it launches stall beside a neighbour, but their stamps
-/// are not what it reads: a claim whose every check is a launch cost is not disturbed by them.
+/// wherever the trial may have shared the GPU ([`launch`]): the comparison counts only if it
+/// survives every call that could have waited for a neighbour's slice (a call over the stall
+/// threshold counted as nothing, a shorter wait allowed at each slice's end). The kernels it
+/// launches stall beside a neighbour, but their stamps are not what it reads: a claim whose every
+/// check is a launch cost is not disturbed by them.
 ///
 /// And a makespan comparison whose outcome would have turned with the phase it went against at
 /// its best pace in the claim's trials is disturbed, neighbour seen or not ([`makespan`]): copies
@@ -278,9 +279,8 @@ pub fn marks(
     tol: &Tolerances,
 ) -> Marks {
     let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
-    let launch_cost = checks.iter().any(launch::is_launch_cost);
     // The stamps decide nothing of a claim whose every check reads host time in launch calls.
-    let launch_only = launch_cost && checks.iter().all(launch::is_launch_cost);
+    let launch_only = !checks.is_empty() && checks.iter().all(launch::is_launch_cost);
     let speed = speed_dependent(program, checks);
     let memsets = program.ops.iter().any(|o| {
         matches!(
@@ -321,11 +321,10 @@ pub fn marks(
             marks.launch_saw_neighbour |= stamps_saw;
             found.clear();
         }
-        let launch_waited = if launch_cost && (stamps_saw || busy.is_some()) {
-            launch::held_launch(program, checks, t, stall_threshold(tol))
-        } else {
-            None
-        };
+        // Only where the trial may have shared the GPU (`None` for claims without launch costs).
+        let launch_waited = (stamps_saw || busy.is_some())
+            .then(|| launch::held_launch(program, checks, t, stall_threshold(tol)))
+            .flatten();
         let slow_copy = if paced {
             pace::slow_copies(program, t, tol).into_iter().next()
         } else {

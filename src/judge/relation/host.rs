@@ -281,9 +281,8 @@ pub(super) fn launch_cheaper(
         return unknown(check, "the graph launch has no host call".into());
     };
     let direct: i64 = timeline
-        .host_calls
+        .host_calls_of(first, last)
         .iter()
-        .filter(|c| c.op >= first && c.op <= last)
         .map(duration)
         .sum();
     let n = last.0 + 1 - first.0;
