@@ -162,6 +162,7 @@ fn too_few_decided_trials_make_an_inconclusive_verdict_unless_one_refutes() {
             negative: 0,
             undecided: 1,
             disturbed: 0,
+            overlapped: 0,
         }
     );
     assert_eq!(unknown.counts.to_string(), "Always 1/1 +1?");

@@ -33,7 +33,9 @@ fn rates(alone: bool) -> Tolerances {
 }
 
 /// K (a kernel, 0–500 µs) beside copies on other streams, each issued at 10 µs and started at
-/// once, taking the given times; checked: K overlaps the first copy.
+/// once, taking the given times; K2 follows the first copy in its stream, 1 µs after it. Checked:
+/// K2 waited for the first copy, an order a copy's speed moves (an overlap would count beside any
+/// neighbour: src/judge/disturbance/overlap.rs).
 fn copies(dir: CopyDir, place: Place, took: &[u64]) -> (Program, Vec<Check>, Timeline) {
     let mut p = Program::builder("pace");
     let s1 = p.stream(StreamKind::NonBlocking);
@@ -44,7 +46,7 @@ fn copies(dir: CopyDir, place: Place, took: &[u64]) -> (Program, Vec<Check>, Tim
     for (i, &ns) in took.iter().enumerate() {
         let s = p.stream(StreamKind::NonBlocking);
         let c = p.copy_new(s, format!("C{i}"), dir, BYTES, place);
-        first.get_or_insert(c);
+        first.get_or_insert((c, s, ns));
         calls.push(call(c, 10_000, 10_000));
         spans.push(WitnessSpan {
             op: c,
@@ -52,12 +54,22 @@ fn copies(dir: CopyDir, place: Place, took: &[u64]) -> (Program, Vec<Check>, Tim
             end_ns: 10_000 + ns as i64,
         });
     }
-    let checks = vec![Check::Overlaps {
-        a: k,
-        b: first.expect("a copy"),
+    let (c, s, ns) = first.expect("a copy");
+    let k2 = p.spin(s, "K2", std::time::Duration::from_micros(10));
+    calls.push(call(k2, 10_000, 10_000));
+    let k2_start = 11_000 + ns;
+    let checks = vec![Check::Precedes {
+        before: c,
+        after: k2,
     }];
-    let t = Timeline::new(vec![Span::single(k, 0, 500_000)], calls)
-        .with_witness(spans, Some(EXACT_SYNC));
+    let t = Timeline::new(
+        vec![
+            Span::single(k, 0, 500_000),
+            Span::single(k2, k2_start, k2_start + 10_000),
+        ],
+        calls,
+    )
+    .with_witness(spans, Some(EXACT_SYNC));
     (p.build(), checks, t)
 }
 
@@ -211,8 +223,8 @@ fn trials_without_a_clock_sync_are_set_aside_in_a_run_that_shows_a_neighbour() {
     assert_eq!(m.trials[1], None, "a clock sync shows a trial held back");
     // A check that reads no ready time is not flipped by a shift.
     let returns = [Check::ReturnsBefore {
-        call: c[0].ops()[1],
-        span: c[0].ops()[1],
+        call: c[0].ops()[0],
+        span: c[0].ops()[0],
     }];
     let mut m = marks(&p, &returns, std::slice::from_ref(&t), None, &TOL);
     m.mark_unsynced(&returns, std::slice::from_ref(&t), "elsewhere");

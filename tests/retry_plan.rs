@@ -9,6 +9,7 @@ fn counts(positive: usize, negative: usize, undecided: usize, disturbed: usize) 
         negative,
         undecided,
         disturbed,
+        overlapped: 0,
     }
 }
 

@@ -17,6 +17,11 @@ pub struct Counts {
     /// counted apart, never as evidence.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub disturbed: usize,
+    /// Trials that showed a disturbance and still count, among the positive and negative ones:
+    /// their outcome rests on overlaps, which no neighbour makes
+    /// (`judge::disturbance::overlap`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub overlapped: usize,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -300,6 +300,7 @@ pub fn judge_claim_in_run(
         marks.mark_unsynced(checks, timelines, why);
     }
     let mut judgement = judge_marked(program, checks, timelines, &marks.trials, tol, wanted);
+    judgement.counts.overlapped = marks.overlapped;
     judgement.disturbance = marks.summary(&judgement.counts);
     (judgement, showing)
 }

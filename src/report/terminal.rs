@@ -173,9 +173,14 @@ pub fn disturbed_line(run: &RunRecord) -> String {
         .iter()
         .filter(|j| j.verdict == Verdict::Inconclusive && j.counts.disturbed > 0)
         .count();
+    let overlapped: usize = judged.iter().map(|j| j.counts.overlapped).sum();
+    let counted = match overlapped {
+        0 => String::new(),
+        n => format!(" ({n} more disturbed but counted by their overlaps alone)"),
+    };
     format!(
-        "disturbed {disturbed} of {trials} trials, in {claims} claims; {undecided} claims \
-         Inconclusive with disturbed trials"
+        "disturbed {disturbed} of {trials} trials, in {claims} claims{counted}; {undecided} \
+         claims Inconclusive with disturbed trials"
     )
 }
 

@@ -48,6 +48,7 @@
 mod idle;
 mod launch;
 mod makespan;
+mod overlap;
 pub mod pace;
 mod stall;
 
@@ -129,6 +130,11 @@ pub struct Marks {
     /// Trials without a clock sync set aside in a run that shows a neighbour elsewhere
     /// ([`Marks::mark_unsynced`]).
     unsynced: usize,
+    /// Per trial: whether its outcome rests on overlaps alone, which no neighbour makes
+    /// ([`overlap`]); such a trial counts, disturbed or not.
+    by_overlaps: Vec<bool>,
+    /// Trials that showed a disturbance and still count, by their overlaps.
+    pub overlapped: usize,
     /// The neighbours, when another process may have used the GPU during the claim.
     shared: Option<String>,
 }
@@ -198,6 +204,14 @@ impl Marks {
                 self.unsynced
             ));
         }
+        if self.overlapped > 0 {
+            parts.push(format!(
+                "{} trials that a neighbour disturbed counted by their overlaps alone (a \
+                 neighbour delays our work; it cannot make two of our ops run together that the \
+                 GPU keeps apart)",
+                self.overlapped
+            ));
+        }
         if let Some(who) = &self.shared {
             parts.push(format!("the GPU was shared with {who}"));
         }
@@ -225,7 +239,11 @@ impl Marks {
         if !checks.iter().any(Check::reads_readiness) {
             return;
         }
-        for (mark, t) in self.trials.iter_mut().zip(timelines) {
+        for (i, (mark, t)) in self.trials.iter_mut().zip(timelines).enumerate() {
+            if t.clock.is_none() && mark.is_none() && self.by_overlaps.get(i) == Some(&true) {
+                self.overlapped += 1;
+                continue;
+            }
             if t.clock.is_none() && mark.is_none() {
                 self.unsynced += 1;
                 *mark = Some(format!(
@@ -309,7 +327,10 @@ pub fn marks(
         vec![None; timelines.len()]
     };
     let turned = makespan::turned(program, checks, timelines, tol);
+    let host_waits = crate::judge::relation::HostWaits::of(program);
     for ((t, stage), turned) in timelines.iter().zip(stages).zip(turned) {
+        let by_overlaps = overlap::decided_by_overlaps(program, &host_waits, checks, t, tol);
+        marks.by_overlaps.push(by_overlaps);
         let held = releases(&waits.host, t, tol);
         let mut found = stalls_with(&waits, &held, program, t, tol);
         if let Some(h) = horizon(checks, t) {
@@ -426,6 +447,14 @@ pub fn marks(
             })
         } else {
             None
+        };
+        // A pair let go together that alone would not have met keeps its mark.
+        let mark = match mark {
+            Some(_) if by_overlaps && apart.is_none() => {
+                marks.overlapped += 1;
+                None
+            }
+            mark => mark,
         };
         marks.trials.push(mark);
     }

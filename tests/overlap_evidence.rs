@@ -1,0 +1,249 @@
+//! Overlaps as evidence beside a neighbour (src/judge/disturbance/overlap.rs), at their
+//! boundaries on hand-made timelines: a neighbour delays and pauses our work but cannot make two
+//! of our ops run together, so a disturbed trial still counts where its outcome rests on an
+//! overlap of a kernel with a kernel or copy of ours; an overlap one timer step short, a wait, two
+//! copies, ops of two devices or a pair let go together that alone would not have met still
+//! count for nothing.
+
+mod common;
+
+use common::two_ops::EXACT_SYNC;
+use common::{call, TOL};
+use std::time::Duration;
+use stream_litmus::disturbance::marks;
+use stream_litmus::{
+    judge_claim, Check, ClockSync, CopyDir, OpId, Place, Program, Span, StreamKind, Timeline,
+    Tolerances, Verdict, WitnessSpan,
+};
+
+/// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
+const SYNC: ClockSync = ClockSync {
+    offset_ns: 0,
+    error_ns: 1_000,
+};
+
+fn tol() -> Tolerances {
+    Tolerances {
+        launch_latency_ns: Some(6_000),
+        copy_rates: None,
+        ..TOL
+    }
+}
+
+/// `connections.one.single_stream` beside a loop of matrix products: A (stream 1, issued at host
+/// 0) and B (stream 2, issued at 2 µs), 50 µs each, held back by a neighbour until 2 400 µs and
+/// let go; A from 2 400 µs, B from `b_start` µs after it (in ns). The order A→B reads the order in
+/// which the GPU received them, which the hold lost: the trial is disturbed.
+fn held(b_start_ns: u64) -> (Program, Timeline, [OpId; 2]) {
+    let mut p = Program::builder("held");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", Duration::from_micros(50));
+    let b = p.spin(s2, "B", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 2_400_000, 2_450_000),
+            Span::single(b, b_start_ns, b_start_ns + 50_000),
+        ],
+        vec![call(a, 0, 1_000), call(b, 2_000, 3_000)],
+    )
+    .with_host(vec![], Some(SYNC));
+    (p.build(), t, [a, b])
+}
+
+fn verdict(p: &Program, checks: &[Check], t: &Timeline) -> (usize, Verdict) {
+    let j = judge_claim(p, checks, std::slice::from_ref(t), None, &tol(), 1);
+    (j.counts.disturbed, j.verdict)
+}
+
+#[test]
+fn an_overlap_refutes_an_order_in_a_trial_held_back_as_a_whole() {
+    // B started 45 µs before A ended: the GPU ran them together.
+    let (p, t, [a, b]) = held(2_405_000);
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (0, Verdict::Violated));
+    let j = judge_claim(&p, &order, std::slice::from_ref(&t), None, &tol(), 1);
+    assert_eq!((j.counts.negative, j.counts.overlapped), (1, 1));
+    assert!(
+        j.evidence(&p)
+            .contains("1 trials that a neighbour disturbed counted by their overlaps"),
+        "{}",
+        j.evidence(&p)
+    );
+}
+
+#[test]
+fn an_overlap_of_one_timer_step_counts_and_one_nanosecond_less_does_not() {
+    let step = TOL.timer_step_ns;
+    let (p, t, [a, b]) = held(2_450_000 - step);
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (0, Verdict::Violated));
+    // One nanosecond short of a timer step: no overlap the stamps can show, and the order the
+    // hold lost is still what the trial would say: disturbed.
+    let (p, t, [a, b]) = held(2_450_000 - step + 1);
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+}
+
+#[test]
+fn a_wait_in_a_held_trial_counts_for_nothing() {
+    // B started after A ended: whether it waited for A or was received after it, the hold hid.
+    let (p, t, [a, b]) = held(2_452_000);
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+    // With an overlap refuting another check of the same trial, the trial is a counterexample.
+    let both = [
+        order[0],
+        Check::Precedes {
+            before: b,
+            after: a,
+        },
+    ];
+    let (p, t, _) = held(2_405_000);
+    assert_eq!(verdict(&p, &both, &t), (0, Verdict::Violated));
+}
+
+#[test]
+fn a_trial_counts_as_positive_only_if_every_check_is_an_overlap() {
+    // C (stream 3, issued at 4 µs) started at 5 000 µs although nothing of ours ran after
+    // 2 455 µs: a stall, which disturbs the trial.
+    let mut p = Program::builder("stalled");
+    let (s1, s2, s3) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", Duration::from_micros(50));
+    let b = p.spin(s2, "B", Duration::from_micros(50));
+    let c = p.spin(s3, "C", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 2_400_000, 2_450_000),
+            Span::single(b, 2_405_000, 2_455_000),
+            Span::single(c, 5_000_000, 5_050_000),
+        ],
+        vec![
+            call(a, 0, 1_000),
+            call(b, 2_000, 3_000),
+            call(c, 4_000, 5_000),
+        ],
+    )
+    .with_host(vec![], Some(SYNC));
+    let p = p.build();
+    let together = [Check::Overlaps { a, b }];
+    let m = marks(&p, &together, std::slice::from_ref(&t), None, &tol());
+    assert_eq!(m.trials, vec![None], "the overlap counts");
+    assert_eq!(verdict(&p, &together, &t), (0, Verdict::Holds));
+    // With an order that the stall may have made, the trial proves nothing either way.
+    let with_order = [together[0], Check::Overlaps { a: b, b: c }];
+    assert_eq!(verdict(&p, &with_order, &t), (1, Verdict::Inconclusive));
+}
+
+#[test]
+fn two_copies_or_two_devices_are_no_evidence() {
+    // Two H2D copies of ours that ran together in a held trial: a neighbour's copies time-slice
+    // the copy engines, so whether ours interleave is not an order the GPU keeps.
+    let mut p = Program::builder("copies");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let c1 = p.copy_new(s1, "C1", CopyDir::H2D, 1 << 20, Place::Pinned);
+    let c2 = p.copy_new(s2, "C2", CopyDir::H2D, 1 << 20, Place::Pinned);
+    let t = Timeline::new(vec![], vec![call(c1, 0, 1_000), call(c2, 2_000, 3_000)])
+        .with_witness(
+            vec![
+                WitnessSpan {
+                    op: c1,
+                    start_ns: 2_400_000,
+                    end_ns: 2_500_000,
+                },
+                WitnessSpan {
+                    op: c2,
+                    start_ns: 2_405_000,
+                    end_ns: 2_505_000,
+                },
+            ],
+            Some(EXACT_SYNC),
+        )
+        .with_host(vec![], Some(SYNC));
+    let p = p.build();
+    let order = [Check::Precedes {
+        before: c1,
+        after: c2,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+
+    // Kernels of two devices run together on any machine.
+    let mut p = Program::builder("two devices");
+    let s1 = p.stream(StreamKind::NonBlocking);
+    let s2 = p.stream_on(1, StreamKind::NonBlocking);
+    let a = p.spin(s1, "A", Duration::from_micros(50));
+    let b = p.spin(s2, "B", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 2_400_000, 2_450_000),
+            Span::single(b, 2_405_000, 2_455_000),
+        ],
+        vec![call(a, 0, 1_000), call(b, 2_000, 3_000)],
+    )
+    .with_host(vec![], Some(SYNC));
+    let p = p.build();
+    let m = marks(
+        &p,
+        &[Check::Precedes {
+            before: a,
+            after: b,
+        }],
+        std::slice::from_ref(&t),
+        None,
+        &tol(),
+    );
+    assert!(m.trials[0].is_some(), "{:?}", m.trials);
+}
+
+#[test]
+fn a_pair_let_go_together_that_alone_would_not_have_met_stays_disturbed() {
+    // A issued at host 0, B at 100 µs (A lasts 50 µs), both held until 2 400 µs and let go
+    // together: alone A would have ended before B was issued.
+    let mut p = Program::builder("apart");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", Duration::from_micros(50));
+    let b = p.spin(s2, "B", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 2_400_000, 2_450_000),
+            Span::single(b, 2_405_000, 2_455_000),
+        ],
+        vec![call(a, 0, 1_000), call(b, 100_000, 101_000)],
+    )
+    .with_host(vec![], Some(SYNC));
+    let p = p.build();
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+    // The same pair as an overlap, which reads no arrival order: the hold's own mark.
+    let together = [Check::Overlaps { a, b }];
+    let m = marks(&p, &together, std::slice::from_ref(&t), None, &tol());
+    let why = m.trials[0].clone().expect("disturbed");
+    assert!(why.contains("held A back until B was issued"), "{why}");
+}
