@@ -98,8 +98,13 @@ fn a_copy_beside_a_busy_neighbour_decides_nothing() {
     let j = judge_claim(&p, &order, std::slice::from_ref(&t), None, &TOL, 1);
     assert_eq!((j.counts.disturbed, j.verdict), (0, Verdict::Holds));
     // C on a stream of its own ran beside K: no neighbour makes two of our ops run together, so
-    // the overlap counts beside the same neighbour (src/judge/disturbance/overlap.rs).
-    let (p, t) = kernel_then_copy(20_000, false);
+    // in a clock-synced trial the overlap counts beside the same neighbour
+    // (src/judge/disturbance/overlap.rs).
+    let (p, mut t) = kernel_then_copy(20_000, false);
+    t.clock = Some(stream_litmus::ClockSync {
+        offset_ns: 0,
+        error_ns: 1_000,
+    });
     let overlaps = [Check::Overlaps {
         a: OpId(0),
         b: OpId(1),

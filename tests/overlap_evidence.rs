@@ -1,9 +1,10 @@
 //! Overlaps as evidence beside a neighbour (src/judge/disturbance/overlap.rs), at their
 //! boundaries on hand-made timelines: a neighbour delays and pauses our work but cannot make two
 //! of our ops run together, so a disturbed trial still counts where its outcome rests on an
-//! overlap of a kernel with a kernel or copy of ours; an overlap one timer step short, a wait, two
-//! copies, ops of two devices or a pair let go together that alone would not have met still
-//! count for nothing.
+//! overlap of a kernel with a kernel or copy of ours; an overlap one timer step short, a reversal,
+//! a wait, two copies, ops of two devices, a pair issued too far apart to have met alone, a trial
+//! without a clock sync, or a claim whose other disturbed trials show the pair apart for no reason
+//! the stamps give still count for nothing.
 
 mod common;
 
@@ -12,8 +13,8 @@ use common::{call, TOL};
 use std::time::Duration;
 use stream_litmus::disturbance::marks;
 use stream_litmus::{
-    judge_claim, Check, ClockSync, CopyDir, OpId, Place, Program, Span, StreamKind, Timeline,
-    Tolerances, Verdict, WitnessSpan,
+    judge_claim, BlockStamp, Check, ClockSync, CopyDir, HostFnApi, HostSpan, OpId, Pause, Place,
+    Program, Span, StreamKind, Timeline, Tolerances, Verdict, WitnessSpan,
 };
 
 /// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
@@ -97,6 +98,73 @@ fn an_overlap_of_one_timer_step_counts_and_one_nanosecond_less_does_not() {
 }
 
 #[test]
+fn a_reversal_in_a_held_trial_is_no_overlap() {
+    // B ran wholly before A: the hold let them go in an order of the GPU's own.
+    let mut p = Program::builder("reversed");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let a = p.spin(s1, "A", Duration::from_micros(50));
+    let b = p.spin(s2, "B", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![
+            Span::single(a, 2_450_000, 2_500_000),
+            Span::single(b, 2_400_000, 2_450_000),
+        ],
+        vec![call(a, 0, 1_000), call(b, 2_000, 3_000)],
+    )
+    .with_host(vec![], Some(SYNC));
+    let p = p.build();
+    let order = [Check::Precedes {
+        before: a,
+        after: b,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+}
+
+#[test]
+fn a_pair_issued_further_apart_than_the_first_lasts_alone_is_no_evidence() {
+    // A (50 µs) issued at 0 ran from 10 µs, was switched out at 30 µs for 2 ms and ended at
+    // 2 070 µs; B, issued at `b_issue` µs, ran from 2 040 µs, beside A's last 30 µs.
+    let trial = |b_issue: u64| {
+        let mut p = Program::builder("stretched");
+        let (s1, s2) = (
+            p.stream(StreamKind::NonBlocking),
+            p.stream(StreamKind::NonBlocking),
+        );
+        let a = p.spin(s1, "A", Duration::from_micros(50));
+        let b = p.spin(s2, "B", Duration::from_micros(50));
+        let mut span_a = Span::single(a, 10_000, 2_070_000);
+        span_a.blocks = vec![BlockStamp {
+            pause: Some(Pause {
+                at_ns: 30_000,
+                ns: 2_000_000,
+            }),
+            ..span_a.blocks[0]
+        }];
+        let t = Timeline::new(
+            vec![span_a, Span::single(b, 2_040_000, 2_090_000)],
+            vec![
+                call(a, 0, 1_000),
+                call(b, b_issue * 1_000, b_issue * 1_000 + 1_000),
+            ],
+        )
+        .with_host(vec![], Some(SYNC));
+        let order = [Check::Precedes {
+            before: a,
+            after: b,
+        }];
+        verdict(&p.build(), &order, &t)
+    };
+    // Issued 20 µs after A: alone B would have been ready while A ran, as here.
+    assert_eq!(trial(20), (0, Verdict::Violated));
+    // Issued 100 µs after A: alone A would have ended 50 µs before; only the switch made them
+    // meet.
+    assert_eq!(trial(100), (1, Verdict::Inconclusive));
+}
+
+#[test]
 fn a_wait_in_a_held_trial_counts_for_nothing() {
     // B started after A ended: whether it waited for A or was received after it, the hold hid.
     let (p, t, [a, b]) = held(2_452_000);
@@ -105,14 +173,9 @@ fn a_wait_in_a_held_trial_counts_for_nothing() {
         after: b,
     }];
     assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
-    // With an overlap refuting another check of the same trial, the trial is a counterexample.
-    let both = [
-        order[0],
-        Check::Precedes {
-            before: b,
-            after: a,
-        },
-    ];
+    // With an overlap refuting one check, the trial is a counterexample whatever the others say
+    // (here one that no overlap decides).
+    let both = [order[0], Check::Behind { low: a, high: b }];
     let (p, t, _) = held(2_405_000);
     assert_eq!(verdict(&p, &both, &t), (0, Verdict::Violated));
 }
@@ -185,6 +248,38 @@ fn two_copies_or_two_devices_are_no_evidence() {
     let order = [Check::Precedes {
         before: c1,
         after: c2,
+    }];
+    assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
+
+    // A host function's span comes from the host clock, which a slow host moves.
+    let mut p = Program::builder("host function");
+    let (s1, s2) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let h = p.host_fn(
+        s1,
+        "H",
+        Duration::from_micros(50),
+        HostFnApi::LaunchHostFunc,
+    );
+    let k = p.spin(s2, "K", Duration::from_micros(50));
+    let t = Timeline::new(
+        vec![Span::single(k, 2_405_000, 2_455_000)],
+        vec![call(k, 0, 1_000), call(h, 2_000, 3_000)],
+    )
+    .with_host(
+        vec![HostSpan {
+            op: h,
+            begin_ns: 2_400_000,
+            end_ns: 2_450_000,
+        }],
+        Some(SYNC),
+    );
+    let p = p.build();
+    let order = [Check::Precedes {
+        before: k,
+        after: h,
     }];
     assert_eq!(verdict(&p, &order, &t), (1, Verdict::Inconclusive));
 

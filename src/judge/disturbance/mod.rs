@@ -130,10 +130,7 @@ pub struct Marks {
     /// Trials without a clock sync set aside in a run that shows a neighbour elsewhere
     /// ([`Marks::mark_unsynced`]).
     unsynced: usize,
-    /// Per trial: whether its outcome rests on overlaps alone, which no neighbour makes
-    /// ([`overlap`]); such a trial counts, disturbed or not.
-    by_overlaps: Vec<bool>,
-    /// Trials that showed a disturbance and still count, by their overlaps.
+    /// Trials that showed a disturbance and still count, by their overlaps ([`overlap`]).
     pub overlapped: usize,
     /// The neighbours, when another process may have used the GPU during the claim.
     shared: Option<String>,
@@ -239,11 +236,7 @@ impl Marks {
         if !checks.iter().any(Check::reads_readiness) {
             return;
         }
-        for (i, (mark, t)) in self.trials.iter_mut().zip(timelines).enumerate() {
-            if t.clock.is_none() && mark.is_none() && self.by_overlaps.get(i) == Some(&true) {
-                self.overlapped += 1;
-                continue;
-            }
+        for (mark, t) in self.trials.iter_mut().zip(timelines) {
             if t.clock.is_none() && mark.is_none() {
                 self.unsynced += 1;
                 *mark = Some(format!(
@@ -328,9 +321,11 @@ pub fn marks(
     };
     let turned = makespan::turned(program, checks, timelines, tol);
     let host_waits = crate::judge::relation::HostWaits::of(program);
+    // Trials whose mark their overlaps lift ([`overlap`]): the mark, and what they show.
+    let mut lifted: Vec<Option<(String, overlap::ByOverlaps)>> = Vec::new();
+    // Whether a disturbed trial shows an overlap check's pair apart with nothing to explain it.
+    let mut apart_seen = false;
     for ((t, stage), turned) in timelines.iter().zip(stages).zip(turned) {
-        let by_overlaps = overlap::decided_by_overlaps(program, &host_waits, checks, t, tol);
-        marks.by_overlaps.push(by_overlaps);
         let held = releases(&waits.host, t, tol);
         let mut found = stalls_with(&waits, &held, program, t, tol);
         if let Some(h) = horizon(checks, t) {
@@ -449,14 +444,26 @@ pub fn marks(
             None
         };
         // A pair let go together that alone would not have met keeps its mark.
-        let mark = match mark {
-            Some(_) if by_overlaps && apart.is_none() => {
-                marks.overlapped += 1;
-                None
-            }
-            mark => mark,
+        let by = match (&mark, apart) {
+            (Some(_), None) => overlap::decided_by_overlaps(program, &host_waits, checks, t, tol),
+            _ => None,
         };
-        marks.trials.push(mark);
+        if let (Some(_), None) = (&mark, by) {
+            apart_seen |= overlap::apart_unexplained(program, &host_waits, checks, t, tol, &found);
+        }
+        lifted.push(mark.clone().zip(by));
+        marks.trials.push(if by.is_some() { None } else { mark });
+    }
+    for (i, lift) in lifted.into_iter().enumerate() {
+        let Some((mark, by)) = lift else { continue };
+        if apart_seen && by == overlap::ByOverlaps::Shown {
+            marks.trials[i] = Some(format!(
+                "{mark}; its overlaps do not count for it, since another disturbed trial of \
+                 this claim shows the pair apart with no stall of the later op to explain it"
+            ));
+        } else {
+            marks.overlapped += 1;
+        }
     }
     marks
 }
