@@ -11,7 +11,8 @@
 # every run with a wrong decided verdict (wrong-NEIGHBOUR-RUN.json.gz, for the analysis) are
 # copied there. Every run writes its results file, so the wall includes writing it.
 #
-# Prints one line per run: the neighbour, wall seconds, wrong decided verdicts (a claim reported
+# Prints one line per run: the neighbour, wall seconds (the process's, its results file included,
+# and the run's own, from its summary), wrong decided verdicts (a claim reported
 # unexpected whose verdict is Holds or Violated) and the run's own decided line.
 set -uo pipefail
 bin=$(readlink -f "$1"); idle=$2; cli=$3; matmul=$4; copies=$5; record=${6:-}
@@ -33,8 +34,8 @@ runs() { # NEIGHBOUR COUNT
     if [ -n "$record" ] && [ "$wrong" -gt 0 ]; then
       cp "$json" "$record/wrong-$1-$i.json.gz"
     fi
-    printf '%-7s %2d  wall %5.2f s  wrong %d  %s\n' "$1" "$i" "$(awk "BEGIN { print $t1 - $t0 }")" "$wrong" \
-      "$(grep -m1 '^decided ' "$log")"
+    printf '%-7s %2d  wall %5.2f s (own %s s)  wrong %d  %s\n' "$1" "$i" "$(awk "BEGIN { print $t1 - $t0 }")" \
+      "$(awk '$1 == "time" && $2 == "wall" { print $3; exit }' "$log")" "$wrong" "$(grep -m1 '^decided ' "$log")"
     awk '$1 == "FAIL" && ($3 == "Holds" || $3 == "Violated")' "$log" | cut -c1-400
   done
 }
