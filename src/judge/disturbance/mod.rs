@@ -43,7 +43,8 @@
 //! copy, an H2D copy in front of a D2H one, a kernel of equal priority issued just before).
 //!
 //! A disturbed trial carries no evidence: the verdict counts it apart and the lab replaces it like
-//! an undecided trial (see [`crate::judge::verdict`]).
+//! an undecided trial (see [`crate::judge::verdict`]). Except where its outcome rests on an
+//! overlap of two of our ops, which no neighbour makes ([`overlap`]): such a trial counts.
 
 mod idle;
 mod launch;
@@ -451,8 +452,12 @@ pub fn marks(
         if let (Some(_), None) = (&mark, by) {
             apart_seen |= overlap::apart_unexplained(program, &host_waits, checks, t, tol, &found);
         }
-        lifted.push(mark.clone().zip(by));
-        marks.trials.push(if by.is_some() { None } else { mark });
+        let (kept, lift) = match by {
+            Some(by) => (None, mark.map(|m| (m, by))),
+            None => (mark, None),
+        };
+        lifted.push(lift);
+        marks.trials.push(kept);
     }
     for (i, lift) in lifted.into_iter().enumerate() {
         let Some((mark, by)) = lift else { continue };
