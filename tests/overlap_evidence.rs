@@ -36,7 +36,13 @@ fn tol() -> Tolerances {
 /// let go; A from 2 400 µs, B from `b_start` µs after it (in ns). The order A→B reads the order in
 /// which the GPU received them, which the hold lost: the trial is disturbed.
 fn held(b_start_ns: u64) -> (Program, Timeline, [OpId; 2]) {
-    let mut p = Program::builder("held");
+    two_spins(2_400_000, b_start_ns, 2_000)
+}
+
+/// A (stream 1, issued at host 0) and B (stream 2, issued at `b_issue_ns`), 50 µs each, started
+/// at the given GPU times, in a clock-synced trial.
+fn two_spins(a_start_ns: u64, b_start_ns: u64, b_issue_ns: u64) -> (Program, Timeline, [OpId; 2]) {
+    let mut p = Program::builder("two spins");
     let (s1, s2) = (
         p.stream(StreamKind::NonBlocking),
         p.stream(StreamKind::NonBlocking),
@@ -45,10 +51,10 @@ fn held(b_start_ns: u64) -> (Program, Timeline, [OpId; 2]) {
     let b = p.spin(s2, "B", Duration::from_micros(50));
     let t = Timeline::new(
         vec![
-            Span::single(a, 2_400_000, 2_450_000),
+            Span::single(a, a_start_ns, a_start_ns + 50_000),
             Span::single(b, b_start_ns, b_start_ns + 50_000),
         ],
-        vec![call(a, 0, 1_000), call(b, 2_000, 3_000)],
+        vec![call(a, 0, 1_000), call(b, b_issue_ns, b_issue_ns + 1_000)],
     )
     .with_host(vec![], Some(SYNC));
     (p.build(), t, [a, b])
@@ -100,22 +106,7 @@ fn an_overlap_of_one_timer_step_counts_and_one_nanosecond_less_does_not() {
 #[test]
 fn a_reversal_in_a_held_trial_is_no_overlap() {
     // B ran wholly before A: the hold let them go in an order of the GPU's own.
-    let mut p = Program::builder("reversed");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
-    let a = p.spin(s1, "A", Duration::from_micros(50));
-    let b = p.spin(s2, "B", Duration::from_micros(50));
-    let t = Timeline::new(
-        vec![
-            Span::single(a, 2_450_000, 2_500_000),
-            Span::single(b, 2_400_000, 2_450_000),
-        ],
-        vec![call(a, 0, 1_000), call(b, 2_000, 3_000)],
-    )
-    .with_host(vec![], Some(SYNC));
-    let p = p.build();
+    let (p, t, [a, b]) = two_spins(2_450_000, 2_400_000, 2_000);
     let order = [Check::Precedes {
         before: a,
         after: b,
@@ -315,22 +306,7 @@ fn two_copies_or_two_devices_are_no_evidence() {
 fn a_pair_let_go_together_that_alone_would_not_have_met_stays_disturbed() {
     // A issued at host 0, B at 100 µs (A lasts 50 µs), both held until 2 400 µs and let go
     // together: alone A would have ended before B was issued.
-    let mut p = Program::builder("apart");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
-    let a = p.spin(s1, "A", Duration::from_micros(50));
-    let b = p.spin(s2, "B", Duration::from_micros(50));
-    let t = Timeline::new(
-        vec![
-            Span::single(a, 2_400_000, 2_450_000),
-            Span::single(b, 2_405_000, 2_455_000),
-        ],
-        vec![call(a, 0, 1_000), call(b, 100_000, 101_000)],
-    )
-    .with_host(vec![], Some(SYNC));
-    let p = p.build();
+    let (p, t, [a, b]) = two_spins(2_400_000, 2_405_000, 100_000);
     let order = [Check::Precedes {
         before: a,
         after: b,
