@@ -66,7 +66,7 @@ pub mod report;
 pub mod trace;
 
 // Modules that were public before the layers had folders keep their paths.
-pub use border::{allowed_env, atomic_write, input_file, limits};
+pub use border::{allowed_env, atomic_write, bounded_json, input_file, limits};
 pub use judge::{disturbance, model};
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::sweep;
@@ -77,6 +77,7 @@ pub use border::error::{Error, Result};
 pub use border::limits::MAX_TRIAL_FACTOR;
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
+pub use gpu::turn;
 /// CUPTI's injection entry point (src/gpu/inject.rs), exported by the shared library.
 #[doc(hidden)]
 pub use gpu::InitializeInjection;

@@ -1,9 +1,11 @@
 //! The only module that touches cudarc.
 //!
-//! [`Gpu::open`] probes the libraries (so a missing driver or NVRTC is an error, not a panic),
-//! retains the primary context of device 0 with cudarc's event tracking off, compiles the stamp
-//! kernels once, and calibrates. [`Gpu::run`] then executes programs; everything it returns is
-//! plain data.
+//! [`Gpu::process`] opens the GPU of the process, once: it probes the libraries (so a missing
+//! driver or NVRTC is an error, not a panic), retains the primary context of device 0 with
+//! cudarc's event tracking off, compiles the stamp kernels, and calibrates. Every [`crate::Lab`]
+//! of the process shares it, so ten test functions calibrate once and never hold two contexts
+//! of their own. [`Gpu::run`] then executes programs, one at a time in the process (the turn,
+//! `turn.rs`); everything it returns is plain data.
 //!
 //! cudarc's event tracking would make every kernel that takes a `CudaSlice` wait on that slice's
 //! last use in other streams, hiding the very overlap the claims look for. The executor passes raw
@@ -37,6 +39,7 @@ mod probe;
 mod ptx_cache;
 mod resources;
 mod stamps;
+pub mod turn;
 mod witness;
 
 pub use cupti::CUPTI_ENV;
@@ -64,8 +67,13 @@ use crate::measured::timing::SetupTiming;
 use crate::program::Program;
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The GPU of this process, opened by the first [`Gpu::process`] and never closed: a context
+/// released while another thread still used one of its own on the same device is one way the
+/// driver crashed under parallel tests, and a process opens its GPU once anyway.
+static PROCESS: OnceLock<Result<Gpu, Error>> = OnceLock::new();
 
 /// An open device: context, compiled kernels and calibration.
 pub struct Gpu {
@@ -86,17 +94,41 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Opens device 0. The driver reads environment variables such as
+    /// Device 0 of this process, opened and calibrated by the first call (under the process's
+    /// turn) and shared by every later one, from any thread; a failure to open is kept too, so
+    /// every caller gets the same error. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
-    pub fn open() -> Result<Gpu, Error> {
-        Gpu::open_with(None, None)
+    pub fn process() -> Result<&'static Gpu, Error> {
+        Gpu::process_with(None, None)
     }
 
-    /// [`Gpu::open`], loading the kernels from `ptx` (another process's [`Gpu::ptx`] for the
-    /// same device) instead of compiling them when the driver takes it: a child process skips
-    /// NVRTC that way; and taking `copy_rates` (another process's, on the same device) instead of
-    /// measuring them.
-    pub fn open_with(ptx: Option<&str>, copy_rates: Option<CopyRates>) -> Result<Gpu, Error> {
+    /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
+    /// [`Gpu::ptx`] for the same device) instead of compiling them when the driver takes it (a
+    /// child process skips NVRTC that way), and takes `copy_rates` (another process's, on the
+    /// same device) instead of measuring them. Later calls return the GPU already open.
+    pub fn process_with(
+        ptx: Option<&str>,
+        copy_rates: Option<CopyRates>,
+    ) -> Result<&'static Gpu, Error> {
+        if let Some(opened) = PROCESS.get() {
+            return opened.as_ref().map_err(Clone::clone);
+        }
+        // The turn before the cell: a thread that holds the turn and asks for the GPU takes the
+        // turn again at once, so no thread ever waits for the cell while holding the turn.
+        let _turn = turn::take();
+        PROCESS
+            .get_or_init(|| Gpu::open_with(ptx, copy_rates))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The GPU of this process if it is open, without opening it.
+    pub fn opened() -> Option<&'static Gpu> {
+        PROCESS.get().and_then(|g| g.as_ref().ok())
+    }
+
+    /// Opens device 0 (once per process: [`Gpu::process_with`]).
+    fn open_with(ptx: Option<&str>, copy_rates: Option<CopyRates>) -> Result<Gpu, Error> {
         let started = Instant::now();
         let mut lap = started;
         let mut to = |part: &mut u64| {
@@ -200,6 +232,7 @@ impl Gpu {
         trials: usize,
         pace: bool,
     ) -> Result<Execution, Error> {
+        let _turn = turn::take();
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
         if program.is_multi_device() {
             return self.run_multi(program, trials);

@@ -77,11 +77,11 @@ pub fn serve() -> i32 {
                 request.trials
             )));
         }
-        let gpu = Gpu::open_with(request.ptx.as_deref(), request.copy_rates)?;
+        let gpu = Gpu::process_with(request.ptx.as_deref(), request.copy_rates)?;
         let runs = request
             .jobs
             .iter()
-            .map(|job| collect_trials(&gpu, &job.program, &job.checks, request.trials, false))
+            .map(|job| collect_trials(gpu, &job.program, &job.checks, request.trials, false))
             .collect();
         Ok(ChildReply {
             runs,

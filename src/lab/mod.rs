@@ -19,7 +19,7 @@ mod second_look;
 pub mod sweep;
 
 use crate::border::error::Error;
-use crate::gpu::Gpu;
+use crate::gpu::{turn, Gpu};
 use crate::judge::claim::{Claim, EnvVar};
 use crate::lab::child::{ChildRequest, Job, BIN_ENV};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
@@ -55,10 +55,14 @@ pub struct Spent {
 }
 
 /// Runs programs and judges claims on device 0.
+///
+/// Every lab of a process shares the process's GPU ([`Gpu::process`]: one context, one
+/// calibration) and runs one claim at a time on it ([`turn`]), so labs may be made anywhere and
+/// used from any thread, `cargo test`'s threads included: each claim's trials run alone, as they
+/// would with one thread. [`Lab::shared`] is a lab for code that has nowhere to keep one.
 pub struct Lab {
     trials: usize,
     child_binary: Option<PathBuf>,
-    gpu: OnceLock<Result<Gpu, Error>>,
     spent: std::sync::Mutex<Spent>,
     /// `--exclusive`: wait before each claim until the GPU is ours, at most this long.
     exclusive: Option<Duration>,
@@ -82,10 +86,17 @@ impl Lab {
         Lab {
             trials,
             child_binary: None,
-            gpu: OnceLock::new(),
             spent: std::sync::Mutex::new(Spent::default()),
             exclusive: None,
         }
+    }
+
+    /// The process's lab with default settings ([`Lab::new`]), made on first use: for test
+    /// functions that share one without a `static` of their own. Every lab shares the GPU and
+    /// its calibration anyway; this one also shares [`Lab::spent`].
+    pub fn shared() -> &'static Lab {
+        static SHARED: OnceLock<Lab> = OnceLock::new();
+        SHARED.get_or_init(Lab::new)
     }
 
     pub fn with_trials(mut self, trials: usize) -> Lab {
@@ -111,12 +122,9 @@ impl Lab {
         self.trials
     }
 
-    /// The GPU of this process, opened on first use.
+    /// The GPU of this process, opened on first use ([`Gpu::process`]).
     pub fn gpu(&self) -> Result<&Gpu, Error> {
-        self.gpu
-            .get_or_init(Gpu::open)
-            .as_ref()
-            .map_err(Clone::clone)
+        Gpu::process()
     }
 
     /// What the lab spent so far outside the claims' own timings.
@@ -132,7 +140,9 @@ impl Lab {
 
     /// Runs the lab's number of trials of `program` in this process.
     pub fn run(&self, program: &Program) -> Result<Trials, Error> {
-        collect::run(self.gpu()?, program, self.trials)
+        let gpu = self.gpu()?;
+        let _turn = turn::take();
+        collect::run(gpu, program, self.trials)
     }
 
     /// Runs a claim's program in this process until it has the lab's number of decided trials
@@ -140,6 +150,9 @@ impl Lab {
     /// `scout`: a neighbour was busy when the claim began (see [`collect::collect_trials`]).
     fn run_claim(&self, claim: &Claim, scout: bool) -> Result<Trials, Error> {
         let gpu = self.gpu()?;
+        // Every round of the claim's trials under one turn: no other claim of the process runs
+        // between them.
+        let _turn = turn::take();
         collect::collect_trials(gpu, &claim.program, &claim.checks, self.trials, scout)
     }
 
@@ -237,6 +250,7 @@ impl Lab {
     ) -> Result<(), Error> {
         let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
         let mut seen = self.look();
+        let mut since = turn::granted();
         let mut carry = Carry::default();
         let mut carried = |mut s: Option<Sharing>| {
             if let Some(s) = &mut s {
@@ -255,12 +269,15 @@ impl Lab {
                 groups.entry(claim.env.clone()).or_default().push(i);
                 continue;
             }
+            let turn = self.take_turn(&mut seen, since);
             seen = self.wait_alone(seen)?;
             let scout = seen.as_ref().is_some_and(Sharing::busy);
             let result = self.run_claim(claim, scout);
             let (sharing, after) = self.around(seen);
             let sharing = carried(sharing);
             seen = after;
+            since = turn::granted();
+            drop(turn);
             let judging = Instant::now();
             let record = match result {
                 Ok(mut trials) => {
@@ -283,6 +300,7 @@ impl Lab {
                     checks: claims[i].checks.clone(),
                 })
                 .collect();
+            let turn = self.take_turn(&mut seen, since);
             seen = match self.wait_alone(seen) {
                 Ok(now) => now,
                 Err(e) => {
@@ -300,6 +318,8 @@ impl Lab {
             let (sharing, after) = self.around(seen);
             let sharing = carried(sharing);
             seen = after;
+            since = turn::granted();
+            drop(turn);
             for (&i, result) in members.iter().zip(results) {
                 let judging = Instant::now();
                 let record = match result {
@@ -313,9 +333,21 @@ impl Lab {
                 finish(i, record, judged);
             }
         }
-        self.second_looks(claims, later, seen, &mut carry, &mut |i, r| {
+        self.second_looks(claims, later, (seen, since), &mut carry, &mut |i, r| {
             finish(i, r, judged)
         })
+    }
+
+    /// Takes the process's turn for a claim, with NVML's look before it: `seen`, taken when the
+    /// turn had been granted `since` times, still holds if no other thread had the turn in
+    /// between (this lab's own turns count one each); otherwise the GPU is looked at again, since
+    /// another thread's claim (or its child process) ran on it meanwhile.
+    fn take_turn(&self, seen: &mut Option<Sharing>, since: u64) -> turn::Turn {
+        let taken = turn::take();
+        if turn::granted() > since.saturating_add(1) {
+            *seen = self.look();
+        }
+        taken
     }
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
@@ -418,19 +450,15 @@ impl Lab {
         let request = ChildRequest {
             trials: self.trials,
             jobs: jobs.to_vec(),
-            ptx: self
-                .gpu
-                .get()
-                .and_then(|g| g.as_ref().ok())
-                .map(|g| g.ptx().to_string()),
-            copy_rates: self
-                .gpu
-                .get()
-                .and_then(|g| g.as_ref().ok())
-                .and_then(|g| g.calibration().copy_rates),
+            ptx: Gpu::opened().map(|g| g.ptx().to_string()),
+            copy_rates: Gpu::opened().and_then(|g| g.calibration().copy_rates),
         };
         let started = Instant::now();
+        // The child's claims take the process's turn too: another thread's claim beside them
+        // would be a neighbour of ours.
+        let turn = turn::take();
         let reply = child::run(&binary, env, &request, timeout);
+        drop(turn);
         let waited = started.elapsed();
         let reply = {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
@@ -455,7 +483,15 @@ impl Lab {
         let exe = std::env::current_exe().ok();
         match exe {
             Some(p) if p.file_stem().is_some_and(|s| s == "stream-litmus") => Ok(p),
-            _ => Err(Error::Child {
+            Some(p) => beside_test_binary(&p).ok_or_else(|| Error::Child {
+                env: String::new(),
+                detail: format!(
+                    "this claim needs its own process, and the stream-litmus binary was not found \
+                     (nor beside {}): set {BIN_ENV} or call Lab::with_child_binary",
+                    p.display()
+                ),
+            }),
+            None => Err(Error::Child {
                 env: String::new(),
                 detail: format!(
                     "this claim needs its own process, and the stream-litmus binary was not found: \
@@ -464,6 +500,21 @@ impl Lab {
             }),
         }
     }
+}
+
+/// The `stream-litmus` binary that cargo built beside a test binary of this package: tests run
+/// from `target/PROFILE/deps/`, and `cargo test` builds the package's binary into
+/// `target/PROFILE/` for its integration tests. So a user's own test file finds it with no
+/// setting.
+fn beside_test_binary(exe: &std::path::Path) -> Option<PathBuf> {
+    let deps = exe.parent()?;
+    if deps.file_name()? != "deps" {
+        return None;
+    }
+    let bin = deps
+        .parent()?
+        .join(format!("stream-litmus{}", std::env::consts::EXE_SUFFIX));
+    bin.is_file().then_some(bin)
 }
 
 /// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,

@@ -9,6 +9,7 @@
 
 use super::{collect, Lab};
 use crate::border::error::Error;
+use crate::gpu::turn;
 use crate::judge::claim::Claim;
 use crate::judge::verdict::Verdict;
 use crate::measured::sharing::{Carry, Sharing};
@@ -24,7 +25,7 @@ impl Lab {
         &self,
         claims: &[Claim],
         mut later: Vec<(usize, ClaimRecord)>,
-        mut seen: Option<Sharing>,
+        (mut seen, mut since): (Option<Sharing>, u64),
         carry: &mut Carry,
         finish: &mut dyn FnMut(usize, ClaimRecord),
     ) -> Result<(), Error> {
@@ -53,20 +54,25 @@ impl Lab {
                 let before = counted(&record);
                 let record = match stopped {
                     Some(_) => record,
-                    None => match self.wait_alone(seen.take()) {
-                        Ok(now) => {
-                            let (record, after) = self.look_again(&claims[i], record, now, carry);
-                            seen = after;
-                            if scouting {
-                                misses = if counted(&record) == 0 { misses + 1 } else { 0 };
+                    None => {
+                        let _turn = self.take_turn(&mut seen, since);
+                        match self.wait_alone(seen.take()) {
+                            Ok(now) => {
+                                let (record, after) =
+                                    self.look_again(&claims[i], record, now, carry);
+                                seen = after;
+                                since = turn::granted();
+                                if scouting {
+                                    misses = if counted(&record) == 0 { misses + 1 } else { 0 };
+                                }
+                                record
                             }
-                            record
+                            Err(e) => {
+                                stopped = Some(e);
+                                record
+                            }
                         }
-                        Err(e) => {
-                            stopped = Some(e);
-                            record
-                        }
-                    },
+                    }
                 };
                 match round < MORE_LOOKS && wants_another_look(before, &record) {
                     true => again.push((i, record)),
@@ -94,9 +100,10 @@ impl Lab {
         let Outcome::Ran { trials, .. } = &mut record.outcome else {
             return (record, seen);
         };
-        let more = self
-            .gpu()
-            .and_then(|gpu| collect::collect_more(gpu, &claim.program, &claim.checks, trials));
+        let more = self.gpu().and_then(|gpu| {
+            let _turn = turn::take();
+            collect::collect_more(gpu, &claim.program, &claim.checks, trials)
+        });
         let (mut sharing, after) = self.around(seen);
         if let Some(s) = &mut sharing {
             carry.apply(s);
