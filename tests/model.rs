@@ -203,6 +203,72 @@ fn host_syncs_order_what_they_cover_before_everything_issued_later() {
     );
 }
 
+/// The finding of 100,000 random programs on an H100 (docs/model.md, "Findings"): the legacy
+/// stream's implicit barrier orders a record (or wait) of a blocking stream after the legacy
+/// work, so an event sync of that record waits for it, but a stream sync of a stream whose ops
+/// since its last work are records or waits does not. The smallest shrunk program, then the same
+/// with a kernel on the per-thread stream, which the stream sync does wait for.
+#[test]
+fn a_stream_sync_does_not_wait_for_what_the_legacy_barrier_gives_a_record() {
+    for kind in [StreamKind::PerThread, StreamKind::Blocking] {
+        let mut p = Program::builder("record then stream sync");
+        let null = p.stream(StreamKind::LegacyNull);
+        let s1 = p.stream(StreamKind::NonBlocking);
+        let pt = p.stream(kind);
+        let e = p.event("E0");
+        let k1 = p.spin(null, "K1", SPIN);
+        p.record(pt, e);
+        p.host_sync(SyncTarget::Stream(pt));
+        let k2 = p.spin(s1, "K2", SPIN);
+        let hb = HappensBefore::of(&p.build());
+        assert!(
+            hb.may_overlap(k1, k2),
+            "{kind}: the GPU ran K2 before K1 ended"
+        );
+
+        let mut p = Program::builder("record then event sync");
+        let null = p.stream(StreamKind::LegacyNull);
+        let s1 = p.stream(StreamKind::NonBlocking);
+        let pt = p.stream(kind);
+        let e = p.event("E0");
+        let k1 = p.spin(null, "K1", SPIN);
+        p.record(pt, e);
+        p.host_sync(SyncTarget::Event(e));
+        let k2 = p.spin(s1, "K2", SPIN);
+        assert!(
+            HappensBefore::of(&p.build()).must_precede(k1, k2),
+            "{kind}: an event sync waits for the legacy work before its record"
+        );
+
+        let mut p = Program::builder("kernel then stream sync");
+        let null = p.stream(StreamKind::LegacyNull);
+        let s1 = p.stream(StreamKind::NonBlocking);
+        let pt = p.stream(kind);
+        let k1 = p.spin(null, "K1", SPIN);
+        p.spin(pt, "P", SPIN);
+        p.host_sync(SyncTarget::Stream(pt));
+        let k2 = p.spin(s1, "K2", SPIN);
+        assert!(
+            HappensBefore::of(&p.build()).must_precede(k1, k2),
+            "{kind}: a stream sync waits for its kernel, which the barrier put after K1"
+        );
+    }
+    // A wait's own event is still covered: the record it waits for precedes the sync.
+    let mut p = Program::builder("wait then stream sync");
+    let (s1, s2, s3) = (
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+        p.stream(StreamKind::NonBlocking),
+    );
+    let e = p.event("E");
+    let a = p.spin(s1, "A", SPIN);
+    p.record(s1, e);
+    p.wait(s2, e);
+    p.host_sync(SyncTarget::Stream(s2));
+    let b = p.spin(s3, "B", SPIN);
+    assert!(HappensBefore::of(&p.build()).must_precede(a, b));
+}
+
 /// The newcomers' claims of issue 13: a device sync covers work on a non-blocking stream, so
 /// everything issued after it follows that work; a sync of s2 covers s2 only, so work issued
 /// after it may still run beside s1's. An elapsed read waits for its end event like an event
@@ -398,4 +464,38 @@ fn predict_survives_any_connection_count_from_the_builder() {
         HappensBefore::with(&prog, Refinement::Queues(usize::MAX)),
         HappensBefore::with(&prog, Refinement::Queues(2))
     );
+}
+
+/// The committed regression corpus (`src/fuzz/regressions.json`, run first by every `fuzz`):
+/// every program is valid, and in each program of the legacy-barrier class the model lets the
+/// last kernel run beside the legacy work, as the H100 did.
+#[test]
+fn the_regression_corpus_is_valid_and_the_model_agrees_with_the_gpu_on_it() {
+    let corpus = stream_litmus::fuzz::regressions();
+    assert!(corpus.len() >= 10);
+    let mut barrier_class = 0;
+    for p in &corpus {
+        p.validate().unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        if !p.name.contains("stream sync") {
+            continue;
+        }
+        barrier_class += 1;
+        let legacy = p
+            .ops
+            .iter()
+            .find(|op| {
+                op.kind
+                    .stream()
+                    .is_some_and(|s| p.streams[s.0].kind == StreamKind::LegacyNull)
+            })
+            .unwrap()
+            .id;
+        let last = p.ops.last().unwrap().id;
+        assert!(
+            HappensBefore::of(p).may_overlap(legacy, last),
+            "{}: the model orders the legacy work before the last kernel\n{p}",
+            p.name
+        );
+    }
+    assert_eq!(barrier_class, 7);
 }

@@ -337,6 +337,7 @@ fn config(cases: usize) -> FuzzConfig {
             ..Shape::default()
         },
         refinement: Refinement::Documented,
+        regressions: Vec::new(),
     }
 }
 

@@ -139,7 +139,7 @@ fn single_device_programs_serialize_as_before_and_two_device_ones_round_trip() {
 #[test]
 fn the_multi_family_is_not_part_of_the_default_catalogue() {
     let all = catalogue::all(DEFAULT_SPIN);
-    assert_eq!(all.len(), 75);
+    assert_eq!(all.len(), 77);
     assert!(all.iter().all(|c| !c.program.is_multi_device()));
     assert!(catalogue::multi_gpu(DEFAULT_SPIN)
         .iter()

@@ -48,7 +48,9 @@ pub use null_stream::{
     seed002_without_null,
 };
 pub use ordering::fifo;
-pub use per_thread::{per_thread_vs_blocking, per_thread_vs_legacy};
+pub use per_thread::{
+    per_thread_record_under_legacy, per_thread_vs_blocking, per_thread_vs_legacy,
+};
 pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_preemption};
 pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
 
@@ -113,6 +115,8 @@ pub fn synchronization(spin: Duration) -> Vec<Claim> {
     vec![
         per_thread_vs_blocking(spin),
         per_thread_vs_legacy(spin),
+        per_thread_record_under_legacy(spin, false),
+        per_thread_record_under_legacy(spin, true),
         event_rerecord(spin),
         connections_one_adjacent(spin),
         hook_on_compute_stream(spin),

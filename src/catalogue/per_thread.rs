@@ -3,8 +3,9 @@
 use super::both_issue_orders;
 use super::seeds::S003;
 use crate::judge::claim::{Claim, Source};
+use crate::judge::relation::Check;
 use crate::judge::verdict::Expect;
-use crate::program::StreamKind;
+use crate::program::{StreamKind, SyncTarget};
 use std::time::Duration;
 
 /// It does not synchronize with blocking streams, in either issue order.
@@ -44,5 +45,58 @@ pub fn per_thread_vs_legacy(spin: Duration) -> Claim {
     for (a, b) in both_issue_orders(&mut c, (pt, "P"), (null, "N"), spin) {
         c.precedes(a, b);
     }
+    c.build(Expect::Holds)
+}
+
+/// What the legacy barrier gives an event record on the per-thread stream: the record completes
+/// only after the legacy work (an event sync waits for it), but a stream sync of the per-thread
+/// stream, whose only op is the record, returns at once. Found by 100,000 random programs on an
+/// H100 (docs/model.md, "Findings"); no note or document says it. `legacy` lasts 20 spins, so
+/// that "at once" and "after it" are far apart.
+pub fn per_thread_record_under_legacy(spin: Duration, event_sync: bool) -> Claim {
+    let (id, statement) = match event_sync {
+        false => (
+            "per_thread.stream_sync_skips_legacy_record",
+            "A stream sync of the per-thread stream whose only op is an event record does not \
+             wait for the legacy-stream work issued before the record",
+        ),
+        true => (
+            "per_thread.event_sync_waits_for_legacy",
+            "An event sync of a record on the per-thread stream waits for the legacy-stream work \
+             issued before the record (the implicit barrier orders the record after it)",
+        ),
+    };
+    let mut c = Claim::builder(
+        id,
+        statement,
+        Source::new(
+            S003,
+            "学习 6. GPU Pro Tip: CUDA 7 Streams Simplify Concurrency",
+        ),
+    );
+    let null = c.stream(StreamKind::LegacyNull);
+    let pt = c.stream(StreamKind::PerThread);
+    let e = c.event("E");
+    let legacy = c.spin(null, "N", spin.saturating_mul(20));
+    c.record(pt, e);
+    let sync = c.host_sync(match event_sync {
+        false => SyncTarget::Stream(pt),
+        true => SyncTarget::Event(e),
+    });
+    c.check(match event_sync {
+        false => Check::ReturnsBefore {
+            call: sync,
+            span: legacy,
+        },
+        true => Check::ReturnsAfter {
+            call: sync,
+            span: legacy,
+        },
+    });
+    c.rationale(
+        "Measured first in a plain CUDA C program (cudaStreamLegacy, 5 ms kernel): \
+         cudaEventRecord(e, cudaStreamPerThread) then cudaStreamSynchronize(cudaStreamPerThread) \
+         returned after 0.01 ms, cudaEventSynchronize(e) after 5 ms.",
+    );
     c.build(Expect::Holds)
 }

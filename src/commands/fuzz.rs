@@ -27,6 +27,10 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     let refinement =
         Refinement::for_connections(std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref())
             .map_err(|e| CliError::usage(format!("{e}; set it to 1..=32 or unset it")))?;
+    // The committed corpus, then the violations an earlier run wrote to --regressions (read,
+    // bounded and validated before the GPU opens).
+    let mut regressions = stream_litmus::fuzz::regressions();
+    regressions.extend(earlier_regressions(&args.regressions)?);
     let lab = Lab::new().with_trials(1);
     let gpu = super::open_gpu(&lab, 1)?;
     let config = FuzzConfig {
@@ -37,6 +41,7 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
             ..Shape::default()
         },
         refinement,
+        regressions,
     };
     let tty = std::io::stderr().is_terminal();
     // Where the executor's time went, summed over every program (the phases of `run --bench`).
@@ -79,6 +84,32 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The programs an earlier run wrote to `path` (none if there is no such file), each validated:
+/// a file that is not such a list, or holds a program the executor would refuse, is an error
+/// naming it.
+fn earlier_regressions(path: &std::path::Path) -> Result<Vec<stream_litmus::Program>, CliError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let bad = |detail: String| {
+        CliError::usage(format!(
+            "{}: not a regressions file written by `fuzz` ({detail}); move it away or name \
+             another with --regressions",
+            path.display()
+        ))
+    };
+    let file = stream_litmus::input_file::open_regular(path).map_err(|e| bad(e.to_string()))?;
+    let programs: Vec<stream_litmus::Program> = stream_litmus::bounded_json::read_json(
+        std::io::BufReader::new(file),
+        stream_litmus::limits::read_limit(),
+    )
+    .map_err(|e| bad(e.to_string()))?;
+    for (i, p) in programs.iter().enumerate() {
+        p.validate().map_err(|e| bad(format!("program {i}: {e}")))?;
+    }
+    Ok(programs)
 }
 
 /// Writes `value` as pretty JSON to `path`, atomically.

@@ -36,13 +36,26 @@ use std::time::{Duration, Instant};
 const MAX_SHRINK_RUNS: usize = 500;
 
 /// What to fuzz.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct FuzzConfig {
     pub cases: usize,
     pub seed: u64,
     pub shape: Shape,
     /// The model precision is measured against (soundness always uses the documented one).
     pub refinement: Refinement,
+    /// Programs run once each before the random ones ([`regressions`] and the user's own),
+    /// checked for soundness like them, and not shrunk.
+    pub regressions: Vec<Program>,
+}
+
+/// The shrunk programs of every class of soundness violation the fuzzer found on a GPU, each
+/// kept after the model was corrected for it (`src/fuzz/regressions.json`): a wait on a
+/// never-recorded event taken as a legacy action (2,000 programs, H100), and a stream sync after
+/// a record or wait taken to wait for what the legacy barrier gave that record (100,000
+/// programs, H100; docs/model.md, "Findings").
+pub fn regressions() -> Vec<Program> {
+    serde_json::from_str(include_str!("regressions.json"))
+        .expect("the committed regression corpus parses (tests/model.rs)")
 }
 
 /// Runs one program once: its timeline and the tolerances to judge it with.
@@ -95,6 +108,9 @@ pub struct FuzzReport {
     /// Of `programs_run`, the candidates run while shrinking violations.
     #[serde(default)]
     pub shrink_runs: usize,
+    /// Of `programs_run`, the regression programs run before the random ones.
+    #[serde(default)]
+    pub regressions: usize,
     /// Must-precede pairs of kernels checked.
     pub must_pairs: usize,
     pub violations: Vec<Violation>,
@@ -274,6 +290,7 @@ pub fn fuzz(
         programs_per_second: 0.0,
         exec_ns: 0,
         shrink_runs: 0,
+        regressions: 0,
         must_pairs: 0,
         violations: Vec::new(),
         precision: BTreeMap::new(),
@@ -289,6 +306,29 @@ pub fn fuzz(
         r
     };
     let exec: &mut Executor<'_> = &mut timed;
+    for program in &config.regressions {
+        report.programs_run += 1;
+        report.regressions += 1;
+        match exec(program) {
+            Err(e) => {
+                report.errors += 1;
+                report.first_error.get_or_insert(e);
+            }
+            Ok((timeline, tol)) => {
+                let (bad, checked) = unsound(program, &timeline, &tol);
+                report.must_pairs += checked;
+                if let Some(measurement) = bad {
+                    report.violations.push(Violation {
+                        program: program.clone(),
+                        original: program.clone(),
+                        measurement,
+                        timeline,
+                        shrink_runs: 0,
+                    });
+                }
+            }
+        }
+    }
     for case in 0..config.cases {
         let mut tree = strategy
             .new_tree(&mut runner)

@@ -10,7 +10,8 @@ pub fn fuzz_report(r: &FuzzReport) -> String {
     let _ = writeln!(
         s,
         "fuzz   {} random programs (seed {}, spins {:.0} µs) in {:.2} s: {:.0} programs/s, {} run \
-         with shrinking ({} of them shrinking); {:.0} % of the time in the executor",
+         with shrinking ({} of them shrinking) and {} regression programs first; {:.0} % of the \
+         time in the executor",
         r.cases,
         r.seed,
         r.spin_ns as f64 / 1e3,
@@ -18,6 +19,7 @@ pub fn fuzz_report(r: &FuzzReport) -> String {
         r.programs_per_second(),
         r.programs_run,
         r.shrink_runs,
+        r.regressions,
         100.0 * r.exec_ns as f64 / r.elapsed_ns.max(1) as f64,
     );
     let _ = writeln!(

@@ -22,6 +22,8 @@ fn random_programs_never_break_a_documented_order() {
             std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref(),
         )
         .expect("CUDA_DEVICE_MAX_CONNECTIONS is 1..=32 or unset"),
+        // Every class of violation found at scale, first: sound under the corrected model.
+        regressions: stream_litmus::fuzz::regressions(),
     };
     let mut exec = |p: &stream_litmus::Program| {
         let run = gpu.run(p, 1)?;
