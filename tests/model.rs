@@ -210,46 +210,39 @@ fn host_syncs_order_what_they_cover_before_everything_issued_later() {
 /// with a kernel on the per-thread stream, which the stream sync does wait for.
 #[test]
 fn a_stream_sync_does_not_wait_for_what_the_legacy_barrier_gives_a_record() {
-    for kind in [StreamKind::PerThread, StreamKind::Blocking] {
-        let mut p = Program::builder("record then stream sync");
+    // K1 on the legacy stream, then `between` on a stream of `kind` (given it and its event
+    // E0), then K2 on a non-blocking stream: whether the model orders K1 before K2.
+    let ordered = |kind: StreamKind, between: &dyn Fn(&mut stream_litmus::ProgramBuilder, _, _)| {
+        let mut p = Program::builder("legacy, then a sync");
         let null = p.stream(StreamKind::LegacyNull);
         let s1 = p.stream(StreamKind::NonBlocking);
         let pt = p.stream(kind);
         let e = p.event("E0");
         let k1 = p.spin(null, "K1", SPIN);
-        p.record(pt, e);
-        p.host_sync(SyncTarget::Stream(pt));
+        between(&mut p, pt, e);
         let k2 = p.spin(s1, "K2", SPIN);
-        let hb = HappensBefore::of(&p.build());
+        HappensBefore::of(&p.build()).must_precede(k1, k2)
+    };
+    for kind in [StreamKind::PerThread, StreamKind::Blocking] {
         assert!(
-            hb.may_overlap(k1, k2),
+            !ordered(kind, &|p, s, e| {
+                p.record(s, e);
+                p.host_sync(SyncTarget::Stream(s));
+            }),
             "{kind}: the GPU ran K2 before K1 ended"
         );
-
-        let mut p = Program::builder("record then event sync");
-        let null = p.stream(StreamKind::LegacyNull);
-        let s1 = p.stream(StreamKind::NonBlocking);
-        let pt = p.stream(kind);
-        let e = p.event("E0");
-        let k1 = p.spin(null, "K1", SPIN);
-        p.record(pt, e);
-        p.host_sync(SyncTarget::Event(e));
-        let k2 = p.spin(s1, "K2", SPIN);
         assert!(
-            HappensBefore::of(&p.build()).must_precede(k1, k2),
+            ordered(kind, &|p, s, e| {
+                p.record(s, e);
+                p.host_sync(SyncTarget::Event(e));
+            }),
             "{kind}: an event sync waits for the legacy work before its record"
         );
-
-        let mut p = Program::builder("kernel then stream sync");
-        let null = p.stream(StreamKind::LegacyNull);
-        let s1 = p.stream(StreamKind::NonBlocking);
-        let pt = p.stream(kind);
-        let k1 = p.spin(null, "K1", SPIN);
-        p.spin(pt, "P", SPIN);
-        p.host_sync(SyncTarget::Stream(pt));
-        let k2 = p.spin(s1, "K2", SPIN);
         assert!(
-            HappensBefore::of(&p.build()).must_precede(k1, k2),
+            ordered(kind, &|p, s, _| {
+                p.spin(s, "P", SPIN);
+                p.host_sync(SyncTarget::Stream(s));
+            }),
             "{kind}: a stream sync waits for its kernel, which the barrier put after K1"
         );
     }

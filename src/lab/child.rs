@@ -15,11 +15,12 @@ use crate::gpu::Gpu;
 use crate::judge::claim::EnvVar;
 use crate::judge::relation::Check;
 use crate::lab::collect::collect_trials;
+use crate::measured::timing::ClaimTiming;
 use crate::program::Program;
 use crate::record::Trials;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -198,4 +199,92 @@ pub fn run(
         )));
     }
     Ok(reply)
+}
+
+/// The `stream-litmus` binary to run a child with: `given` ([`crate::Lab::with_child_binary`]),
+/// else [`BIN_ENV`], else this executable if it is `stream-litmus`, else the one cargo built
+/// beside this test binary.
+pub(super) fn binary(given: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os(BIN_ENV) {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok();
+    match exe {
+        Some(p) if p.file_stem().is_some_and(|s| s == "stream-litmus") => Ok(p),
+        Some(p) => beside_test_binary(&p).ok_or_else(|| Error::Child {
+            env: String::new(),
+            detail: format!(
+                "this claim needs its own process, and the stream-litmus binary was not found \
+                 (nor beside {}): set {BIN_ENV} or call Lab::with_child_binary",
+                p.display()
+            ),
+        }),
+        None => Err(Error::Child {
+            env: String::new(),
+            detail: format!(
+                "this claim needs its own process, and the stream-litmus binary was not found: \
+                 set {BIN_ENV} or call Lab::with_child_binary"
+            ),
+        }),
+    }
+}
+
+/// The `stream-litmus` binary that cargo built beside a test binary of this package: tests run
+/// from `target/PROFILE/deps/`, and `cargo test` builds the package's binary into
+/// `target/PROFILE/` for its integration tests. So a user's own test file finds it with no
+/// setting.
+fn beside_test_binary(exe: &std::path::Path) -> Option<PathBuf> {
+    let deps = exe.parent()?;
+    if deps.file_name()? != "deps" {
+        return None;
+    }
+    let bin = deps
+        .parent()?
+        .join(format!("stream-litmus{}", std::env::consts::EXE_SUFFIX));
+    bin.is_file().then_some(bin)
+}
+
+/// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
+/// in equal shares, so that the claims' walls add up to the time the parent waited.
+pub(super) fn share_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
+    let timed: Vec<&mut ClaimTiming> = runs
+        .iter_mut()
+        .filter_map(|r| r.as_mut().ok()?.timing.as_mut())
+        .collect();
+    if timed.is_empty() {
+        return;
+    }
+    let own = timed.iter().fold(0u64, |a, t| a.saturating_add(t.wall_ns));
+    let share = waited_ns.saturating_sub(own) / timed.len() as u64;
+    for t in timed {
+        t.child_ns += share;
+        t.wall_ns += share;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::beside_test_binary;
+
+    /// A user's test binary in `target/PROFILE/deps/` finds the package's CLI one folder up;
+    /// a binary elsewhere, or a folder without the CLI, finds nothing.
+    #[test]
+    fn the_cli_is_found_beside_a_test_binary_in_cargo_s_layout() {
+        let root = tempfile::tempdir().unwrap();
+        let deps = root.path().join("release/deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        let test = deps.join("my_claims-0123abcd");
+        std::fs::write(&test, b"").unwrap();
+        assert_eq!(beside_test_binary(&test), None, "no CLI built yet");
+        let cli = root
+            .path()
+            .join(format!("release/stream-litmus{}", std::env::consts::EXE_SUFFIX));
+        std::fs::write(&cli, b"").unwrap();
+        assert_eq!(beside_test_binary(&test), Some(cli));
+        let elsewhere = root.path().join("release/my_claims");
+        assert_eq!(beside_test_binary(&elsewhere), None, "not under deps/");
+    }
 }

@@ -21,10 +21,10 @@ pub mod sweep;
 use crate::border::error::Error;
 use crate::gpu::{turn, Gpu};
 use crate::judge::claim::{Claim, EnvVar};
-use crate::lab::child::{ChildRequest, Job, BIN_ENV};
+use crate::lab::child::{ChildRequest, Job};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
 use crate::measured::sharing::{Carry, Sharing};
-use crate::measured::timing::{ClaimTiming, SetupTiming};
+use crate::measured::timing::SetupTiming;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
 use std::collections::BTreeMap;
@@ -38,8 +38,6 @@ pub const TRIALS_ENV: &str = "STREAM_LITMUS_TRIALS";
 pub const DEFAULT_TRIALS: usize = 5;
 /// How often `--exclusive` looks whether the GPU is free.
 const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
-/// How long a child may take beyond its programs' own spin time.
-const CHILD_GRACE: Duration = Duration::from_secs(60);
 
 /// What the lab spent outside the claims' own timings, so far.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,6 +51,9 @@ pub struct Spent {
     /// The children's own setups, summed.
     pub child_setup: SetupTiming,
 }
+
+/// How long a child may take beyond its programs' own spin time.
+const CHILD_GRACE: Duration = Duration::from_secs(60);
 
 /// Runs programs and judges claims on device 0.
 ///
@@ -112,7 +113,8 @@ impl Lab {
     }
 
     /// The `stream-litmus` binary to re-invoke for child runs. Without it the lab uses
-    /// [`BIN_ENV`], then the current executable if it is `stream-litmus`.
+    /// [`child::BIN_ENV`], then the current executable if it is `stream-litmus`, then the one cargo
+    /// built beside a test binary of this package.
     pub fn with_child_binary(mut self, path: impl Into<PathBuf>) -> Lab {
         self.child_binary = Some(path.into());
         self
@@ -428,6 +430,7 @@ impl Lab {
         })
     }
 
+    /// Runs `jobs` in one child process under `env`, one result per job.
     fn run_in_child(
         &self,
         env: &[EnvVar],
@@ -436,7 +439,7 @@ impl Lab {
         for job in jobs {
             job.program.validate()?;
         }
-        let binary = self.child_binary()?;
+        let binary = child::binary(self.child_binary.as_deref())?;
         let spin_ns: u64 = jobs
             .iter()
             .flat_map(|j| &j.program.ops)
@@ -469,68 +472,7 @@ impl Lab {
             reply?
         };
         let mut runs = reply.runs;
-        share_child_cost(&mut runs, waited.as_nanos() as u64);
+        child::share_cost(&mut runs, waited.as_nanos() as u64);
         Ok(runs)
-    }
-
-    fn child_binary(&self) -> Result<PathBuf, Error> {
-        if let Some(p) = &self.child_binary {
-            return Ok(p.clone());
-        }
-        if let Some(p) = std::env::var_os(BIN_ENV) {
-            return Ok(PathBuf::from(p));
-        }
-        let exe = std::env::current_exe().ok();
-        match exe {
-            Some(p) if p.file_stem().is_some_and(|s| s == "stream-litmus") => Ok(p),
-            Some(p) => beside_test_binary(&p).ok_or_else(|| Error::Child {
-                env: String::new(),
-                detail: format!(
-                    "this claim needs its own process, and the stream-litmus binary was not found \
-                     (nor beside {}): set {BIN_ENV} or call Lab::with_child_binary",
-                    p.display()
-                ),
-            }),
-            None => Err(Error::Child {
-                env: String::new(),
-                detail: format!(
-                    "this claim needs its own process, and the stream-litmus binary was not found: \
-                     set {BIN_ENV} or call Lab::with_child_binary"
-                ),
-            }),
-        }
-    }
-}
-
-/// The `stream-litmus` binary that cargo built beside a test binary of this package: tests run
-/// from `target/PROFILE/deps/`, and `cargo test` builds the package's binary into
-/// `target/PROFILE/` for its integration tests. So a user's own test file finds it with no
-/// setting.
-fn beside_test_binary(exe: &std::path::Path) -> Option<PathBuf> {
-    let deps = exe.parent()?;
-    if deps.file_name()? != "deps" {
-        return None;
-    }
-    let bin = deps
-        .parent()?
-        .join(format!("stream-litmus{}", std::env::consts::EXE_SUFFIX));
-    bin.is_file().then_some(bin)
-}
-
-/// Charges a child's own cost (its wall time less its programs' walls) to its programs' timings,
-/// in equal shares, so that the claims' walls add up to the time the parent waited.
-fn share_child_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
-    let timed: Vec<&mut ClaimTiming> = runs
-        .iter_mut()
-        .filter_map(|r| r.as_mut().ok()?.timing.as_mut())
-        .collect();
-    if timed.is_empty() {
-        return;
-    }
-    let own = timed.iter().fold(0u64, |a, t| a.saturating_add(t.wall_ns));
-    let share = waited_ns.saturating_sub(own) / timed.len() as u64;
-    for t in timed {
-        t.child_ns += share;
-        t.wall_ns += share;
     }
 }
