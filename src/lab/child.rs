@@ -279,9 +279,10 @@ mod tests {
         let test = deps.join("my_claims-0123abcd");
         std::fs::write(&test, b"").unwrap();
         assert_eq!(beside_test_binary(&test), None, "no CLI built yet");
-        let cli = root
-            .path()
-            .join(format!("release/stream-litmus{}", std::env::consts::EXE_SUFFIX));
+        let cli = root.path().join(format!(
+            "release/stream-litmus{}",
+            std::env::consts::EXE_SUFFIX
+        ));
         std::fs::write(&cli, b"").unwrap();
         assert_eq!(beside_test_binary(&test), Some(cli));
         let elsewhere = root.path().join("release/my_claims");
