@@ -33,7 +33,9 @@ const RECORDED: &[(&str, &str)] = &[
     ("pytorch.ddp_hook_on_own_stream_overlaps_backward", "Holds"),
     ("pytorch.ddp_one_connection_blocks_backward_again", "Holds"),
     ("cuda.async_copy_returns_at_once", "Holds"),
-    ("cuda.sync_copy_waits_for_the_copy", "Holds"),
+    // Holds until the rule for a return inside the tolerance changed (2026-11-26): cudaMemcpy
+    // returned 3.9–5.9 µs after the copy's end, inside the trace's ±6.56 µs clock error.
+    ("cuda.sync_copy_waits_for_the_copy", "Inconclusive"),
     ("cuda.kernel_waits_for_the_copy_before_it", "Holds"),
     ("cuda.event_wait_orders_two_streams", "Holds"),
     // A finding: the first launch of kernel3 (lazy module loading) waited for kernel1.

@@ -589,3 +589,49 @@ fn check_out_writes_the_perfetto_trace_and_the_page() {
     // The five ops of the trial, and a swatch per selection.
     assert_eq!(rects, 5 + 2, "{page}");
 }
+
+/// A call relation within one selection speaks of each op and its own call: "each launch
+/// returns before its kernel ends" holds although the second kernel's launch returned after the
+/// first kernel ended (pairing one kernel's call with another's end said Violated).
+#[test]
+fn a_call_relation_on_one_selection_pairs_each_op_with_its_own_call() {
+    let t = kineto(
+        &[
+            Op("kernel", "gemm_1", 7, 1100.0, 100.0, 1000.0),
+            Op("kernel", "gemm_2", 7, 1310.0, 100.0, 1300.0),
+        ],
+        &[],
+    );
+    let sel = "select A = kernel \"gemm*\"";
+    let before = judged(&t, &format!("{sel}\ncheck forall returns_before(A, A)"));
+    assert_eq!(
+        before.verdict,
+        Verdict::Holds,
+        "{}",
+        before.trials[0].checks[0].reason
+    );
+    assert!(
+        before.trials[0].checks[0]
+            .reason
+            .starts_with("2 of 2 pairs"),
+        "{}",
+        before.trials[0].checks[0].reason
+    );
+    let after = judged(&t, &format!("{sel}\ncheck exists returns_after(A, A)"));
+    assert_eq!(after.verdict, Verdict::Violated);
+}
+
+/// A call that returned within the trace's clock error of its op's end is neither shown to
+/// return after it nor before it: Inconclusive both ways, with the tolerance named.
+#[test]
+fn a_return_inside_the_tolerance_decides_neither_way() {
+    // The launch call (5 µs) returns at 1005 µs; the kernel ends at 1004 µs.
+    let t = kineto(&[Op("kernel", "gemm_1", 7, 1002.0, 2.0, 1000.0)], &[]);
+    let sel = "select A = kernel \"gemm*\"";
+    for check in ["returns_after(A, A)", "returns_before(A, A)"] {
+        let j = judged(&t, &format!("{sel}\ncheck {check}"));
+        let reason = &j.trials[0].checks[0].reason;
+        assert_eq!(j.verdict, Verdict::Inconclusive, "{check}: {reason}");
+        assert!(reason.contains('±'), "{check}: {reason}");
+    }
+}
