@@ -369,6 +369,15 @@ fn claim_files_on_traces_refuse_what_they_cannot_judge() {
 
 /// The CLI on a claim file and a trace: exit status and stderr.
 fn cli(claim: &str, trace: &str, env: &[(&str, &str)]) -> (i32, String, String) {
+    cli_with(claim, trace, env, &[])
+}
+
+fn cli_with(
+    claim: &str,
+    trace: &str,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (c, t) = (dir.path().join("c.litmus"), dir.path().join("t.json"));
     std::fs::write(&c, format!(
@@ -379,6 +388,7 @@ fn cli(claim: &str, trace: &str, env: &[(&str, &str)]) -> (i32, String, String) 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
         .arg("check")
         .arg(&c)
+        .args(args)
         .envs(env.iter().copied())
         .output()
         .unwrap();
@@ -633,5 +643,23 @@ fn a_return_inside_the_tolerance_decides_neither_way() {
         let reason = &j.trials[0].checks[0].reason;
         assert_eq!(j.verdict, Verdict::Inconclusive, "{check}: {reason}");
         assert!(reason.contains('±'), "{check}: {reason}");
+    }
+}
+
+/// Options of GPU runs are refused on claims on traces, with exit 2 and the reason, instead of
+/// being ignored (`--json FILE` once wrote nothing and exited 0; `--trials` changed nothing).
+#[test]
+fn gpu_run_options_are_refused_on_trace_claims_not_ignored() {
+    let t = two((1010.0, 100.0), (1050.0, 50.0));
+    let claim = format!("{AB}\ncheck overlaps(A, B)");
+    for (args, word) in [
+        (&["--json", "r.json"][..], "--json"),
+        (&["--trials", "20"][..], "--trials"),
+        (&["--bench"][..], "--bench"),
+    ] {
+        let (code, out, err) = cli_with(&claim, &t, &[], args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(word) && err.contains("without it"), "{err}");
+        assert!(!out.contains("Holds"), "judged anyway: {out}");
     }
 }

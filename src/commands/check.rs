@@ -12,6 +12,27 @@ use stream_litmus::{litmus, Claim, EnvVar};
 
 pub fn check(args: CheckArgs) -> CliResult {
     if !args.traces.is_empty() || super::traced::all_traced(&args.files) {
+        // Options of GPU runs that a judgement on a trace cannot honour are refused, not
+        // ignored: its trials are the trace's, and its outputs go to --out.
+        let o = &args.options;
+        let refused = [
+            (
+                o.trials.is_some(),
+                "--trials: a claim on a trace has the trace's trials (`trial each …`)",
+            ),
+            (
+                o.json.is_some(),
+                "--json: claims on traces write their report and Perfetto trace with --out DIR",
+            ),
+            (
+                o.exclusive.is_some(),
+                "--exclusive: claims on traces use no GPU",
+            ),
+            (o.bench, "--bench: claims on traces use no GPU"),
+        ];
+        if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
+            return Err(CliError::usage(format!("{why}; run again without it")));
+        }
         return super::traced::check_traced(
             &args.files,
             &args.traces,
