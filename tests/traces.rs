@@ -663,3 +663,21 @@ fn gpu_run_options_are_refused_on_trace_claims_not_ignored() {
         assert!(!out.contains("Holds"), "judged anyway: {out}");
     }
 }
+
+/// The same trace given twice, by its path and through a link, is refused before it is read,
+/// and a long list of repeats costs one pass (issue 36, rows 7 and 15).
+#[test]
+fn a_trace_given_twice_is_refused() {
+    let t = two((1010.0, 100.0), (1050.0, 50.0));
+    let (dir, path) = file(&t);
+    let link = dir.path().join("again.json");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    for paths in [vec![path.clone(), path.clone()], vec![path.clone(), link]] {
+        let err = Trace::read(&paths).err().expect("refused");
+        assert!(err.contains("same file"), "{err}");
+    }
+    let many = vec![path.clone(); 20_000];
+    let began = std::time::Instant::now();
+    assert!(Trace::read(&many).is_err());
+    assert!(began.elapsed() < std::time::Duration::from_secs(2));
+}

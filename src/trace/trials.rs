@@ -28,6 +28,7 @@ impl Trace {
     /// Reads every file; they must be ranks of one run (distinct ranks of one world size, and
     /// overlapping in time).
     pub fn read(paths: &[PathBuf]) -> Result<Trace, String> {
+        refuse_repeats(paths)?;
         let files = paths
             .iter()
             .map(|p| super::kineto::read(p))
@@ -325,4 +326,26 @@ impl Trial {
     pub fn place(&self, op: OpId) -> Option<(usize, i64, u32, u64)> {
         self.places.get(op.0).copied()
     }
+}
+
+/// A trace named twice (by the same path, another path or a link) would count every op twice:
+/// refused before any is read, in one pass over the files' device and inode numbers.
+fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: std::collections::HashMap<(u64, u64), &PathBuf> =
+        std::collections::HashMap::new();
+    for p in paths {
+        let Ok(m) = std::fs::metadata(p) else {
+            continue; // reading it names the problem
+        };
+        if let Some(first) = seen.insert((m.dev(), m.ino()), p) {
+            return Err(format!(
+                "{} and {} are the same file: a trace given twice would count each of its ops \
+                 twice; name each trace once",
+                first.display(),
+                p.display()
+            ));
+        }
+    }
+    Ok(())
 }
