@@ -156,3 +156,42 @@ fn trace_overhead_takes_a_bounded_number_of_pairs() {
         assert!(stderr.contains("--overhead"), "{bad}: {stderr}");
     }
 }
+
+/// `fuzz` replays what an earlier run wrote to `--regressions`: a file that is not such a list,
+/// or holds a program the executor would refuse, is refused with exit 2 and its name before any
+/// GPU is opened.
+#[test]
+fn fuzz_refuses_a_regressions_file_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("reg.json");
+    let program = |stream: u32| {
+        format!(
+            r#"{{"programs":[{{"name":"x","streams":[{{"kind":"non_blocking","label":"s1"}}],"events":[],"ops":[{{"id":0,"label":"K","op":"spin","stream":{stream},"duration_ns":1000,"grid":1,"block":32}}]}}]}}"#
+        )
+    };
+    let long = format!(
+        "{{\"programs\": \"{}\nok   forged.claim\"}}",
+        "A".repeat(100_000)
+    );
+    for text in ["not json", "[]", "{\"a\": 1}", &program(3), &long] {
+        std::fs::write(&bad, text).unwrap();
+        let out = cli()
+            .args(["fuzz", "--cases", "1", "--regressions"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains("not a regressions file"), "{text}: {err}");
+        assert!(err.len() < 2_000 && !err.contains("\nok "), "{err}");
+    }
+    // What `fuzz` writes is read back: past the file, the run stops only for want of a GPU.
+    std::fs::write(&bad, program(0)).unwrap();
+    let out = cli()
+        .args(["fuzz", "--cases", "1", "--regressions"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("not a regressions file"), "{err}");
+}

@@ -29,8 +29,9 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
             .map_err(|e| CliError::usage(format!("{e}; set it to 1..=32 or unset it")))?;
     // The committed corpus, then the violations an earlier run wrote to --regressions (read,
     // bounded and validated before the GPU opens).
+    let earlier = earlier_regressions(&args.regressions)?;
     let mut regressions = stream_litmus::fuzz::regressions();
-    regressions.extend(earlier_regressions(&args.regressions)?);
+    regressions.extend(earlier.iter().cloned());
     let lab = Lab::new().with_trials(1);
     let gpu = super::open_gpu(&lab, 1)?;
     let config = FuzzConfig {
@@ -72,8 +73,17 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
         write_json(path, &report)?;
     }
     if !report.violations.is_empty() {
-        let programs: Vec<_> = report.violations.iter().map(|v| &v.program).collect();
-        write_json(&args.regressions, &programs)?;
+        // The file keeps what it held: the earlier programs, then each new one once.
+        let mut programs = earlier;
+        for v in &report.violations {
+            if !programs.contains(&v.program) {
+                programs.push(v.program.clone());
+            }
+        }
+        write_json(
+            &args.regressions,
+            &stream_litmus::fuzz::Regressions { programs },
+        )?;
         outln!(
             "shrunk violations written to {}",
             args.regressions.display()
@@ -101,11 +111,12 @@ fn earlier_regressions(path: &std::path::Path) -> Result<Vec<stream_litmus::Prog
         ))
     };
     let file = stream_litmus::input_file::open_regular(path).map_err(|e| bad(e.to_string()))?;
-    let programs: Vec<stream_litmus::Program> = stream_litmus::bounded_json::read_json(
+    let programs = stream_litmus::bounded_json::read_json::<stream_litmus::fuzz::Regressions>(
         std::io::BufReader::new(file),
         stream_litmus::limits::read_limit(),
     )
-    .map_err(|e| bad(e.to_string()))?;
+    .map_err(|e| bad(e.to_string()))?
+    .programs;
     for (i, p) in programs.iter().enumerate() {
         p.validate().map_err(|e| bad(format!("program {i}: {e}")))?;
     }

@@ -54,8 +54,16 @@ pub struct FuzzConfig {
 /// a record or wait taken to wait for what the legacy barrier gave that record (100,000
 /// programs, H100; docs/model.md, "Findings").
 pub fn regressions() -> Vec<Program> {
-    serde_json::from_str(include_str!("regressions.json"))
+    serde_json::from_str::<Regressions>(include_str!("regressions.json"))
         .expect("the committed regression corpus parses (tests/model.rs)")
+        .programs
+}
+
+/// A regressions file: the corpus above, and what `fuzz --regressions FILE` writes and reads
+/// back (a JSON object, as every file the tool reads is).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Regressions {
+    pub programs: Vec<Program>,
 }
 
 /// Runs one program once: its timeline and the tolerances to judge it with.
@@ -307,26 +315,15 @@ pub fn fuzz(
     };
     let exec: &mut Executor<'_> = &mut timed;
     for program in &config.regressions {
-        report.programs_run += 1;
         report.regressions += 1;
-        match exec(program) {
-            Err(e) => {
-                report.errors += 1;
-                report.first_error.get_or_insert(e);
-            }
-            Ok((timeline, tol)) => {
-                let (bad, checked) = unsound(program, &timeline, &tol);
-                report.must_pairs += checked;
-                if let Some(measurement) = bad {
-                    report.violations.push(Violation {
-                        program: program.clone(),
-                        original: program.clone(),
-                        measurement,
-                        timeline,
-                        shrink_runs: 0,
-                    });
-                }
-            }
+        if let Some((timeline, _, Some(measurement))) = run_one(&mut report, exec, program) {
+            report.violations.push(Violation {
+                program: program.clone(),
+                original: program.clone(),
+                measurement,
+                timeline,
+                shrink_runs: 0,
+            });
         }
     }
     for case in 0..config.cases {
@@ -334,28 +331,19 @@ pub fn fuzz(
             .new_tree(&mut runner)
             .expect("the program strategy never rejects");
         let program = tree.current();
-        report.programs_run += 1;
-        match exec(&program) {
-            Err(e) => {
-                report.errors += 1;
-                report.first_error.get_or_insert(e);
-            }
-            Ok((timeline, tol)) => {
-                let (bad, checked) = unsound(&program, &timeline, &tol);
-                report.must_pairs += checked;
-                tally_precision(
-                    &program,
-                    &timeline,
-                    &tol,
-                    config.refinement,
-                    &mut report.precision,
-                );
-                if let Some(m) = bad {
-                    let v = shrink(&mut tree, exec, program, m, timeline);
-                    report.programs_run += v.shrink_runs;
-                    report.shrink_runs += v.shrink_runs;
-                    report.violations.push(v);
-                }
+        if let Some((timeline, tol, bad)) = run_one(&mut report, exec, &program) {
+            tally_precision(
+                &program,
+                &timeline,
+                &tol,
+                config.refinement,
+                &mut report.precision,
+            );
+            if let Some(m) = bad {
+                let v = shrink(&mut tree, exec, program, m, timeline);
+                report.programs_run += v.shrink_runs;
+                report.shrink_runs += v.shrink_runs;
+                report.violations.push(v);
             }
         }
         progress(case + 1, config.cases);
@@ -364,6 +352,28 @@ pub fn fuzz(
     report.exec_ns = exec_ns;
     report.programs_per_second = report.programs_per_second();
     report
+}
+
+/// Runs `program` once and checks it for soundness, counting it in `report`: its timeline, its
+/// tolerances and the violation found, or `None` when the executor failed (counted as an error).
+fn run_one(
+    report: &mut FuzzReport,
+    exec: &mut Executor<'_>,
+    program: &Program,
+) -> Option<(Timeline, Tolerances, Option<Measurement>)> {
+    report.programs_run += 1;
+    match exec(program) {
+        Err(e) => {
+            report.errors += 1;
+            report.first_error.get_or_insert(e);
+            None
+        }
+        Ok((timeline, tol)) => {
+            let (bad, checked) = unsound(program, &timeline, &tol);
+            report.must_pairs += checked;
+            Some((timeline, tol, bad))
+        }
+    }
 }
 
 /// Shrinks a violating program: simplify while the violation persists, complicate back when a

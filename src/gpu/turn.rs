@@ -23,7 +23,8 @@ use std::thread::ThreadId;
 struct State {
     holder: Option<ThreadId>,
     depth: usize,
-    /// How many times a thread got the turn from nobody (not counting re-takes): for tests.
+    /// How many times a thread got the turn from nobody (not counting re-takes): the lab tells
+    /// by it whether another thread had the turn since its last look at the GPU.
     granted: u64,
 }
 

@@ -212,24 +212,22 @@ pub(super) fn binary(given: Option<&Path>) -> Result<PathBuf, Error> {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().ok();
-    match exe {
-        Some(p) if p.file_stem().is_some_and(|s| s == "stream-litmus") => Ok(p),
-        Some(p) => beside_test_binary(&p).ok_or_else(|| Error::Child {
+    if let Some(p) = exe
+        .as_ref()
+        .filter(|p| p.file_stem().is_some_and(|s| s == "stream-litmus"))
+    {
+        return Ok(p.clone());
+    }
+    exe.as_deref()
+        .and_then(beside_test_binary)
+        .ok_or_else(|| Error::Child {
             env: String::new(),
             detail: format!(
                 "this claim needs its own process, and the stream-litmus binary was not found \
-                 (nor beside {}): set {BIN_ENV} or call Lab::with_child_binary",
-                p.display()
+                 (neither this program nor beside it in cargo's target folder): set {BIN_ENV} or \
+                 call Lab::with_child_binary"
             ),
-        }),
-        None => Err(Error::Child {
-            env: String::new(),
-            detail: format!(
-                "this claim needs its own process, and the stream-litmus binary was not found: \
-                 set {BIN_ENV} or call Lab::with_child_binary"
-            ),
-        }),
-    }
+        })
 }
 
 /// The `stream-litmus` binary that cargo built beside a test binary of this package: tests run

@@ -151,10 +151,9 @@ impl Lab {
     /// (or a negative one, or the trial budget is spent).
     /// `scout`: a neighbour was busy when the claim began (see [`collect::collect_trials`]).
     fn run_claim(&self, claim: &Claim, scout: bool) -> Result<Trials, Error> {
+        // The caller holds the turn ([`Lab::take_turn`]) for every round of the claim's trials,
+        // so no other claim of the process runs between them.
         let gpu = self.gpu()?;
-        // Every round of the claim's trials under one turn: no other claim of the process runs
-        // between them.
-        let _turn = turn::take();
         collect::collect_trials(gpu, &claim.program, &claim.checks, self.trials, scout)
     }
 

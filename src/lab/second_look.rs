@@ -100,10 +100,10 @@ impl Lab {
         let Outcome::Ran { trials, .. } = &mut record.outcome else {
             return (record, seen);
         };
-        let more = self.gpu().and_then(|gpu| {
-            let _turn = turn::take();
-            collect::collect_more(gpu, &claim.program, &claim.checks, trials)
-        });
+        // Under the caller's turn, like the first look.
+        let more = self
+            .gpu()
+            .and_then(|gpu| collect::collect_more(gpu, &claim.program, &claim.checks, trials));
         let (mut sharing, after) = self.around(seen);
         if let Some(s) = &mut sharing {
             carry.apply(s);
