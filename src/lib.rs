@@ -109,4 +109,7 @@ pub use program::{
     Priority, Program, ProgramBuilder, ProgramError, Stream, StreamId, StreamKind, SyncTarget,
     Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
-pub use record::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
+pub use record::{
+    ClaimRecord, Outcome, Rejudging, RunRecord, RunTiming, RunWriter, Trials, WriteStats,
+    KEPT_TRIALS, SCHEMA_VERSION,
+};

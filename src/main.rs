@@ -38,7 +38,7 @@ struct RunArgs {
 /// How claims run and what is written: shared by the catalogue (`run`) and claim files (`check`).
 #[derive(clap::Args, Clone)]
 struct RunOptions {
-    /// Trials per claim, 1..=1000 [default: $STREAM_LITMUS_TRIALS, else 5].
+    /// Trials per claim, 1..=10000 [default: $STREAM_LITMUS_TRIALS, else 5].
     #[arg(long, value_parser = arguments::trials)]
     trials: Option<usize>,
     /// Write the results (claims, programs, raw stamps, verdicts) as JSON to this file.
@@ -143,7 +143,7 @@ enum Command {
     /// Sweeps: launch offsets over 2–16 streams, and hardware queues over 1–16 streams under the
     /// default connection count and under CUDA_DEVICE_MAX_CONNECTIONS=32.
     Sweep {
-        /// Trials per program (1..=1000).
+        /// Trials per program (1..=10000).
         #[arg(long, default_value_t = 10, value_parser = arguments::trials)]
         trials: usize,
         /// Largest number of streams in the hardware-queue sweep (1..=128).

@@ -8,37 +8,13 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// The peak memory any refusal may take: the bound.
 const MAX_RSS_KIB: i64 = 256 << 10;
 
-/// Runs the CLI; returns its exit code, stderr and peak resident memory in KiB.
-// The child is reaped by `wait4` (which also gives its peak memory), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// Runs the CLI without a GPU; returns its exit code, stderr and peak resident memory in KiB.
 fn run(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, i64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
-        .args(args)
-        .env("CUDA_VISIBLE_DEVICES", "")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
-        s
-    });
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not yet reaped; the pointers are valid for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid);
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, reader.join().unwrap(), usage.ru_maxrss)
+    common::peak::run_cli(args, &[])
 }
 
 fn refused_everywhere(file: &Path, message: &str) {
@@ -127,7 +103,8 @@ fn a_million_timelines_end_at_the_timeline_past_the_limit() {
             (b"]}}]}", 1),
         ],
     );
-    refused_everywhere(&file, "an array of over 6000 items");
+    let limit = stream_litmus::limits::MAX_TIMELINES;
+    refused_everywhere(&file, &format!("an array of over {limit} items"));
 }
 
 #[test]

@@ -334,6 +334,7 @@ fn a_two_device_results_file_loads_judges_and_renders() {
         warnings: vec![],
         sharing: None,
         timing: None,
+        left_out: 0,
     };
     let mut run = stream_litmus::RunRecord::new(Some(trials.calibration.clone()), 5);
     run.claims

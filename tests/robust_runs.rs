@@ -56,11 +56,11 @@ fn nonsense_arguments_are_refused_before_the_gpu_opens() {
         ),
         (
             vec!["--trials".into(), "0".into()],
-            "must be 1..=1000 trials, not 0",
+            "must be 1..=10000 trials, not 0",
         ),
         (
             vec!["--trials".into(), "99999999".into()],
-            "must be 1..=1000 trials",
+            "must be 1..=10000 trials",
         ),
         (
             vec!["run".into(), "--spin-us".into(), "0".into()],

@@ -37,6 +37,7 @@ fn trials(timelines: Vec<Timeline>) -> Trials {
         warnings: vec![],
         sharing: None,
         timing: None,
+        left_out: 0,
     }
 }
 

@@ -437,20 +437,27 @@ fn a_trace_over_the_read_limit_is_refused_by_the_cli() {
     assert!(err.contains("larger than"), "{err}");
 }
 
+/// A launch call as the injection library writes it.
+fn recorded_call(pid: u32, ts: f64, c: u32) -> String {
+    format!(
+        r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":{pid},"tid":{pid},"ts":{ts:.3},"dur":4.000,"args":{{"cbid":211,"correlation":{c}}}}}"#
+    )
+}
+
+/// A 50 µs kernel as the injection library writes it, naming its process or not (as before).
+fn recorded_kernel(process: Option<u32>, ts: f64, c: u32) -> String {
+    let process = process.map_or(String::new(), |p| format!(r#""process":{p},"#));
+    format!(
+        r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{ts:.3},"dur":50.000,"args":{{{process}"device":0,"stream":7,"correlation":{c},"grid":[1,1,1],"block":[32,1,1]}}}}"#
+    )
+}
+
 #[test]
 fn what_trace_recorded_joins_into_one_readable_trace() {
     // Two processes' records as the injection library writes them; one was killed mid-line.
     let dir = tempfile::tempdir().unwrap();
-    let call = |pid: u32, ts: f64, c: u32| {
-        format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":{pid},"tid":{pid},"ts":{ts:.3},"dur":4.000,"args":{{"cbid":211,"correlation":{c}}}}}"#
-        )
-    };
-    let kernel = |ts: f64, c: u32| {
-        format!(
-            r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{ts:.3},"dur":50.000,"args":{{"device":0,"stream":7,"correlation":{c},"grid":[1,1,1],"block":[32,1,1]}}}}"#
-        )
-    };
+    let call = recorded_call;
+    let kernel = |ts: f64, c: u32| recorded_kernel(None, ts, c);
     let mut a = String::new();
     for i in 0..4u32 {
         a += &format!(
@@ -682,4 +689,79 @@ fn a_trace_given_twice_is_refused() {
     let began = std::time::Instant::now();
     assert!(Trace::read(&many).is_err());
     assert!(began.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn ops_are_joined_to_calls_of_their_own_process() {
+    // Two processes whose correlation ids both count from 1, as CUPTI counts them: process 11
+    // launches at 0, 100, 200, 300 µs, process 12 at 5000, 5100, … Each kernel runs 6.5 µs after
+    // its own launch. Joined by correlation alone, half the ops took the other process's call.
+    let dir = tempfile::tempdir().unwrap();
+    let (call, kernel) = (recorded_call, recorded_kernel);
+    for named in [true, false] {
+        for (pid, base) in [(11u32, 0.0), (12, 5000.0)] {
+            let mut text = String::new();
+            for i in 1..=4u32 {
+                let at = base + 100.0 * f64::from(i);
+                text += &format!(
+                    "{}\n{}\n",
+                    call(pid, at, i),
+                    kernel(named.then_some(pid), at + 6.5, i)
+                );
+            }
+            std::fs::write(dir.path().join(format!("trace-{pid}.jsonl")), text).unwrap();
+        }
+        let out = dir.path().join(format!("joined-{named}.json.gz"));
+        stream_litmus::trace::join(dir.path(), &out, serde_json::json!({"base_ns": 0})).unwrap();
+        let trace = Trace::read(&[out]).unwrap();
+        let file = &trace.files[0];
+        assert_eq!(file.ops.len(), 8);
+        for op in &file.ops {
+            match (named, &op.call) {
+                (true, Some(c)) => {
+                    let lead = op.start_ns - c.begin_ns;
+                    assert_eq!(
+                        lead, 6_500,
+                        "op at {} joined to a call at {}",
+                        op.start_ns, c.begin_ns
+                    );
+                    assert_eq!(op.pid, if op.start_ns < 5_000_000 { 11 } else { 12 });
+                }
+                (false, None) => {}
+                (named, call) => panic!("named {named}: op at {} has call {call:?}", op.start_ns),
+            }
+        }
+        // Where the trace does not name each op's process, the ops stay without a call, and
+        // the trace says why.
+        assert_eq!(file.join_note.is_some(), !named, "{:?}", file.join_note);
+    }
+}
+
+/// Recorded on an H100 (2026-11-26): two processes of examples/cuda/event_two_streams.cu run at
+/// once under `stream-litmus trace`. CUPTI counts correlation ids from 1 in each process, so every
+/// one of the 50 kernels' ids occurs among both processes' calls.
+#[test]
+fn a_two_process_recording_joins_each_op_within_its_process() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/cuda/traces/event_two_streams_two_processes.json.gz");
+    let trace = Trace::read(std::slice::from_ref(&path)).unwrap();
+    let file = &trace.files[0];
+    let kernels: Vec<_> = file.ops.iter().filter(|o| o.call.is_some()).collect();
+    assert_eq!(kernels.len(), 50);
+    let pids: std::collections::BTreeSet<i64> = kernels.iter().map(|o| o.pid).collect();
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    for op in &kernels {
+        let call = op.call.as_ref().unwrap();
+        // Each kernel starts after its own launch call began, within a millisecond of it (joined
+        // to the other process's call, leads of −300 to +300 ms came out).
+        let lead = op.start_ns - call.begin_ns;
+        assert!((0..1_000_000).contains(&lead), "lead {lead} ns");
+    }
+    assert!(file.join_note.is_none());
+    // The launch jitter is the one-process figure (1.2 µs on the same machine), not milliseconds.
+    assert!(
+        trace.tolerances.tolerances.launch_jitter_ns < 10_000,
+        "{}",
+        trace.tolerances.describe()
+    );
 }

@@ -130,6 +130,12 @@ fn write_direct(
         .map_err(|e| file_err(path, e))
 }
 
+/// Whether `path` is written directly rather than through a temporary file: an existing special
+/// file (a device, our own standard output), or one reached through `/dev` or `/proc`.
+pub fn writes_directly(path: &Path) -> bool {
+    resolve(path).is_ok_and(|(_, special)| special)
+}
+
 /// Writes `path` atomically with what `write` produces.
 pub fn write_atomically(
     path: &Path,

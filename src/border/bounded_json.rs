@@ -65,6 +65,18 @@ impl<R: Read> Guarded<R> {
     }
 }
 
+impl<R> Guarded<R> {
+    /// Why the guard stopped the bytes, if it did.
+    pub fn refused(&self) -> Option<String> {
+        self.lexer.refused.clone()
+    }
+
+    /// Whether anything but blanks came through.
+    pub fn started(&self) -> bool {
+        self.lexer.started
+    }
+}
+
 impl<R: Read> Read for Guarded<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if let Some(why) = &self.lexer.refused {

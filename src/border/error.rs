@@ -95,3 +95,24 @@ impl fmt::Display for ProgramError {
 }
 
 impl std::error::Error for ProgramError {}
+
+/// The longest message quoted from a parser about a file's content: a value of the wrong type
+/// is quoted whole by serde ("invalid type: string \"…\""), and a file may hold a string of
+/// megabytes.
+pub const QUOTED_BYTES: usize = 240;
+
+/// `message` cut to [`QUOTED_BYTES`] (at a character boundary), with how much was left out.
+pub fn shortened(message: &str) -> String {
+    if message.len() <= QUOTED_BYTES {
+        return message.to_string();
+    }
+    let mut end = QUOTED_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… ({} more bytes left out)",
+        &message[..end],
+        message.len() - end
+    )
+}

@@ -6,24 +6,27 @@
 //! read can grow without end, and no run can be asked for by a slip of the keyboard. Each limit is
 //! generous next to every real run, and each says why it is what it is.
 
-/// The most decompressed bytes one results file (or one child request or reply) may hold:
-/// 2 GiB. A run of the whole catalogue, raw stamps of 4096-block kernels included, is about 25 MB
-/// of JSON, so this is 80× the largest real file, while a file of zeros, a device or a gzip
-/// bomb ends with a message instead of filling memory. [`READ_LIMIT_ENV`] changes it.
+/// The most decompressed bytes one claim of a results file may hold, and the rest of the file
+/// (or one child request or reply, or one profiler trace): 2 GiB. Results files are read one claim
+/// at a time (`record/reader.rs`), so this bounds memory, not the file: a run of the whole
+/// catalogue at 1,000 trials is 6 GB of JSON, its largest claim (`scenario.sleep.grid`, 32,768
+/// block stamps a trial) 4.7 GB. [`READ_LIMIT_ENV`] changes it; a run's summary says when one of
+/// its claims needs more.
 pub const MAX_READ_BYTES: u64 = 2 << 30;
 
-/// Environment variable that sets the read limit in MiB, for a real file larger than
-/// [`MAX_READ_BYTES`] (a run of thousands of trials).
+/// Environment variable that sets the read limit in MiB, for a claim larger than
+/// [`MAX_READ_BYTES`] (thousands of trials of a program of thousands of blocks).
 pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";
 
 /// The most events a profiler trace's `traceEvents` may hold: a 2 GiB trace holds about ten
 /// million; six times that is no real trace.
 pub const MAX_TRACE_EVENTS: u64 = 64 << 20;
 
-/// The most trials per claim a run may ask for, or a results file may record as wanted. The
-/// study's runs use 5 to 20; a whole-catalogue run writes about 5 MB of stamps per trial, so a
-/// thousand trials already make a file near the read limit.
-pub const MAX_TRIALS: usize = 1000;
+/// The most trials per claim a run may ask for, or a results file may record as wanted: enough
+/// for litmus-style counts ("Sometimes 3/10000"). The study's runs use 5 to 20. A run holds one
+/// claim's stamps at a time and writes each claim as it finishes, so memory grows with the
+/// largest claim's trials, not the run's: `--trials 10000 --filter fifo.` holds a few MB.
+pub const MAX_TRIALS: usize = 10_000;
 
 /// Most trials one claim may take, as a multiple of the trials asked for: room to replace the
 /// undecided trials a host hiccup or a neighbour's time slice causes, bounded so an undecidable

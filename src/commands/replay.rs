@@ -1,43 +1,94 @@
 //! Commands that need no GPU: `judge`, `render` and `compare` read results files.
 //!
-//! Every file is checked on load (`RunRecord::load`) and re-judged under the current rules
-//! before anything is printed, drawn, compared or written back; every output is written
-//! atomically, so `judge IN --write IN` cannot lose IN on a full disk.
+//! Every file is read one claim at a time (`RunRecord::read_each`), each claim checked and
+//! re-judged under the current rules as it comes, and nothing is printed, drawn, compared or
+//! written back before the whole file was read and checked; every output is written
+//! atomically, so `judge IN --write IN` cannot lose IN on a full disk. Memory holds one claim's
+//! stamps, and what the reports draw of the others (`ClaimRecord::kept`).
 
 use super::arguments::{not_the_input, writable_file};
 use super::{out, outln, write_reports, CliError, CliResult};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use stream_litmus::report::terminal;
-use stream_litmus::RunRecord;
+use stream_litmus::{Rejudging, RunRecord, RunWriter, Verdict};
 
-/// The record with every judgement recomputed from the stamps, and how many verdicts moved.
-fn rejudged(recorded: &RunRecord) -> (RunRecord, usize) {
-    let run = recorded.rejudged();
-    let moved = recorded
-        .claims
-        .iter()
-        .zip(&run.claims)
-        .filter(|(old, new)| old.verdict() != new.verdict())
-        .count();
-    (run, moved)
+/// A results file re-judged claim by claim: the re-judged records as a run keeps them
+/// (`ClaimRecord::kept`: every outcome, the stamps of the first trials and the witness), in the
+/// file's order, and each one's recorded verdict.
+struct Replayed {
+    run: RunRecord,
+    recorded: Vec<Option<Verdict>>,
+}
+
+impl Replayed {
+    /// How many re-judged verdicts differ from the recorded ones.
+    fn moved(&self) -> usize {
+        self.recorded
+            .iter()
+            .zip(&self.run.claims)
+            .filter(|(old, new)| **old != new.verdict())
+            .count()
+    }
+}
+
+/// Reads `path` one claim at a time, re-judging each under the current rules, so that memory
+/// holds one claim's stamps whatever the trial count; with `write`, each re-judged claim goes to
+/// that file as it is judged, and the writer is handed back unfinished (the caller finishes it
+/// once it has printed its report). A file from before every trial was clock-synced may need a
+/// second pass (`Rejudging::elsewhere`); the file is then read again, and written again.
+fn replay(path: &Path, write: Option<&Path>) -> Result<(Replayed, Option<RunWriter>), CliError> {
+    let (first, writer, again) = replay_pass(path, write, None)?;
+    match again {
+        None => Ok((first, writer)),
+        Some(elsewhere) => {
+            drop(writer);
+            let (second, writer, _) = replay_pass(path, write, Some(&elsewhere))?;
+            Ok((second, writer))
+        }
+    }
+}
+
+/// One pass of [`replay`]: the records, the writer of `write`, and what a second pass must tell
+/// the claims with unsynced trials (`None`: no second pass is needed, or this was it).
+fn replay_pass(
+    path: &Path,
+    write: Option<&Path>,
+    elsewhere: Option<&str>,
+) -> Result<(Replayed, Option<RunWriter>, Option<String>), CliError> {
+    let mut writer = write.map(RunWriter::start);
+    let mut judging = Rejudging::default();
+    let (mut claims, mut recorded) = (Vec::new(), Vec::new());
+    let head = RunRecord::read_each(path, |c| {
+        recorded.push(c.verdict());
+        let c = judging.next(c, elsewhere);
+        claims.push(c.kept());
+        if let Some(w) = &mut writer {
+            w.claim(Arc::new(c));
+        }
+        Ok(())
+    })?;
+    let again = judging.elsewhere().filter(|_| elsewhere.is_none());
+    let run = RunRecord { claims, ..head };
+    Ok((Replayed { run, recorded }, writer, again))
 }
 
 /// Loads a results file, re-judges it from its stamps and prints the report. The flag says
 /// whether every re-judged verdict equals the recorded one.
-fn rejudge(path: &Path) -> Result<(RunRecord, bool), CliError> {
-    let recorded = RunRecord::load(path)?;
-    if let Some(cal) = &recorded.calibration {
-        out!("{}", terminal::header(cal, recorded.trials_per_claim));
+fn rejudge(path: &Path, write: Option<&Path>) -> Result<(RunRecord, bool), CliError> {
+    let (replayed, writer) = replay(path, write)?;
+    let rejudged = &replayed.run;
+    if let Some(cal) = &rejudged.calibration {
+        out!("{}", terminal::header(cal, rejudged.trials_per_claim));
     }
-    let (rejudged, moved) = rejudged(&recorded);
-    for (old, new) in recorded.claims.iter().zip(&rejudged.claims) {
+    for (old, new) in replayed.recorded.iter().zip(&rejudged.claims) {
         outln!("{}", terminal::claim_line(new));
-        if old.verdict() != new.verdict() {
+        if *old != new.verdict() {
             outln!(
                 "     recorded verdict {:?} differs from the re-judged {:?}",
-                old.verdict(),
+                old,
                 new.verdict()
             );
         }
@@ -45,19 +96,23 @@ fn rejudge(path: &Path) -> Result<(RunRecord, bool), CliError> {
     for table in stream_litmus::report::scenario::tables(&rejudged.claims) {
         outln!("\n{table}");
     }
-    outln!("{}", terminal::footer(&rejudged));
-    super::timing::print(&rejudged, true)?;
-    Ok((rejudged, moved == 0))
+    outln!("{}", terminal::footer(rejudged));
+    super::timing::print(rejudged, true)?;
+    let same = replayed.moved() == 0;
+    if let Some(w) = writer {
+        w.finish(&replayed.run)?;
+    }
+    Ok((replayed.run, same))
 }
 
 pub fn judge(path: &Path, write: Option<&Path>) -> CliResult {
     if let Some(out) = write {
-        // Writing over the input is allowed here, on purpose: the write is atomic.
+        // Writing over the input is allowed here, on purpose: the write is atomic, and the input
+        // is read in full before the new file is renamed over it.
         writable_file(out)?;
     }
-    let (run, same) = rejudge(path)?;
+    let (run, same) = rejudge(path, write)?;
     if let Some(out) = write {
-        run.save(out)?;
         outln!("re-judged results written to {}", out.display());
     }
     Ok(if same && run.all_as_expected() {
@@ -71,7 +126,7 @@ pub fn render(path: &Path, out: &Path) -> CliResult {
     for name in ["report.html", "trace.json"] {
         not_the_input(&out.join(name), path, "--out folder")?;
     }
-    let (run, same) = rejudge(path)?;
+    let (run, same) = rejudge(path, None)?;
     if !same {
         let _ = writeln!(
             std::io::stderr(),
@@ -91,9 +146,9 @@ pub fn render(path: &Path, out: &Path) -> CliResult {
 /// Compares two results files, both re-judged under the current rules first, so that a
 /// difference is one of behaviour and not of the rules each file was judged with.
 pub fn compare(a: &Path, b: &Path) -> CliResult {
-    let (ra, moved_a) = rejudged(&RunRecord::load(a)?);
-    let (rb, moved_b) = rejudged(&RunRecord::load(b)?);
-    for (name, path, moved) in [("a", a, moved_a), ("b", b, moved_b)] {
+    let ra = replay(a, None)?.0;
+    let rb = replay(b, None)?.0;
+    for (name, path, moved) in [("a", a, ra.moved()), ("b", b, rb.moved())] {
         if moved > 0 {
             outln!(
                 "note   {name} ({}): {moved} recorded verdict(s) differ from the current rules'; \
@@ -102,7 +157,7 @@ pub fn compare(a: &Path, b: &Path) -> CliResult {
             );
         }
     }
-    let (text, differ) = stream_litmus::report::compare::compare(&ra, &rb);
+    let (text, differ) = stream_litmus::report::compare::compare(&ra.run, &rb.run);
     out!("{text}");
     Ok(if differ == 0 {
         ExitCode::SUCCESS

@@ -5,10 +5,12 @@
 use super::arguments::{trials_from_env, writable_file, writable_folder};
 use super::{outln, write_reports, CliError, CliResult, Progress};
 use crate::{RunArgs, RunOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
-use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord};
+use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord, RunWriter};
 
 /// The claims the filters select; every filter must match at least one claim. The multi-GPU
 /// family (`multi.*`, `catalogue::multi_gpu`) is selected like the others and run only where
@@ -89,28 +91,45 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     if let Some(line) = record.sharing.as_ref().map(terminal::sharing_line) {
         outln!("{line}");
     }
+    // Each claim's record goes to the results files as soon as it is final, and only what the
+    // reports draw stays in memory (`ClaimRecord::kept`): a run of 1,000 trials holds one
+    // claim's stamps at a time.
+    let mut writers: Vec<(PathBuf, RunWriter)> = args
+        .json
+        .iter()
+        .cloned()
+        .chain(args.out.as_ref().map(|dir| dir.join("results.json")))
+        .map(|path| {
+            let writer = RunWriter::start(&path);
+            (path, writer)
+        })
+        .collect();
+    let mut kept: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
     let mut progress = Progress::new(claims.len());
     let mut stdout_error = None;
-    let ran = lab.try_check_all(
-        claims,
-        |rec| {
-            use std::io::Write;
-            progress.clear();
-            if stdout_error.is_none() {
-                let line = terminal::claim_line(rec);
-                let line = stream_litmus::report::shown::shown(&line);
-                stdout_error = writeln!(std::io::stdout(), "{line}").err();
-            }
-            progress.step(&rec.claim.id);
-        },
-        &mut record.claims,
-    );
+    let ran = lab.try_check_each(claims, |i, rec| {
+        use std::io::Write;
+        progress.clear();
+        if stdout_error.is_none() {
+            let line = terminal::claim_line(&rec);
+            let line = stream_litmus::report::shown::shown(&line);
+            stdout_error = writeln!(std::io::stdout(), "{line}").err();
+        }
+        progress.step(&rec.claim.id);
+        kept[i] = Some(rec.kept());
+        let rec = Arc::new(rec);
+        for (_, writer) in &mut writers {
+            writer.claim(rec.clone());
+        }
+    });
     progress.clear();
-    // `--exclusive` gave up: nothing is written, so no results file holds a partial run.
+    // `--exclusive` gave up: the writers are dropped unfinished, so no results file holds a
+    // partial run.
     ran?;
+    record.claims = kept.into_iter().flatten().collect();
     if let Some(e) = stdout_error {
         // The run is done: keep its results before saying that the terminal output was lost.
-        save(args, &record, folder)?;
+        save(args, &record, folder, writers)?;
         return Err(CliError::stdout(e));
     }
     for table in stream_litmus::report::scenario::tables(&record.claims) {
@@ -137,7 +156,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     record.timing.wall_ns = started.elapsed().as_nanos() as u64;
     outln!("{}", terminal::footer(&record));
     super::timing::print(&record, args.bench)?;
-    save(args, &record, folder)?;
+    save(args, &record, folder, writers)?;
     Ok(if record.all_as_expected() {
         ExitCode::SUCCESS
     } else {
@@ -145,18 +164,26 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     })
 }
 
-/// Writes the results file and the report folder the arguments ask for.
+/// Finishes the results files and writes the report folder the arguments ask for, saying how
+/// long the writing took beside the run and how long the run waited for it.
 fn save(
     args: &RunOptions,
     record: &RunRecord,
     folder: Option<stream_litmus::atomic_write::Folder>,
+    writers: Vec<(PathBuf, RunWriter)>,
 ) -> Result<(), CliError> {
-    if let Some(path) = &args.json {
-        record.save(path)?;
-        outln!("results written to {}", path.display());
+    for (path, writer) in writers {
+        let stats = writer.finish(record)?;
+        outln!(
+            "results written to {} ({:.1} MB of JSON; {:.2} s of writing beside the run, {:.2} s \
+             of it added to the run)",
+            path.display(),
+            stats.bytes as f64 / 1e6,
+            stats.busy.as_secs_f64(),
+            stats.waited.as_secs_f64()
+        );
     }
     if let (Some(dir), Some(folder)) = (&args.out, folder) {
-        record.save(&dir.join("results.json"))?;
         write_reports(record, dir)?;
         folder.keep();
     }

@@ -94,6 +94,9 @@ pub fn check_traced(
             };
             outln!("trace  {} ({ops} GPU ops{host})", names.join(", "));
             outln!("       {}", trace.tolerances.describe());
+            for note in trace.files.iter().filter_map(|f| f.join_note.as_deref()) {
+                outln!("note   {}", stream_litmus::report::shown::shown(note));
+            }
         }
         match judge(claim, trace) {
             Ok(j) => {

@@ -265,6 +265,9 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
         (us(base, s), us(0, e.saturating_sub(s)))
     };
     let kind = r32(0);
+    // The process that recorded the op, written with it: correlation ids count from 1 in every
+    // process, so ops are joined to their calls within their process (`trace/kineto.rs`).
+    let process = std::process::id();
     if kind == K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32 {
         type T = sys::CUpti_ActivityKernel9;
         let name = r64(offset_of!(T, name)) as *const std::ffi::c_char;
@@ -277,7 +280,7 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
         let stream = r32(offset_of!(T, streamId));
         let _ = write!(
             line,
-            r#"{{"ph":"X","cat":"kernel","name":{},"pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":{},"stream":{stream},"correlation":{},"grid":[{},{},{}],"block":[{},{},{}]}}}}"#,
+            r#"{{"ph":"X","cat":"kernel","name":{},"pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"grid":[{},{},{}],"block":[{},{},{}]}}}}"#,
             serde_json::Value::from(name.as_ref()),
             r32(offset_of!(T, deviceId)),
             r32(offset_of!(T, correlationId)),
@@ -296,7 +299,7 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
         let stream = r32(offset_of!(T, streamId));
         let _ = write!(
             line,
-            r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy {} ({} -> {})","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
+            r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy {} ({} -> {})","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
             copy_kind(r8(offset_of!(T, copyKind))),
             memory_kind(r8(offset_of!(T, srcKind))),
             memory_kind(r8(offset_of!(T, dstKind))),
@@ -312,7 +315,7 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
         let stream = r32(offset_of!(T, streamId));
         let _ = write!(
             line,
-            r#"{{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
+            r#"{{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
             r32(offset_of!(T, deviceId)),
             r32(offset_of!(T, correlationId)),
             r64(offset_of!(T, bytes)),

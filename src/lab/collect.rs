@@ -42,6 +42,7 @@ pub(crate) fn trials_of(gpu: &Gpu, wanted: usize, exec: Execution) -> Trials {
         warnings: exec.warnings,
         sharing: None,
         timing: Some(exec.timing),
+        left_out: 0,
     }
 }
 

@@ -230,15 +230,32 @@ impl Lab {
     pub fn try_check_all(
         &self,
         claims: &[Claim],
-        done: impl FnMut(&ClaimRecord),
+        mut done: impl FnMut(&ClaimRecord),
         records: &mut Vec<ClaimRecord>,
     ) -> Result<(), Error> {
         // Records are kept once, by claim, and moved out at the end, on success or not: a record
         // holds every trial's stamps (4096 blocks for some), too much to clone per claim.
         let mut judged: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
-        let outcome = self.judge_into(claims, done, &mut judged);
+        let outcome = self.judge_into(claims, &mut |i, record| {
+            done(&record);
+            judged[i] = Some(record);
+        });
         *records = judged.into_iter().flatten().collect();
         outcome
+    }
+
+    /// Runs and judges every claim, handing each record to `each` with its claim's index as soon
+    /// as it is final, in the order the claims finish (claims of a child's environment and
+    /// second looks come later than their place). Nothing is kept: a caller that writes each
+    /// record out and drops it holds one claim's stamps at a time, whatever the trial count
+    /// (`run --trials 1000 --json`). Stops, as [`Lab::try_check_all`] does, where `--exclusive`
+    /// found the GPU still shared.
+    pub fn try_check_each(
+        &self,
+        claims: &[Claim],
+        mut each: impl FnMut(usize, ClaimRecord),
+    ) -> Result<(), Error> {
+        self.judge_into(claims, &mut each)
     }
 
     /// [`Lab::try_check_all`]'s work: claims in this process in order, then each environment's
@@ -246,8 +263,7 @@ impl Lab {
     fn judge_into(
         &self,
         claims: &[Claim],
-        mut done: impl FnMut(&ClaimRecord),
-        judged: &mut [Option<ClaimRecord>],
+        finish: &mut dyn FnMut(usize, ClaimRecord),
     ) -> Result<(), Error> {
         let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
         let mut seen = self.look();
@@ -258,10 +274,6 @@ impl Lab {
                 carry.apply(s);
             }
             s
-        };
-        let mut finish = |i: usize, record: ClaimRecord, judged: &mut [Option<ClaimRecord>]| {
-            done(&record);
-            judged[i] = Some(record);
         };
         // Claims a neighbour left undecided without a counterexample: a second look at the end.
         let mut later: Vec<(usize, ClaimRecord)> = Vec::new();
@@ -290,7 +302,7 @@ impl Lab {
             self.spend(|s| &mut s.judging, judging);
             match second_look::wants_second_look(&record) {
                 true => later.push((i, record)),
-                false => finish(i, record, judged),
+                false => finish(i, record),
             }
         }
         for (env, members) in groups {
@@ -307,7 +319,7 @@ impl Lab {
                 Err(e) => {
                     // The claims waiting for a second look keep their first.
                     for (i, record) in later {
-                        finish(i, record, judged);
+                        finish(i, record);
                     }
                     return Err(e);
                 }
@@ -331,12 +343,10 @@ impl Lab {
                     Err(e) => ClaimRecord::failed(claims[i].clone(), e),
                 };
                 self.spend(|s| &mut s.judging, judging);
-                finish(i, record, judged);
+                finish(i, record);
             }
         }
-        self.second_looks(claims, later, (seen, since), &mut carry, &mut |i, r| {
-            finish(i, r, judged)
-        })
+        self.second_looks(claims, later, (seen, since), &mut carry, finish)
     }
 
     /// Takes the process's turn for a claim, with NVML's look before it: `seen`, taken when the

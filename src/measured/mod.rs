@@ -13,6 +13,7 @@
 pub mod calibration;
 pub mod contents;
 pub mod sharing;
+pub mod stamps;
 pub mod timeline;
 pub mod timing;
 pub mod witness;

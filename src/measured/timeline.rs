@@ -13,49 +13,17 @@
 //! carries the error bound along so every comparison can widen its tolerance by it.
 
 use crate::measured::contents::Contents;
+pub use crate::measured::stamps::{BlockStamp, Pause, PAUSE_FLOOR_NS};
 use crate::measured::witness::{WitnessSpan, WitnessSync};
 use crate::program::{BufferId, OpId};
 use serde::{Deserialize, Serialize};
-
-/// One block's stamps. Times are `%globaltimer` nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockStamp {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub sm: u32,
-    pub cycles: u64,
-    /// The longest the block went without reading `%globaltimer` while it spun, where that was
-    /// at least [`Pause::RECORDED_NS`]: a running block stops only when it is switched out (see
-    /// [`crate::judge::disturbance`]). Absent in files recorded before the spin measured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause: Option<Pause>,
-}
-
-/// The shortest pause of a running block that counts as a switch-out. On an idle H100, blocks of
-/// grids larger than the GPU (4096 blocks of 256 threads) pause for 49.3 µs, again and again
-/// (six in ten blocks of `scenario.sleep.grid`), with nobody else on the GPU; blocks of
-/// smaller grids never pause for 1 µs. A neighbour's time slice switched our blocks out for
-/// 1.5–2.4 ms. Four times the idle pause sits far from both.
-pub const PAUSE_FLOOR_NS: u64 = 200_000;
-
-/// A stretch in which a running block did not read the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pause {
-    /// `%globaltimer` when the block stopped reading it.
-    pub at_ns: u64,
-    pub ns: u64,
-}
-
-impl Pause {
-    /// Shorter pauses are not kept: a spin reads the clock every few tens of ns, and the stall
-    /// threshold ([`crate::judge::disturbance::STALL_FLOOR_NS`]) is far above this.
-    pub const RECORDED_NS: u64 = 1_000;
-}
 
 /// The device-side life of one op.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
     pub op: OpId,
+    /// Written in columns (`stamps.rs`); files that list them as objects read too.
+    #[serde(with = "crate::measured::stamps")]
     pub blocks: Vec<BlockStamp>,
     /// The device that ran the op, in programs on several GPUs. The stamps of a device other
     /// than 0 are stored moved onto device 0's `%globaltimer` axis (through both devices'

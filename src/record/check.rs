@@ -26,8 +26,8 @@ use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
 use std::collections::HashSet;
 
-/// The first problem of `record`, as "claim 'id': field: what is wrong".
-pub fn check(record: &RunRecord) -> Result<(), String> {
+/// The run's own fields: its calibration and trial count.
+pub fn header(record: &RunRecord) -> Result<(), String> {
     if let Some(cal) = &record.calibration {
         calibration(cal).map_err(|e| format!("calibration: {e}"))?;
     }
@@ -37,18 +37,24 @@ pub fn check(record: &RunRecord) -> Result<(), String> {
             record.trials_per_claim
         ));
     }
-    let mut ids = HashSet::new();
-    for (i, rec) in record.claims.iter().enumerate() {
-        let id = &rec.claim.id;
-        if !ids.insert(id.as_str()) {
-            return Err(format!(
-                "claim '{id}' (claims[{i}]) appears twice; every claim id must be unique, or its \
-                 trials would be counted twice"
-            ));
-        }
-        claim(rec).map_err(|e| format!("claim '{id}': {e}"))?;
-    }
     Ok(())
+}
+
+/// Claim `i` of a file, whose earlier claims' ids are `ids` (this one's is added).
+pub fn claim_in_file(
+    i: usize,
+    rec: &super::run::ClaimRecord,
+    ids: &mut HashSet<String>,
+) -> Result<(), String> {
+    let id = &rec.claim.id;
+    if !ids.insert(id.clone()) {
+        return Err(format!(
+            "claim '{}' (claims[{i}]) appears twice; every claim id must be unique, or its trials \
+             would be counted twice",
+            id.escape_debug()
+        ));
+    }
+    claim(rec).map_err(|e| format!("claim '{}': {e}", id.escape_debug()))
 }
 
 fn claim(rec: &super::run::ClaimRecord) -> Result<(), String> {

@@ -1,59 +1,101 @@
 //! Reading and writing results files: gzip by name, every read bounded and checked
 //! ([`super::check`]), every write atomic.
 
-use super::check::check;
-use super::run::{RunRecord, SCHEMA_VERSION};
+use super::check;
+use super::run::{ClaimRecord, RunRecord, SCHEMA_VERSION};
 use crate::border::error::Error;
 use std::path::Path;
 
 impl RunRecord {
     /// Read a results file; a name ending in `.gz` is read through gzip (see [`RunRecord::save`]).
     ///
-    /// The file is user input: at most [`crate::border::limits::read_limit`] bytes are read (after
-    /// decompression), and everything is checked before it is returned ([`super::check`]): a
-    /// damaged or crafted file is refused with a message naming the claim and the field.
-    /// A claim without a scenario table whose id is `scenario.sleep.*`, `scenario.pipeline.*`
-    /// or `scenario.prefetch.*` gets that table ([`crate::Table::from_legacy_id`]): files
-    /// written before claims carried the field load as they were recorded.
+    /// The file is user input: each claim and the rest of the file are read to at most
+    /// [`crate::border::limits::read_limit`] bytes each (after decompression), and everything
+    /// is checked before it is returned ([`super::check`]): a damaged or crafted file is refused
+    /// with a message naming the claim and the field. The whole run is in memory at the end;
+    /// [`RunRecord::read_each`] reads one claim at a time. A claim without a scenario table whose
+    /// id is `scenario.sleep.*`, `scenario.pipeline.*` or `scenario.prefetch.*` gets that table
+    /// ([`crate::Table::from_legacy_id`]): files written before claims carried the field load
+    /// as they were recorded.
     pub fn load(path: &Path) -> Result<RunRecord, Error> {
+        let mut claims = Vec::new();
+        let mut run = RunRecord::read_each(path, |c| {
+            claims.push(c);
+            Ok(())
+        })?;
+        run.claims = claims;
+        Ok(run)
+    }
+
+    /// Reads a results file as [`RunRecord::load`] does, handing each claim, checked, to `each`
+    /// as soon as it is read, in the file's order, so that memory holds one claim's stamps at a
+    /// time ([`super::reader`]). Returns the run without its claims. The header is checked at
+    /// the end (it may follow the claims): where it is refused, claims were already handed on,
+    /// so a caller that prints them keeps what it prints until this returns.
+    pub fn read_each(
+        path: &Path,
+        mut each: impl FnMut(ClaimRecord) -> Result<(), Error>,
+    ) -> Result<RunRecord, Error> {
         use std::io::BufReader;
         let file_err = |detail: String| Error::File {
             path: path.display().to_string(),
             detail,
         };
-        let file = crate::border::input_file::open_regular(path).map_err(file_err)?;
-        let limit = crate::border::limits::read_limit();
-        // Parsed as it streams (`bounded_json`): no copy of the whole text, every size counted
-        // before memory is taken. Concatenated gzip members are one gzip stream; whatever
-        // follows the object is refused.
-        let parsed = if is_gzip(path) {
-            let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
-            crate::border::bounded_json::read_json::<RunRecord>(gz, limit)
-        } else {
-            crate::border::bounded_json::read_json::<RunRecord>(file, limit)
-        };
-        let mut record = parsed.map_err(|e| match e.starts_with("larger than") {
-            true => file_err(e),
-            false => file_err(format!("not a stream-litmus results file: {e}")),
-        })?;
-        // Files written before claims carried `table` name a scenario row only by its id.
-        for c in &mut record.claims {
-            if c.claim.table.is_none() {
-                c.claim.table = crate::judge::claim::Table::from_legacy_id(&c.claim.id);
-            }
-        }
-        if record.schema != SCHEMA_VERSION {
-            return Err(file_err(format!(
-                "results schema {} is not the supported {SCHEMA_VERSION}",
-                record.schema
-            )));
-        }
-        check(&record).map_err(|e| {
+        let damaged = |e: String| {
             file_err(format!(
                 "{e}. The file is damaged or was edited; nothing in it was used (re-record it, \
                  or restore it from version control)"
             ))
+        };
+        let file = crate::border::input_file::open_regular(path).map_err(file_err)?;
+        let limit = crate::border::limits::read_limit();
+        let mut ids = std::collections::HashSet::new();
+        // An error of `each` is the caller's, passed through as it is.
+        let mut theirs = None;
+        let mut one = |i: usize, mut c: ClaimRecord| -> Result<(), String> {
+            // Files written before claims carried `table` name a scenario row only by its id.
+            if c.claim.table.is_none() {
+                c.claim.table = crate::judge::claim::Table::from_legacy_id(&c.claim.id);
+            }
+            check::claim_in_file(i, &c, &mut ids)?;
+            each(c).map_err(|e| {
+                theirs = Some(e);
+                String::new()
+            })
+        };
+        // Concatenated gzip members are one gzip stream; whatever follows the object is refused.
+        let read = if super::writer::is_gzip(path) {
+            let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
+            super::reader::read_claims(gz, limit, &mut one)
+        } else {
+            super::reader::read_claims(BufReader::new(file), limit, &mut one)
+        };
+        if let Some(e) = theirs {
+            return Err(e);
+        }
+        let skeleton = read.map_err(|e| match e.starts_with("larger than") {
+            true => file_err(e),
+            false if e.starts_with("claims[") => damaged(e),
+            false => file_err(format!("not a stream-litmus results file: {e}")),
         })?;
+        let record: RunRecord = serde_json::from_slice(&skeleton).map_err(|e| {
+            let e = crate::border::error::shortened(&e.to_string());
+            file_err(match e.starts_with("trailing characters") {
+                true => format!(
+                    "not a stream-litmus results file: data follows its JSON object ({e}); a \
+                     results file is one object"
+                ),
+                false => format!("not a stream-litmus results file: {e}"),
+            })
+        })?;
+        if !(1..=SCHEMA_VERSION).contains(&record.schema) {
+            return Err(file_err(format!(
+                "results schema {} is not one of the supported 1..={SCHEMA_VERSION} (a file \
+                 written by a newer stream-litmus?)",
+                record.schema
+            )));
+        }
+        check::header(&record).map_err(damaged)?;
         Ok(record)
     }
 
@@ -61,30 +103,13 @@ impl RunRecord {
     /// ends in `.gz`. Raw stamps dominate a record (a 4096-block kernel writes 4096 of them per
     /// trial), and they compress about tenfold, which keeps the scenarios' runs small enough to
     /// commit as fixtures. The file is replaced atomically: a failed write leaves the old one.
+    /// A run's own results are written while it runs ([`super::RunWriter`]), in the same form.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
         crate::border::atomic_write::write_atomically(path, |out| {
-            if !is_gzip(path) {
-                serde_json::to_writer_pretty(&mut *out, self)?;
-                return Ok(());
-            }
-            // Level 4 of 9: for the record of a run beside two neighbours (`contended-two-h100`,
-            // 91 MB of JSON), on a 2-core CI machine, 0.68 s and 9.6 MB, where zlib's default
-            // (6) took 1.45 s for 9.1 MB and level 1 0.3 s for 13.9 MB. The write comes after
-            // the run, while the user waits, and a record beside a neighbour, with its retries,
-            // is the largest there is.
-            // serde_json writes a token at a time; each write into the encoder is a call into
-            // deflate, so they are gathered first (beside a neighbour, with retries, a record is
-            // 55 MB of JSON: 8 s unbuffered, against 1 s here).
-            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(4));
-            let mut json = std::io::BufWriter::with_capacity(1 << 16, &mut gz);
-            serde_json::to_writer(&mut json, self)?;
-            std::io::Write::flush(&mut json)?;
-            drop(json);
-            gz.finish().map(drop)
+            let (mut busy, mut bytes) = (std::time::Duration::ZERO, 0);
+            let tail = || Some(self.clone_head());
+            let claims = self.claims.iter();
+            super::writer::write_run(out, path, claims, &mut busy, &mut bytes, tail)
         })
     }
-}
-
-fn is_gzip(path: &Path) -> bool {
-    path.extension().is_some_and(|x| x == "gz")
 }

@@ -5,14 +5,20 @@
 //! them. Judgements are derived data: [`ClaimRecord::rejudge`] recomputes them from the stamps on
 //! any machine, which is how recorded GPU runs become CPU test fixtures.
 
-//! The layer's files: [`run`] (the types), [`file`] (load and save), [`check`] (what a file
-//! must satisfy before anything in it is used).
+//! The layer's files: [`run`] (the types), [`file`] (load and save), [`writer`] and [`reader`]
+//! (a file claim by claim, while a run goes on and while it is read back), [`check`] (what a
+//! file must satisfy before anything in it is used).
 //!
 //! **May import:** `judge`, `measured`, `program`, `border`. A record is written by the lab and
 //! read by the reports, neither of which it knows.
 
 pub mod check;
 mod file;
+mod reader;
 mod run;
+mod writer;
 
-pub use run::{ClaimRecord, Outcome, RunRecord, RunTiming, Trials, SCHEMA_VERSION};
+pub use run::{
+    ClaimRecord, Outcome, Rejudging, RunRecord, RunTiming, Trials, KEPT_TRIALS, SCHEMA_VERSION,
+};
+pub use writer::{RunWriter, WriteStats};

@@ -12,8 +12,9 @@ use crate::measured::timing::{ClaimTiming, SetupTiming};
 use crate::program::Warning;
 use serde::{Deserialize, Serialize};
 
-/// Version of the results format; bumped on any incompatible change (see docs/results.md).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the results format; bumped on any incompatible change (see docs/results.md). 2:
+/// block stamps in columns (`measured/stamps.rs`). Files of version 1 read as before.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The trials of one program, with the calibration of the process that ran them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,7 +35,19 @@ pub struct Trials {
     /// Where the claim's time went (`crate::measured::timing`); absent in files written before issue 16.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<ClaimTiming>,
+    /// How many of `timelines` are left empty in memory, their stamps written to the results file
+    /// and dropped ([`ClaimRecord::kept`]); never in a file. Trials with stamps left out are not
+    /// judged again.
+    #[serde(skip)]
+    pub left_out: usize,
 }
+
+/// The trials whose stamps a run keeps in memory for its reports, beside the witness, once a
+/// claim's record is written ([`ClaimRecord::kept`]): the pictures draw the witness, the
+/// scenario tables take medians, and the Perfetto trace shows these trials. Twenty covers
+/// every run of the study (5 to 20 trials) whole; at 1,000 trials it keeps 2 % of the stamps
+/// (37 MB for `scenario.sleep.grid`, whose 32,768 block stamps a trial make it the largest).
+pub const KEPT_TRIALS: usize = 20;
 
 /// How one claim's run ended.
 // A catalogue holds tens of records, so boxing the large variant would buy nothing but noise in
@@ -52,12 +65,58 @@ pub enum Outcome {
     },
 }
 
-/// One claim and what happened to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One claim and what happened to it. Written with its outcome's fields beside `claim`
+/// (`"status": "ran", "trials": …, "judgement": …`); read by [`ClaimRecord`]'s own
+/// `Deserialize`, since serde's `flatten` would first copy every value of the record into a
+/// generic tree: 10 GB for the 131 million numbers of `scenario.sleep.grid` at 1,000 trials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClaimRecord {
     pub claim: Claim,
     #[serde(flatten)]
     pub outcome: Outcome,
+}
+
+impl<'de> Deserialize<'de> for ClaimRecord {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ClaimRecord, D::Error> {
+        use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = ClaimRecord;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a claim's record: its claim, status and outcome")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ClaimRecord, A::Error> {
+                let (mut claim, mut status, mut trials, mut judgement, mut error) =
+                    (None, None::<String>, None, None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "claim" => claim = Some(map.next_value::<Claim>()?),
+                        "status" => status = Some(map.next_value()?),
+                        "trials" => trials = Some(map.next_value::<Trials>()?),
+                        "judgement" => judgement = Some(map.next_value::<Judgement>()?),
+                        "error" => error = Some(map.next_value::<Error>()?),
+                        _ => drop(map.next_value::<IgnoredAny>()?),
+                    }
+                }
+                let claim = claim.ok_or_else(|| A::Error::missing_field("claim"))?;
+                let outcome = match status.as_deref() {
+                    Some("ran") => Outcome::Ran {
+                        trials: trials.ok_or_else(|| A::Error::missing_field("trials"))?,
+                        judgement: judgement.ok_or_else(|| A::Error::missing_field("judgement"))?,
+                    },
+                    Some("failed") => Outcome::Failed {
+                        error: error.ok_or_else(|| A::Error::missing_field("error"))?,
+                    },
+                    Some(other) => {
+                        return Err(A::Error::unknown_variant(other, &["ran", "failed"]))
+                    }
+                    None => return Err(A::Error::missing_field("status")),
+                };
+                Ok(ClaimRecord { claim, outcome })
+            }
+        }
+        d.deserialize_map(Fields)
+    }
 }
 
 impl ClaimRecord {
@@ -100,12 +159,59 @@ impl ClaimRecord {
         self.verdict().is_some_and(|v| v.matches(self.claim.expect))
     }
 
-    /// The same record with its judgement recomputed from the stamps.
+    /// The same record with its judgement recomputed from the stamps (as it is where some were
+    /// left out, [`ClaimRecord::kept`]).
     pub fn rejudge(&self) -> ClaimRecord {
         match &self.outcome {
-            Outcome::Ran { trials, .. } => ClaimRecord::judged(self.claim.clone(), trials.clone()),
-            Outcome::Failed { .. } => self.clone(),
+            Outcome::Ran { trials, .. } if trials.left_out == 0 => {
+                ClaimRecord::judged(self.claim.clone(), trials.clone())
+            }
+            _ => self.clone(),
         }
+    }
+
+    /// The record as a run keeps it once it is written out: the judgement whole (every trial's
+    /// outcome and measurements), the stamps of the first [`KEPT_TRIALS`] trials and of the
+    /// witness, and empty timelines in the others' places, so that every trial keeps its index.
+    pub fn kept(&self) -> ClaimRecord {
+        let Outcome::Ran { trials, judgement } = &self.outcome else {
+            return self.clone();
+        };
+        let keep = |i: usize| i < KEPT_TRIALS || judgement.witness == Some(i);
+        let timelines: Vec<Timeline> = trials
+            .timelines
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if keep(i) {
+                    t.clone()
+                } else {
+                    Timeline::default()
+                }
+            })
+            .collect();
+        let left_out = (0..timelines.len()).filter(|&i| !keep(i)).count();
+        ClaimRecord {
+            claim: self.claim.clone(),
+            outcome: Outcome::Ran {
+                trials: Trials {
+                    calibration: trials.calibration.clone(),
+                    wanted: trials.wanted,
+                    timelines,
+                    gpu_time_ns: trials.gpu_time_ns,
+                    warnings: trials.warnings.clone(),
+                    sharing: trials.sharing.clone(),
+                    timing: trials.timing,
+                    left_out: trials.left_out + left_out,
+                },
+                judgement: judgement.clone(),
+            },
+        }
+    }
+
+    /// Whether the trials' stamps are all here (none left out by [`ClaimRecord::kept`]).
+    pub fn whole(&self) -> bool {
+        self.trials().map_or(true, |t| t.left_out == 0)
     }
 }
 
@@ -169,46 +275,99 @@ impl RunRecord {
     }
 
     /// The run with every judgement recomputed from the stamps, the neighbours' utilisation carried
-    /// forward through the claims first ([`crate::measured::sharing::Carry`]).
+    /// forward through the claims first ([`crate::measured::sharing::Carry`]). See
+    /// [`Rejudging`], which does the same one claim at a time.
     pub fn rejudged(&self) -> RunRecord {
-        let mut run = self.clone();
-        let mut carry = crate::measured::sharing::Carry::default();
-        let mut showing = Vec::new();
-        for c in &mut run.claims {
-            if let Outcome::Ran { trials, judgement } = &mut c.outcome {
-                if let Some(s) = &mut trials.sharing {
-                    carry.apply(s);
-                }
-                let (again, shows) = judge_trials(&c.claim, trials, None);
-                *judgement = again;
-                if shows {
-                    showing.push(c.claim.id.clone());
-                }
+        let mut first = Rejudging::default();
+        let claims: Vec<ClaimRecord> = self
+            .claims
+            .iter()
+            .map(|c| first.next(c.clone(), None))
+            .collect();
+        let claims = match first.elsewhere() {
+            None => claims,
+            Some(elsewhere) => {
+                let mut again = Rejudging::default();
+                let elsewhere = Some(elsewhere.as_str());
+                self.claims
+                    .iter()
+                    .map(|c| again.next(c.clone(), elsewhere))
+                    .collect()
             }
+        };
+        RunRecord {
+            claims,
+            ..self.clone_head()
         }
-        // Files from before every trial was clock-synced (see `Marks::mark_unsynced`).
-        if let Some(first) = showing.first() {
-            let elsewhere = format!(
-                "{} claim{} of this run show{} a neighbour ({first}{})",
-                showing.len(),
-                if showing.len() == 1 { "" } else { "s" },
-                if showing.len() == 1 { "s" } else { "" },
-                if showing.len() > 1 { ", …" } else { "" }
-            );
-            for c in &mut run.claims {
-                if let Outcome::Ran { trials, judgement } = &mut c.outcome {
-                    if trials.timelines.iter().any(|t| t.clock.is_none()) {
-                        *judgement = judge_trials(&c.claim, trials, Some(&elsewhere)).0;
-                    }
-                }
-            }
+    }
+
+    /// The run without its claims.
+    pub fn clone_head(&self) -> RunRecord {
+        RunRecord {
+            schema: self.schema,
+            tool: self.tool.clone(),
+            calibration: self.calibration.clone(),
+            trials_per_claim: self.trials_per_claim,
+            claims: Vec::new(),
+            timing: self.timing,
+            sharing: self.sharing.clone(),
         }
-        run
     }
 
     /// Whether every claim ran and met its expectation.
     pub fn all_as_expected(&self) -> bool {
         !self.claims.is_empty() && self.claims.iter().all(ClaimRecord::as_expected)
+    }
+}
+
+/// Re-judging a run's claims one at a time, in the run's order: the neighbours' utilisation is
+/// carried forward through them ([`crate::measured::sharing::Carry`]), as the lab carried it.
+///
+/// Files from before every trial was clock-synced need a second pass (see
+/// `Marks::mark_unsynced`): where a claim of the run shows a neighbour, the claims with unsynced
+/// trials are judged again knowing it. [`Rejudging::elsewhere`] says whether that pass is
+/// needed, and with what to tell them; the pass goes through every claim again with a fresh
+/// `Rejudging`.
+#[derive(Debug, Default)]
+pub struct Rejudging {
+    carry: crate::measured::sharing::Carry,
+    showing: Vec<String>,
+    unsynced: bool,
+}
+
+impl Rejudging {
+    /// `c` judged again (as it was, where its stamps were left out or it failed); `elsewhere`:
+    /// the second pass's word for claims with unsynced trials.
+    pub fn next(&mut self, mut c: ClaimRecord, elsewhere: Option<&str>) -> ClaimRecord {
+        if let Outcome::Ran { trials, judgement } = &mut c.outcome {
+            if trials.left_out > 0 {
+                return c;
+            }
+            if let Some(s) = &mut trials.sharing {
+                self.carry.apply(s);
+            }
+            let unsynced = trials.timelines.iter().any(|t| t.clock.is_none());
+            self.unsynced |= unsynced;
+            let (again, shows) = judge_trials(&c.claim, trials, elsewhere.filter(|_| unsynced));
+            *judgement = again;
+            if shows {
+                self.showing.push(c.claim.id.clone());
+            }
+        }
+        c
+    }
+
+    /// After every claim passed: what to tell the claims with unsynced trials in a second pass,
+    /// or `None` where none is needed.
+    pub fn elsewhere(&self) -> Option<String> {
+        let first = self.showing.first().filter(|_| self.unsynced)?;
+        let n = self.showing.len();
+        Some(format!(
+            "{n} claim{} of this run show{} a neighbour ({first}{})",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" },
+            if n > 1 { ", …" } else { "" }
+        ))
     }
 }
 

@@ -15,16 +15,25 @@
 use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark};
 use crate::measured::timeline::Timeline;
 use crate::program::Program;
-use crate::record::RunRecord;
+use crate::record::{RunRecord, KEPT_TRIALS};
 use serde_json::{json, Value};
 
-/// The trace of every trial of every claim that ran.
+/// The trace of the trials of every claim that ran: the first [`KEPT_TRIALS`] and the witness,
+/// the trials whose stamps a run keeps for its reports (a run of 1,000 trials would otherwise
+/// make a trace of gigabytes that no viewer opens).
 pub fn chrome_trace(run: &RunRecord) -> Value {
     let mut events = Vec::new();
     let mut pid = 0u64;
     for rec in &run.claims {
         let Some(trials) = rec.trials() else { continue };
-        for (t, timeline) in trials.timelines.iter().enumerate() {
+        let witness = rec.judgement().and_then(|j| j.witness);
+        let shown = |t: usize| t < KEPT_TRIALS || witness == Some(t);
+        for (t, timeline) in trials
+            .timelines
+            .iter()
+            .enumerate()
+            .filter(|(t, _)| shown(*t))
+        {
             pid += 1;
             let name = format!("{} · trial {}", rec.claim.id, t + 1);
             trial_events(&mut events, pid, &name, &rec.claim.program, timeline);

@@ -149,6 +149,8 @@ pub struct TraceFile {
     pub host_fn_note: Option<String>,
     /// When each process had a host function pending: (process, from, to), merged and sorted.
     pub host_fn_pending: Vec<(i64, i64, i64)>,
+    /// Why some GPU ops have no call, where the trace could not tell which process issued them.
+    pub join_note: Option<String>,
 }
 
 impl TraceFile {

@@ -156,6 +156,10 @@ impl<'de> Deserialize<'de> for Num {
 
 #[derive(Deserialize, Default)]
 struct Args {
+    /// The process that issued a GPU op, in `stream-litmus trace` recordings (a profiler's trace
+    /// holds one process and leaves it out).
+    #[serde(default)]
+    process: Num,
     #[serde(default)]
     device: Num,
     #[serde(default)]
@@ -202,6 +206,7 @@ struct RawOp {
     start_ns: i64,
     end_ns: i64,
     correlation: Option<i64>,
+    process: Option<i64>,
     bytes: Option<i64>,
 }
 
@@ -306,6 +311,7 @@ impl Collector {
                 start_ns: begin_ns,
                 end_ns,
                 correlation: args.correlation.0,
+                process: args.process.0,
                 bytes: args.bytes.0,
             });
         } else if cat == "user_annotation" {
@@ -357,24 +363,45 @@ impl Collector {
                     && w[0].name.contains("StreamWaitEvent")
             }))
             .collect();
-        // The outermost call of each correlation (a runtime call around its driver call).
-        let mut by_correlation: HashMap<i64, usize> = HashMap::new();
+        // The outermost call of each correlation of each process (a runtime call around its
+        // driver call). Correlation ids count from 1 in every process: an op is joined to a call
+        // of its own process, where the trace names it (`trace --` recordings); where it does not
+        // (a profiler's trace of one process), to the only process whose calls hold its
+        // correlation, and to none where several do.
+        let mut by_correlation: HashMap<(i64, i64), usize> = HashMap::new();
+        let mut processes: HashMap<i64, Option<i64>> = HashMap::new();
         for (i, c) in self.calls.iter().enumerate() {
             if let Some(k) = c.correlation {
-                let e = by_correlation.entry(k).or_insert(i);
+                let e = by_correlation.entry((c.pid, k)).or_insert(i);
                 if self.calls[*e].begin_ns > c.begin_ns {
                     *e = i;
                 }
+                processes
+                    .entry(k)
+                    .and_modify(|p| {
+                        if *p != Some(c.pid) {
+                            *p = None;
+                        }
+                    })
+                    .or_insert(Some(c.pid));
             }
         }
         let file_pid = self.calls.first().map(|c| c.pid).unwrap_or(0);
+        let mut unjoined = 0usize;
         let mut ops: Vec<GpuOp> = self
             .ops
             .into_iter()
             .map(|o| {
+                let process = o.process.or_else(|| {
+                    let k = o.correlation?;
+                    let only = processes.get(&k).copied().flatten();
+                    unjoined += usize::from(only.is_none() && processes.contains_key(&k));
+                    only
+                });
                 let call = o
                     .correlation
-                    .and_then(|k| by_correlation.get(&k))
+                    .zip(process)
+                    .and_then(|key| by_correlation.get(&(key.1, key.0)))
                     .map(|&i| {
                         let c = &self.calls[i];
                         (
@@ -395,7 +422,7 @@ impl Collector {
                     stream: o.stream as u64,
                     start_ns: o.start_ns,
                     end_ns: o.end_ns,
-                    pid: call.as_ref().map_or(file_pid, |c| c.0),
+                    pid: process.unwrap_or(file_pid),
                     call: call.map(|c| c.1),
                     bytes: o.bytes.and_then(|b| u64::try_from(b).ok()),
                 }
@@ -420,6 +447,14 @@ impl Collector {
             sub_micro: self.sub_micro,
             host_fn_note,
             host_fn_pending,
+            join_note: (unjoined > 0).then(|| {
+                format!(
+                    "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \
+                     several processes and the trace does not say which process issued them \
+                     (record it again with this version of `stream-litmus trace`, which writes \
+                     each op's process)"
+                )
+            }),
         })
     }
 }

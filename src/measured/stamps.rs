@@ -1,0 +1,224 @@
+//! Block stamps: what each block of a stamped kernel recorded, and how a span's stamps are
+//! written, in columns, each time relative to the span.
+//!
+//! Block stamps are nearly all of a results file: `scenario.sleep.grid` stamps 32,768 blocks a
+//! trial. Written as objects (`{"start_ns":1764182400123456789,"end_ns":…,"sm":131,
+//! "cycles":39600}`), a stamp took about 85 bytes, and a run of the catalogue at 1,000 trials
+//! was 6.3 GB of JSON, 4.7 GB of it that one claim, more than a claim may hold when read back
+//! (`MAX_READ_BYTES`), and 96 s of compressing beside the run. In columns, with each start
+//! counted from the span's earliest and each end from its own start, a stamp takes about 20
+//! bytes, and compresses better:
+//!
+//! ```json
+//! {"base_ns": 1764182400123456789, "start": [0, 31, 64], "length": [20011, 19987, 20003],
+//!  "sm": [0, 2, 4], "cycles": [39600, 39571, 39588], "pauses": [[1, 1764182400123460000, 2048]]}
+//! ```
+//!
+//! `pauses` lists the blocks that paused (block index, `%globaltimer` at the pause, its length),
+//! and is left out where none did. Files written with stamps as objects (results schema 1) read
+//! as before; every file written now uses columns (schema 2). Nothing is lost: lengths are
+//! signed, so a stamp whose end precedes its start reads back as it was (and is refused by the
+//! checks, `record/check.rs`, as before).
+
+use serde::de::{MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One block's stamps. Times are `%globaltimer` nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockStamp {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub sm: u32,
+    pub cycles: u64,
+    /// The longest the block went without reading `%globaltimer` while it spun, where that was
+    /// at least [`Pause::RECORDED_NS`]: a running block stops only when it is switched out (see
+    /// [`crate::judge::disturbance`]). Absent in files recorded before the spin measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<Pause>,
+}
+
+/// The shortest pause of a running block that counts as a switch-out. On an idle H100, blocks of
+/// grids larger than the GPU (4096 blocks of 256 threads) pause for 49.3 µs, again and again
+/// (six in ten blocks of `scenario.sleep.grid`), with nobody else on the GPU; blocks of
+/// smaller grids never pause for 1 µs. A neighbour's time slice switched our blocks out for
+/// 1.5–2.4 ms. Four times the idle pause sits far from both.
+pub const PAUSE_FLOOR_NS: u64 = 200_000;
+
+/// A stretch in which a running block did not read the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pause {
+    /// `%globaltimer` when the block stopped reading it.
+    pub at_ns: u64,
+    pub ns: u64,
+}
+
+impl Pause {
+    /// Shorter pauses are not kept: a spin reads the clock every few tens of ns, and the stall
+    /// threshold ([`crate::judge::disturbance::STALL_FLOOR_NS`]) is far above this.
+    pub const RECORDED_NS: u64 = 1_000;
+}
+
+#[derive(Serialize, Deserialize)]
+struct Columns {
+    base_ns: u64,
+    start: Vec<u64>,
+    length: Vec<i64>,
+    sm: Vec<u32>,
+    cycles: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pauses: Vec<(usize, u64, u64)>,
+}
+
+pub fn serialize<S: Serializer>(blocks: &[BlockStamp], s: S) -> Result<S::Ok, S::Error> {
+    let base_ns = blocks.iter().map(|b| b.start_ns).min().unwrap_or(0);
+    let columns = Columns {
+        base_ns,
+        start: blocks.iter().map(|b| b.start_ns - base_ns).collect(),
+        length: blocks
+            .iter()
+            .map(|b| (i128::from(b.end_ns) - i128::from(b.start_ns)) as i64)
+            .collect(),
+        sm: blocks.iter().map(|b| b.sm).collect(),
+        cycles: blocks.iter().map(|b| b.cycles).collect(),
+        pauses: (blocks.iter().enumerate())
+            .filter_map(|(i, b)| b.pause.map(|p| (i, p.at_ns, p.ns)))
+            .collect(),
+    };
+    columns.serialize(s)
+}
+
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<BlockStamp>, D::Error> {
+    struct Either;
+    impl<'de> Visitor<'de> for Either {
+        type Value = Vec<BlockStamp>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("block stamps: a list of stamps, or their columns")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::<BlockStamp>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            let c = Columns::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+            from_columns(c).map_err(serde::de::Error::custom)
+        }
+    }
+    d.deserialize_any(Either)
+}
+
+fn from_columns(c: Columns) -> Result<Vec<BlockStamp>, String> {
+    let n = c.start.len();
+    if [c.length.len(), c.sm.len(), c.cycles.len()] != [n; 3] {
+        return Err(format!(
+            "block columns of different lengths (start {n}, length {}, sm {}, cycles {})",
+            c.length.len(),
+            c.sm.len(),
+            c.cycles.len()
+        ));
+    }
+    let mut blocks = Vec::with_capacity(n);
+    for i in 0..n {
+        let start_ns = c.base_ns.checked_add(c.start[i]);
+        let end_ns =
+            start_ns.and_then(|s| u64::try_from(i128::from(s) + i128::from(c.length[i])).ok());
+        let (Some(start_ns), Some(end_ns)) = (start_ns, end_ns) else {
+            return Err(format!(
+                "block {i}: its start or end lies outside the clock's range"
+            ));
+        };
+        blocks.push(BlockStamp {
+            start_ns,
+            end_ns,
+            sm: c.sm[i],
+            cycles: c.cycles[i],
+            pause: None,
+        });
+    }
+    for (i, at_ns, ns) in c.pauses {
+        let Some(b) = blocks.get_mut(i) else {
+            return Err(format!("a pause names block {i} of {n}"));
+        };
+        b.pause = Some(Pause { at_ns, ns });
+    }
+    Ok(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Deserialize, PartialEq, Debug)]
+    struct S {
+        #[serde(with = "super")]
+        blocks: Vec<BlockStamp>,
+    }
+
+    fn stamp(start_ns: u64, end_ns: u64, pause: Option<Pause>) -> BlockStamp {
+        BlockStamp {
+            start_ns,
+            end_ns,
+            sm: 7,
+            cycles: 99,
+            pause,
+        }
+    }
+
+    #[test]
+    fn columns_read_back_exactly_and_objects_still_read() {
+        let pause = Pause {
+            at_ns: 1_000_500,
+            ns: 2_000,
+        };
+        let s = S {
+            blocks: vec![
+                stamp(1_000_300, 1_020_000, None),
+                stamp(1_000_000, 1_020_100, Some(pause)),
+                // An end before its start reads back as it was (the checks refuse it later).
+                stamp(u64::MAX - 5, u64::MAX - 9, None),
+            ],
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(
+            text.contains(r#""base_ns":1000000,"start":[300,0,"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<S>(&text).unwrap(), s);
+        let objects = r#"{"blocks":[{"start_ns":5,"end_ns":9,"sm":1,"cycles":2}]}"#;
+        assert_eq!(
+            serde_json::from_str::<S>(objects).unwrap().blocks,
+            [BlockStamp {
+                start_ns: 5,
+                end_ns: 9,
+                sm: 1,
+                cycles: 2,
+                pause: None
+            }]
+        );
+        assert_eq!(
+            serde_json::from_str::<S>(r#"{"blocks":[]}"#)
+                .unwrap()
+                .blocks,
+            []
+        );
+    }
+
+    #[test]
+    fn damaged_columns_are_refused_with_a_reason() {
+        for (text, why) in [
+            (
+                r#"{"blocks":{"base_ns":0,"start":[1],"length":[],"sm":[1],"cycles":[1]}}"#,
+                "different lengths",
+            ),
+            (
+                r#"{"blocks":{"base_ns":18446744073709551615,"start":[1],"length":[1],"sm":[1],"cycles":[1]}}"#,
+                "outside the clock's range",
+            ),
+            (
+                r#"{"blocks":{"base_ns":0,"start":[1],"length":[1],"sm":[1],"cycles":[1],"pauses":[[3,0,5]]}}"#,
+                "names block 3 of 1",
+            ),
+        ] {
+            let err = serde_json::from_str::<S>(text).unwrap_err().to_string();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+}
