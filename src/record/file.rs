@@ -19,7 +19,7 @@ impl RunRecord {
     /// as they were recorded.
     pub fn load(path: &Path) -> Result<RunRecord, Error> {
         let mut claims = Vec::new();
-        let mut run = RunRecord::read_each(path, |c| {
+        let mut run = RunRecord::read(path, true, |c| {
             claims.push(c);
             Ok(())
         })?;
@@ -34,6 +34,16 @@ impl RunRecord {
     /// so a caller that prints them keeps what it prints until this returns.
     pub fn read_each(
         path: &Path,
+        each: impl FnMut(ClaimRecord) -> Result<(), Error>,
+    ) -> Result<RunRecord, Error> {
+        RunRecord::read(path, false, each)
+    }
+
+    /// [`RunRecord::read_each`] for a caller that keeps every claim whole (`whole`) or what
+    /// [`ClaimRecord::kept`] keeps of it: the read limit bounds that too.
+    fn read(
+        path: &Path,
+        whole: bool,
         mut each: impl FnMut(ClaimRecord) -> Result<(), Error>,
     ) -> Result<RunRecord, Error> {
         use std::io::BufReader;
@@ -66,9 +76,9 @@ impl RunRecord {
         // Concatenated gzip members are one gzip stream; whatever follows the object is refused.
         let read = if super::writer::is_gzip(path) {
             let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
-            super::reader::read_claims(gz, limit, &mut one)
+            super::reader::read_claims(gz, limit, whole, &mut one)
         } else {
-            super::reader::read_claims(BufReader::new(file), limit, &mut one)
+            super::reader::read_claims(BufReader::new(file), limit, whole, &mut one)
         };
         if let Some(e) = theirs {
             return Err(e);

@@ -13,7 +13,7 @@
 //! linear in it. A file of the whole catalogue at 1,000 trials (6 GB of JSON) reads back in
 //! one claim's memory.
 
-use super::run::ClaimRecord;
+use super::run::{ClaimRecord, KEPT_TRIALS};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{describe_bytes, READ_LIMIT_ENV};
 use std::io::Read;
@@ -182,11 +182,16 @@ fn too_large(what: &str, limit: u64) -> String {
 
 /// Reads `reader`'s results text, handing each claim to `each` (with its index in the file) as
 /// soon as it is parsed; returns the skeleton's text, which holds everything but the claims
-/// (`"claims": []`). `limit` bounds each claim's text and the skeleton's. The message says what
-/// was wrong; one that starts with "larger than" is the read limit.
+/// (`"claims": []`). `limit` bounds each claim's text and the skeleton's, and also what the caller
+/// keeps of all claims together: their whole text where `whole` (a run loaded whole), else the
+/// part of each claim's text that its kept trials make up (`ClaimRecord::kept`: the first
+/// [`KEPT_TRIALS`] and the witness), so that a small gzip of a million little claims cannot
+/// fill memory through what is kept of each. The message says what was wrong; one that starts
+/// with "larger than" is the read limit.
 pub(crate) fn read_claims(
     reader: impl Read,
     limit: u64,
+    whole: bool,
     each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), String>,
 ) -> Result<Vec<u8>, String> {
     // The guard counts strings, arrays and blanks; its own total is the file's, which memory does
@@ -194,6 +199,7 @@ pub(crate) fn read_claims(
     let mut guarded = Guarded::new(reader, u64::MAX);
     let mut split = Splitter::new(limit);
     let mut buf = vec![0u8; 1 << 16];
+    let mut held = 0u64;
     let mut parse = |i: usize, text: &[u8]| -> Result<(), String> {
         let record = serde_json::from_slice::<ClaimRecord>(text).map_err(|e| {
             format!(
@@ -201,6 +207,18 @@ pub(crate) fn read_claims(
                 crate::border::error::shortened(&e.to_string())
             )
         })?;
+        let ran = record.trials().map_or(0, |t| t.timelines.len()) as u64;
+        let kept = match whole {
+            true => ran,
+            false => ran.min(KEPT_TRIALS as u64 + 1),
+        };
+        held += (text.len() as u64).saturating_mul(kept.max(1)) / ran.max(1);
+        if held > limit {
+            return Err(too_large(
+                &format!("the claims up to claims[{i}] together"),
+                limit,
+            ));
+        }
         each(i, record)
     };
     loop {
