@@ -91,12 +91,14 @@ fn a_missing_span_is_unknown_not_false() {
 #[test]
 fn multi_block_spans_run_from_first_start_to_last_end() {
     let mut s = Span::single(A, 100, 200);
-    s.blocks.push(stream_litmus::BlockStamp {
-        start_ns: 50,
-        end_ns: 150,
-        sm: 3,
-        cycles: 0,
-        pause: None,
+    s.blocks.edit(|b| {
+        b.push(stream_litmus::BlockStamp {
+            start_ns: 50,
+            end_ns: 150,
+            sm: 3,
+            cycles: 0,
+            pause: None,
+        })
     });
     assert_eq!((s.start(), s.end(), s.sms()), (50, 200, vec![0, 3]));
 }
@@ -405,7 +407,7 @@ fn waves(high_start: u64, high_issued: u64) -> Timeline {
     let high = Span {
         device: 0,
         op: B,
-        blocks: vec![block(high_start, 99_000), block(high_start, 99_000)],
+        blocks: vec![block(high_start, 99_000), block(high_start, 99_000)].into(),
     };
     let call = |op, at| HostCall {
         op,
@@ -459,7 +461,7 @@ fn a_block_held_off_its_sm_for_a_block_of_the_other_kernel_was_interrupted() {
     );
     // Off its SM for 30 µs, more than half a 50 µs block of the other kernel: interrupted.
     let mut held = t.clone();
-    held.spans[0].blocks[3].end_ns += 30_000;
+    held.spans[0].blocks.edit(|b| b[3].end_ns += 30_000);
     let m = check.measure(&held, &TOL);
     assert_eq!((m.truth, m.value_ns), (Truth::No, 30_000), "{}", m.reason);
     assert!(
@@ -470,7 +472,7 @@ fn a_block_held_off_its_sm_for_a_block_of_the_other_kernel_was_interrupted() {
     );
     // Sub-µs excess (warp start skew, __syncthreads) is far from a preemption.
     let mut skew = t.clone();
-    skew.spans[0].blocks[3].end_ns += 600;
+    skew.spans[0].blocks.edit(|b| b[3].end_ns += 600);
     assert_eq!(check.measure(&skew, &TOL).truth, Truth::Yes);
 }
 

@@ -253,10 +253,12 @@ fn a_trial_held_back_as_a_whole_is_let_go_not_stalled_and_spoils_only_arrival_or
     // On time (started 6.4 µs after issue), the same trial is not held.
     let mut on_time = t.clone();
     for s in &mut on_time.spans {
-        for b in &mut s.blocks {
-            b.start_ns -= 294_000;
-            b.end_ns -= 294_000;
-        }
+        s.blocks.edit(|blocks| {
+            for b in blocks {
+                b.start_ns -= 294_000;
+                b.end_ns -= 294_000;
+            }
+        });
     }
     assert_eq!(
         marks(&p, &behind, &[on_time], None, &tol).trials,

@@ -13,8 +13,8 @@ use common::{call, TOL};
 use std::time::Duration;
 use stream_litmus::disturbance::marks;
 use stream_litmus::{
-    judge_claim, BlockStamp, Check, ClockSync, CopyDir, HostFnApi, HostSpan, OpId, Pause, Place,
-    Program, Span, StreamKind, Timeline, Tolerances, Verdict, WitnessSpan,
+    judge_claim, Check, ClockSync, CopyDir, HostFnApi, HostSpan, OpId, Pause, Place, Program, Span,
+    StreamKind, Timeline, Tolerances, Verdict, WitnessSpan,
 };
 
 /// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
@@ -127,13 +127,12 @@ fn a_pair_issued_further_apart_than_the_first_lasts_alone_is_no_evidence() {
         let a = p.spin(s1, "A", Duration::from_micros(50));
         let b = p.spin(s2, "B", Duration::from_micros(50));
         let mut span_a = Span::single(a, 10_000, 2_070_000);
-        span_a.blocks = vec![BlockStamp {
-            pause: Some(Pause {
+        span_a.blocks.edit(|b| {
+            b[0].pause = Some(Pause {
                 at_ns: 30_000,
                 ns: 2_000_000,
-            }),
-            ..span_a.blocks[0]
-        }];
+            })
+        });
         let t = Timeline::new(
             vec![span_a, Span::single(b, 2_040_000, 2_090_000)],
             vec![

@@ -46,9 +46,11 @@ fn bad_files() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             "stamps-u64-max",
             |r| {
                 for s in &mut trials(r).timelines[0].spans {
-                    for b in &mut s.blocks {
-                        (b.start_ns, b.end_ns) = (u64::MAX, u64::MAX);
-                    }
+                    s.blocks.edit(|blocks| {
+                        for b in blocks {
+                            (b.start_ns, b.end_ns) = (u64::MAX, u64::MAX);
+                        }
+                    });
                 }
             },
             "is 18446744073709551615, beyond",
@@ -56,8 +58,10 @@ fn bad_files() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         (
             "end-before-start",
             |r| {
-                let b = &mut trials(r).timelines[0].spans[1].blocks[0];
-                std::mem::swap(&mut b.start_ns, &mut b.end_ns);
+                trials(r).timelines[0].spans[1].blocks.edit(|b| {
+                    let b = &mut b[0];
+                    std::mem::swap(&mut b.start_ns, &mut b.end_ns);
+                });
             },
             "before it starts",
         ),

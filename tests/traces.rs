@@ -311,6 +311,19 @@ fn bad_traces_are_refused_with_a_reason() {
     );
     let absurd = two((1e300, 5.0), (1200.0, 50.0));
     assert!(refused(&absurd).contains("absurd"), "{}", refused(&absurd));
+    // Issue 36, row 14: a negative timestamp, and events 73 years apart.
+    let before_zero = two((-2300.0, 5.0), (1200.0, 50.0));
+    assert!(
+        refused(&before_zero).contains("absurd timestamp (-2300 µs)"),
+        "{}",
+        refused(&before_zero)
+    );
+    let apart = two((2.3e15, 5.0), (1200.0, 50.0));
+    assert!(
+        refused(&apart).contains("days apart"),
+        "{}",
+        refused(&apart)
+    );
     assert!(refused("").contains("empty"));
     assert!(refused("not json").contains("not JSON"));
 }

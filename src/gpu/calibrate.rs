@@ -129,10 +129,8 @@ fn jitter_of(run: &crate::gpu::Execution) -> (bool, (u64, Option<u64>)) {
         t.host_calls
             .iter()
             .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
-            || t.spans.iter().flat_map(|s| &s.blocks).any(|b| {
-                b.pause
-                    .is_some_and(|p| p.ns > crate::measured::timeline::PAUSE_FLOOR_NS)
-            })
+            || (t.spans.iter().flat_map(|s| s.blocks.pauses()))
+                .any(|p| p.ns > crate::measured::timeline::PAUSE_FLOOR_NS)
     };
     let spread = |t: &crate::measured::timeline::Timeline| {
         let lat: Vec<i64> = t

@@ -83,7 +83,7 @@ pub(super) fn timeline(
         if grid > 0 {
             spans.push(Span {
                 op: op.id,
-                blocks,
+                blocks: blocks.into(),
                 device: d as u32,
             });
         }

@@ -110,7 +110,7 @@ fn span(program: &Program, i: usize, first: usize, host: &[u64]) -> Result<Span,
     }
     Ok(Span {
         op: op.id,
-        blocks,
+        blocks: blocks.into(),
         device: 0,
     })
 }

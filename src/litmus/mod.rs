@@ -122,6 +122,16 @@ pub fn load_traced(path: &Path) -> Result<Vec<TraceClaim>, LitmusError> {
     parse_traced(&shown, &text)
 }
 
+/// Whether the file at `path` holds claims on traces (some claim has `select`, `trial` or
+/// `trace` lines), whether or not they are right: a claim on a trace with a mistake is told
+/// its mistake, not that it is a claim on a trace.
+pub fn speaks_of_traces(path: &Path) -> bool {
+    let Ok((shown, text)) = read_text(path) else {
+        return false;
+    };
+    lines(&shown, &text).is_ok_and(|(_, lines)| blocks(&lines).iter().any(|b| traced::is_traced(b)))
+}
+
 /// The text without a byte-order mark, and its statements; the error for a binary file or the
 /// first line that does not parse.
 fn lines<'t>(path: &str, text: &'t str) -> Result<(&'t str, Vec<syntax::Line>), LitmusError> {

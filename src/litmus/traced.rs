@@ -85,8 +85,8 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
             Stmt::Trace(p) => traces.push(p.text),
             Stmt::Trial { kernel, pattern } if trial.is_none() => {
                 trial = Some(match kernel {
-                    false => TrialSpec::Each(Pattern(pattern.text)),
-                    true => TrialSpec::EachKernel(Pattern(pattern.text)),
+                    false => TrialSpec::Each(glob(cx, &pattern)?),
+                    true => TrialSpec::EachKernel(glob(cx, &pattern)?),
                 })
             }
             Stmt::Trial { .. } => return Err(twice(&span, "trial")),
@@ -141,6 +141,11 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         return Err(missing("check", "check exists overlaps(A, B)"));
     }
     Ok(claim)
+}
+
+/// A name pattern, refused where it is too long to be one.
+fn glob(cx: Cx<'_>, n: &Name) -> R<Pattern> {
+    Pattern::new(n.text.as_str()).map_err(|e| cx.err(&n.span, e, "this pattern"))
 }
 
 fn quoted(cx: Cx<'_>, n: &Name) -> bool {
@@ -198,7 +203,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
                     "one pattern per selection",
                 ));
             }
-            s.pattern = Some(Pattern(n.text));
+            s.pattern = Some(glob(cx, &n)?);
             continue;
         }
         let mut number = |what: &str| match words.next() {
@@ -230,8 +235,8 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
             ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
             (w @ ("in" | "call"), _) => match words.next() {
                 Some(Word::Name(r)) if quoted(cx, &r) => match w {
-                    "in" => s.within = Some(Pattern(r.text)),
-                    _ => s.call = Some(Pattern(r.text)),
+                    "in" => s.within = Some(glob(cx, &r)?),
+                    _ => s.call = Some(glob(cx, &r)?),
                 },
                 _ => {
                     return Err(cx.err(

@@ -10,10 +10,11 @@
 //!
 //! **May import:** `program` (ops and buffers are named by id) and `border`.
 
+pub mod blocks;
 pub mod calibration;
+pub mod columns;
 pub mod contents;
 pub mod sharing;
-pub mod stamps;
 pub mod timeline;
 pub mod timing;
 pub mod witness;

@@ -12,8 +12,8 @@
 //! a host call's return can be placed among the stamps; [`Timeline::interval`] does so, and
 //! carries the error bound along so every comparison can widen its tolerance by it.
 
+pub use crate::measured::blocks::{BlockStamp, Blocks, Pause, PAUSE_FLOOR_NS};
 use crate::measured::contents::Contents;
-pub use crate::measured::stamps::{BlockStamp, Pause, PAUSE_FLOOR_NS};
 use crate::measured::witness::{WitnessSpan, WitnessSync};
 use crate::program::{BufferId, OpId};
 use serde::{Deserialize, Serialize};
@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Span {
     pub op: OpId,
-    /// Written in columns (`stamps.rs`); files that list them as objects read too.
-    #[serde(with = "crate::measured::stamps")]
-    pub blocks: Vec<BlockStamp>,
+    /// Written in columns (`columns.rs`); files that list them as objects read too.
+    #[serde(with = "crate::measured::columns")]
+    pub blocks: Blocks,
     /// The device that ran the op, in programs on several GPUs. The stamps of a device other
     /// than 0 are stored moved onto device 0's `%globaltimer` axis (through both devices'
     /// clock alignments, [`Timeline::devices`]), so every relation compares one axis; the move
@@ -39,24 +39,24 @@ impl Span {
         Span {
             op,
             device: 0,
-            blocks: vec![BlockStamp {
+            blocks: Blocks::from([BlockStamp {
                 start_ns,
                 end_ns,
                 sm: 0,
                 cycles: 0,
                 pause: None,
-            }],
+            }]),
         }
     }
 
     /// Earliest block start.
     pub fn start(&self) -> u64 {
-        self.blocks.iter().map(|b| b.start_ns).min().unwrap_or(0)
+        self.blocks.first_ns()
     }
 
     /// Latest block end.
     pub fn end(&self) -> u64 {
-        self.blocks.iter().map(|b| b.end_ns).max().unwrap_or(0)
+        self.blocks.last_ns()
     }
 
     pub fn duration_ns(&self) -> u64 {

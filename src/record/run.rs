@@ -13,7 +13,7 @@ use crate::program::Warning;
 use serde::{Deserialize, Serialize};
 
 /// Version of the results format; bumped on any incompatible change (see docs/results.md). 2:
-/// block stamps in columns (`measured/stamps.rs`). Files of version 1 read as before.
+/// block stamps in columns (`measured/columns.rs`). Files of version 1 read as before.
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The trials of one program, with the calibration of the process that ran them.

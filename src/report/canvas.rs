@@ -42,6 +42,21 @@ pub fn esc(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The HTML anchor of a claim: `claim-` and its id, one-to-one, so that two claims never share
+/// one (`x.a-b` and `x.a_b` once both became `claim-x-a-b`). Letters, digits, `.` and `_` stand
+/// for themselves; any other character is written `-HEX-`, its code point.
+pub fn anchor(id: &str) -> String {
+    let mut a = String::from("claim-");
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            a.push(c);
+        } else {
+            a.push_str(&format!("-{:x}-", u32::from(c)));
+        }
+    }
+    a
+}
+
 /// The drawing context of one timeline: its lanes and its time scale.
 pub(super) struct Canvas<'a> {
     pub(super) program: &'a Program,
@@ -93,5 +108,19 @@ impl Canvas<'_> {
 
     pub(super) fn label(&self, op: OpId) -> String {
         self.program.label(op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn anchors_are_one_to_one() {
+        let ids = ["x.a.b", "x.a-b", "x.a_b", "x.a-2d-b", "x a", "x\na", "ä"];
+        let anchors: std::collections::HashSet<String> =
+            ids.iter().map(|i| super::anchor(i)).collect();
+        assert_eq!(anchors.len(), ids.len(), "{anchors:?}");
+        assert_eq!(super::anchor("fifo.legacy_null"), "claim-fifo.legacy_null");
+        assert_eq!(super::anchor("x.a-b"), "claim-x.a-2d-b");
+        assert!(anchors.iter().all(|a| !a.contains(['\n', ' ', '"', '<'])));
     }
 }

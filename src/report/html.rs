@@ -4,7 +4,7 @@
 //! evidence, the timeline of its witness trial (the median trial, or the first violating or
 //! undecided one), and the program with the trial's measurements.
 
-use super::canvas::{colour, esc};
+use super::canvas::{anchor, colour, esc};
 use super::svg::timeline_svg;
 use crate::judge::verdict::Verdict;
 use crate::program::StreamKind;
@@ -54,15 +54,6 @@ fn badge(rec: &ClaimRecord) -> String {
         }
         None => r#"<span class="badge failed">Failed</span>"#.into(),
     }
-}
-
-fn anchor(id: &str) -> String {
-    format!(
-        "claim-{}",
-        id.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect::<String>()
-    )
 }
 
 /// The whole page.

@@ -3,7 +3,7 @@
 //! stream, coloured by the selection they belong to. Self-contained (no script, no external
 //! file) and well-formed XML, like the lab's own report.
 
-use super::canvas::esc;
+use super::canvas::{anchor, esc};
 use crate::trace::{Trace, TraceClaim, TraceJudgement};
 use std::fmt::Write;
 
@@ -67,14 +67,6 @@ pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String 
     }
     s.push_str("</body></html>\n");
     s
-}
-
-fn anchor(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    format!("claim-{safe}")
 }
 
 /// The SVG of trial `w`: one lane per (file, process, device, stream), each op a rectangle

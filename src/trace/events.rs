@@ -5,6 +5,7 @@
 //! normalized by CUPTI onto the host clock; both arrive here on that one axis, so a span and the
 //! call that issued it compare directly (the judging allows for the alignment, see `tolerance.rs`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What a GPU op did.
@@ -151,9 +152,18 @@ pub struct TraceFile {
     pub host_fn_pending: Vec<(i64, i64, i64)>,
     /// Why some GPU ops have no call, where the trace could not tell which process issued them.
     pub join_note: Option<String>,
+    /// The compiler's form of each name shown demangled (`trace/names.rs`): a name pattern
+    /// matches either.
+    pub mangled: HashMap<Arc<str>, Arc<str>>,
 }
 
 impl TraceFile {
+    /// The forms of a name a pattern is matched against: as shown, and the compiler's form where
+    /// the name was demangled.
+    pub fn forms<'a>(&'a self, name: &'a Arc<str>) -> impl Iterator<Item = &'a str> {
+        std::iter::once(&**name).chain(self.mangled.get(name).map(|m| &**m))
+    }
+
     /// The first and last instant of its GPU ops and ranges.
     pub fn extent(&self) -> Option<(i64, i64)> {
         let starts = self.ops.iter().map(|o| o.start_ns);

@@ -11,6 +11,7 @@
 //! the timer step the judging allows (`tolerance.rs`).
 
 use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
+use super::names::Names;
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -25,8 +26,8 @@ use std::sync::Arc;
 /// events, a third of them kept; each kept record is under 100 bytes.
 pub const MAX_KEPT: usize = 20_000_000;
 
-/// The longest duration an event may have: a day. A profiled run is minutes; anything longer is
-/// a damaged number.
+/// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
+/// profiled run is minutes; anything longer is a damaged number.
 pub const MAX_DURATION_US: f64 = 86_400e6;
 
 /// Reads one trace file. Errors name the file and say what to do.
@@ -212,7 +213,7 @@ struct RawOp {
 
 #[derive(Default)]
 struct Collector {
-    names: HashMap<String, Arc<str>>,
+    names: Names,
     ops: Vec<RawOp>,
     calls: Vec<RawCall>,
     ranges: Vec<HostRange>,
@@ -224,13 +225,10 @@ struct Collector {
 }
 
 impl Collector {
-    fn intern(&mut self, name: String) -> Arc<str> {
-        if let Some(a) = self.names.get(&name) {
-            return a.clone();
-        }
-        let a: Arc<str> = Arc::from(name.as_str());
-        self.names.insert(name, a.clone());
-        a
+    fn intern(&mut self, name: &str) -> Result<Arc<str>, String> {
+        self.names
+            .intern(name)
+            .map_err(|e| format!("after {} events, {e}", self.events))
     }
 
     fn kept(&self) -> usize {
@@ -276,7 +274,7 @@ impl Collector {
         }
         let limit = MAX_STAMP_NS as f64;
         let begin = ts * 1e3;
-        if !(begin.is_finite() && begin.abs() < limit) {
+        if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
             return Err(format!("{} has an absurd timestamp ({ts} µs)", which()));
         }
         if ts.fract() != 0.0 {
@@ -302,7 +300,7 @@ impl Collector {
                     which()
                 ));
             }
-            let name = self.intern(name);
+            let name = self.intern(&name)?;
             self.ops.push(RawOp {
                 kind,
                 name,
@@ -315,7 +313,7 @@ impl Collector {
                 bytes: args.bytes.0,
             });
         } else if cat == "user_annotation" {
-            let name = self.intern(name);
+            let name = self.intern(&name)?;
             self.ranges.push(HostRange {
                 name,
                 pid,
@@ -324,7 +322,7 @@ impl Collector {
                 end_ns,
             });
         } else {
-            let name = self.intern(name);
+            let name = self.intern(&name)?;
             self.calls.push(RawCall {
                 name,
                 pid,
@@ -344,6 +342,20 @@ impl Collector {
                 "{path}: no `traceEvents`: not a Chrome trace (the PyTorch profiler writes one \
                  with `prof.export_chrome_trace(...)`)"
             ));
+        }
+        let begins = (self.ops.iter().map(|o| o.start_ns))
+            .chain(self.calls.iter().map(|c| c.begin_ns))
+            .chain(self.ranges.iter().map(|r| r.begin_ns));
+        if let (Some(lo), Some(hi)) = (begins.clone().min(), begins.max()) {
+            if hi - lo > (MAX_DURATION_US * 1e3) as i64 {
+                return Err(format!(
+                    "{path}: its events lie {:.1} days apart (from {} to {} µs), more than the \
+                     day a trace may span: the trace is damaged, or two traces were joined",
+                    (hi - lo) as f64 / 86_400e9,
+                    lo / 1000,
+                    hi / 1000
+                ));
+            }
         }
         if self.ops.is_empty() {
             let tool = match self.kineto {
@@ -447,6 +459,7 @@ impl Collector {
             sub_micro: self.sub_micro,
             host_fn_note,
             host_fn_pending,
+            mangled: self.names.into_mangled(),
             join_note: (unjoined > 0).then(|| {
                 format!(
                     "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \

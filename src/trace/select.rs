@@ -3,39 +3,67 @@
 //! its selections (`exists overlaps(AR, GEMM)`).
 
 use super::events::{CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
+use super::glob::Glob;
 use serde::{Deserialize, Serialize};
 
-/// A glob over names: `*` matches any run of characters, `?` one; everything else itself.
-/// Matching is case-sensitive, as kernel names are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pattern(pub String);
+/// A glob over names: `*` matches any run of characters, `?` one character; everything else
+/// itself. Matching is case-sensitive, as kernel names are.
+///
+/// Matched in time linear in the name (`trace/glob.rs`): a backtracking glob costs pattern
+/// length × name length, and a claim of a 500 KB pattern on a trace of 1 MB names hung for
+/// minutes. A pattern is at most [`Pattern::MAX_BYTES`] long, and names are clipped when a
+/// trace is read (`trace/names.rs`).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    text: String,
+    glob: Glob,
+}
 
 impl Pattern {
-    pub fn matches(&self, text: &str) -> bool {
-        glob(self.0.as_bytes(), text.as_bytes())
+    /// Longer patterns are refused: a name pattern is a fragment of a kernel's or a range's
+    /// name, and the longest names in our traces (CUTLASS templates) are under 1 KB.
+    pub const MAX_BYTES: usize = 4096;
+
+    pub fn new(text: impl Into<String>) -> Result<Pattern, String> {
+        let text = text.into();
+        if text.len() > Self::MAX_BYTES {
+            return Err(format!(
+                "a name pattern of {} bytes: at most {} are taken",
+                text.len(),
+                Self::MAX_BYTES
+            ));
+        }
+        let glob = Glob::new(&text);
+        Ok(Pattern { text, glob })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn matches(&self, name: &str) -> bool {
+        self.glob.matches(name)
     }
 }
 
-/// Iterative glob with one backtrack point: linear in practice, never exponential.
-fn glob(p: &[u8], t: &[u8]) -> bool {
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.text == other.text
     }
-    p[pi..].iter().all(|&c| c == b'*')
+}
+
+impl Eq for Pattern {}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pattern, D::Error> {
+        Pattern::new(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// The kind of op a selection takes.
@@ -127,7 +155,7 @@ impl Selection {
     /// Whether `op` of `file` belongs to the selection.
     pub fn admits(&self, file: &TraceFile, op: &GpuOp) -> bool {
         self.kind.admits(op.kind)
-            && self.pattern.as_ref().map_or(true, |p| p.matches(&op.name))
+            && (self.pattern.as_ref()).map_or(true, |p| file.forms(&op.name).any(|n| p.matches(n)))
             && self.stream.map_or(true, |s| s == op.stream)
             && self.device.map_or(true, |d| d == op.device)
             && self.rank.map_or(true, |r| file.rank == Some(r))
@@ -159,7 +187,7 @@ mod tests {
 
     #[test]
     fn globs_match_at_their_edges() {
-        let p = |s: &str| Pattern(s.to_string());
+        let p = |s: &str| Pattern::new(s).unwrap();
         assert!(p("*gemm*").matches("sm90_xmma_gemm_bf16"));
         assert!(p("nccl*AllReduce*").matches("ncclDevKernel_AllReduce_Sum_bf16_RING_LL"));
         assert!(!p("nccl*AllGather*").matches("ncclDevKernel_AllReduce_Sum"));
@@ -169,5 +197,24 @@ mod tests {
         assert!(!p("a").matches(""));
         assert!(p("a*b*c").matches("aXbYbZc"));
         assert!(!p("a*b*c").matches("aXbYbZ"));
+        // Everything but `*` and `?` is itself, a line feed included.
+        assert!(p("a.b(c)[d]+\\$").matches("a.b(c)[d]+\\$"));
+        assert!(!p("a.b").matches("aXb"));
+        assert!(p("ä?*").matches("äö\nx"));
+    }
+
+    #[test]
+    fn long_patterns_are_refused_and_long_names_cost_linear_time() {
+        let err = Pattern::new("a".repeat(Pattern::MAX_BYTES + 1)).unwrap_err();
+        assert!(err.contains("at most 4096"), "{err}");
+        let p = Pattern::new(format!("*{}b", "a".repeat(Pattern::MAX_BYTES - 2))).unwrap();
+        let name = "a".repeat(1 << 20);
+        let t = std::time::Instant::now();
+        assert!(!p.matches(&name));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }

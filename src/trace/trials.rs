@@ -146,7 +146,9 @@ impl Trace {
         let per_file: Vec<Vec<(i64, i64, i64, String)>> = (self.files.iter())
             .map(|f| {
                 let mut at: Vec<i64> = (f.ops.iter())
-                    .filter(|o| o.kind == GpuKind::Kernel && pattern.matches(&o.name))
+                    .filter(|o| {
+                        o.kind == GpuKind::Kernel && f.forms(&o.name).any(|n| pattern.matches(n))
+                    })
                     .filter_map(|o| o.call.as_ref().map(|c| c.begin_ns))
                     .collect();
                 at.sort_unstable();

@@ -14,7 +14,7 @@ pub fn pair(b_start: u64, a_pause: Option<Pause>) -> (Program, Timeline) {
     let a = p.spin(s1, "A", std::time::Duration::from_micros(50));
     let b = p.spin(s2, "B", std::time::Duration::from_micros(50));
     let mut span_a = Span::single(a, 0, 50_000);
-    span_a.blocks[0].pause = a_pause;
+    span_a.blocks.edit(|b| b[0].pause = a_pause);
     let t = Timeline::new(
         vec![span_a, Span::single(b, b_start, b_start + 50_000)],
         vec![call(a, 0, 0), call(b, 10_000, 10_000)],

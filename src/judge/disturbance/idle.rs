@@ -14,11 +14,7 @@ pub(super) fn paused(timeline: &Timeline, threshold: u64) -> Vec<Stall> {
         .spans
         .iter()
         .filter_map(|s| {
-            let worst = s
-                .blocks
-                .iter()
-                .filter_map(|b| b.pause)
-                .max_by_key(|p| p.ns)?;
+            let worst = s.blocks.pauses().max_by_key(|p| p.ns)?;
             (worst.ns > threshold).then_some(Stall {
                 op: s.op,
                 kind: StallKind::Paused,

@@ -1,5 +1,4 @@
-//! Block stamps: what each block of a stamped kernel recorded, and how a span's stamps are
-//! written, in columns, each time relative to the span.
+//! How a span's block stamps are written: in columns, each time relative to the span.
 //!
 //! Block stamps are nearly all of a results file: `scenario.sleep.grid` stamps 32,768 blocks a
 //! trial. Written as objects (`{"start_ns":1764182400123456789,"end_ns":…,"sm":131,
@@ -20,43 +19,9 @@
 //! signed, so a stamp whose end precedes its start reads back as it was (and is refused by the
 //! checks, `record/check.rs`, as before).
 
+use crate::measured::blocks::{BlockStamp, Blocks, Pause};
 use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-/// One block's stamps. Times are `%globaltimer` nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BlockStamp {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub sm: u32,
-    pub cycles: u64,
-    /// The longest the block went without reading `%globaltimer` while it spun, where that was
-    /// at least [`Pause::RECORDED_NS`]: a running block stops only when it is switched out (see
-    /// [`crate::judge::disturbance`]). Absent in files recorded before the spin measured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause: Option<Pause>,
-}
-
-/// The shortest pause of a running block that counts as a switch-out. On an idle H100, blocks of
-/// grids larger than the GPU (4096 blocks of 256 threads) pause for 49.3 µs, again and again
-/// (six in ten blocks of `scenario.sleep.grid`), with nobody else on the GPU; blocks of
-/// smaller grids never pause for 1 µs. A neighbour's time slice switched our blocks out for
-/// 1.5–2.4 ms. Four times the idle pause sits far from both.
-pub const PAUSE_FLOOR_NS: u64 = 200_000;
-
-/// A stretch in which a running block did not read the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pause {
-    /// `%globaltimer` when the block stopped reading it.
-    pub at_ns: u64,
-    pub ns: u64,
-}
-
-impl Pause {
-    /// Shorter pauses are not kept: a spin reads the clock every few tens of ns, and the stall
-    /// threshold ([`crate::judge::disturbance::STALL_FLOOR_NS`]) is far above this.
-    pub const RECORDED_NS: u64 = 1_000;
-}
 
 #[derive(Serialize, Deserialize)]
 struct Columns {
@@ -69,8 +34,8 @@ struct Columns {
     pauses: Vec<(usize, u64, u64)>,
 }
 
-pub fn serialize<S: Serializer>(blocks: &[BlockStamp], s: S) -> Result<S::Ok, S::Error> {
-    let base_ns = blocks.iter().map(|b| b.start_ns).min().unwrap_or(0);
+pub fn serialize<S: Serializer>(blocks: &Blocks, s: S) -> Result<S::Ok, S::Error> {
+    let base_ns = blocks.first_ns();
     let columns = Columns {
         base_ns,
         start: blocks.iter().map(|b| b.start_ns - base_ns).collect(),
@@ -87,19 +52,22 @@ pub fn serialize<S: Serializer>(blocks: &[BlockStamp], s: S) -> Result<S::Ok, S:
     columns.serialize(s)
 }
 
-pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<BlockStamp>, D::Error> {
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Blocks, D::Error> {
     struct Either;
     impl<'de> Visitor<'de> for Either {
-        type Value = Vec<BlockStamp>;
+        type Value = Blocks;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("block stamps: a list of stamps, or their columns")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
             Vec::<BlockStamp>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                .map(Blocks::from)
         }
         fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
             let c = Columns::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-            from_columns(c).map_err(serde::de::Error::custom)
+            from_columns(c)
+                .map(Blocks::from)
+                .map_err(serde::de::Error::custom)
         }
     }
     d.deserialize_any(Either)
@@ -149,7 +117,7 @@ mod tests {
     #[derive(Serialize, Deserialize, PartialEq, Debug)]
     struct S {
         #[serde(with = "super")]
-        blocks: Vec<BlockStamp>,
+        blocks: Blocks,
     }
 
     fn stamp(start_ns: u64, end_ns: u64, pause: Option<Pause>) -> BlockStamp {
@@ -169,12 +137,12 @@ mod tests {
             ns: 2_000,
         };
         let s = S {
-            blocks: vec![
+            blocks: Blocks::from(vec![
                 stamp(1_000_300, 1_020_000, None),
                 stamp(1_000_000, 1_020_100, Some(pause)),
                 // An end before its start reads back as it was (the checks refuse it later).
                 stamp(u64::MAX - 5, u64::MAX - 9, None),
-            ],
+            ]),
         };
         let text = serde_json::to_string(&s).unwrap();
         assert!(
@@ -184,7 +152,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<S>(&text).unwrap(), s);
         let objects = r#"{"blocks":[{"start_ns":5,"end_ns":9,"sm":1,"cycles":2}]}"#;
         assert_eq!(
-            serde_json::from_str::<S>(objects).unwrap().blocks,
+            serde_json::from_str::<S>(objects).unwrap().blocks.to_vec(),
             [BlockStamp {
                 start_ns: 5,
                 end_ns: 9,
@@ -196,7 +164,8 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<S>(r#"{"blocks":[]}"#)
                 .unwrap()
-                .blocks,
+                .blocks
+                .to_vec(),
             []
         );
     }
