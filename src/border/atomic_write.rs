@@ -34,12 +34,26 @@ struct Staged {
 /// Where to write `path`: itself resolved through symbolic links (so a link stays a link), and
 /// whether it is a special file to be written directly.
 fn resolve(path: &Path) -> Result<(PathBuf, bool), Error> {
+    let special_place = path.starts_with("/dev") || path.starts_with("/proc");
+    if !special_place && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        // Renamed over, a link's target would be replaced wherever it lies: a file outside the
+        // report folder, or an input of the command.
+        let to = fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        return Err(file_err(
+            path,
+            format!(
+                "is a link (to {}); stream-litmus writes no file through a link: remove the link \
+                 or name the file itself",
+                crate::border::error::shortened(&to)
+            ),
+        ));
+    }
     match fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(file_err(path, "is a folder; name a file")),
         Ok(m) => {
             // `/dev/stdout` or `/proc/self/fd/1` may resolve to a regular file, which the shell
             // still holds open: renaming over it would send the output to a file nobody reads.
-            if path.starts_with("/dev") || path.starts_with("/proc") || !m.is_file() {
+            if special_place || !m.is_file() {
                 refuse_blocking(path, &m)?;
                 return Ok((path.to_path_buf(), true));
             }
@@ -285,6 +299,27 @@ pub fn make_folder(dir: &Path) -> Result<Folder, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_file_is_written_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.txt");
+        fs::write(&outside, "keep me").unwrap();
+        let link = dir.path().join("report.html");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        for err in [
+            check_writable(&link).unwrap_err(),
+            write_atomically(&link, |w| w.write_all(b"x")).unwrap_err(),
+            write_all_or_none(&[(link.clone(), &b"x"[..])]).unwrap_err(),
+        ] {
+            assert!(err.to_string().contains("is a link (to "), "{err}");
+        }
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "keep me");
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
 
     #[test]
     fn a_failed_write_leaves_the_old_file_and_no_temporary_one() {

@@ -87,6 +87,7 @@ pub fn writable_file(path: &Path) -> Result<(), CliError> {
 pub fn writable_folder(dir: &Path) -> Result<Folder, CliError> {
     let folder = make_folder(dir)?;
     check_writable(&dir.join("report.html"))?;
+    check_writable(&dir.join("trace.json"))?;
     Ok(folder)
 }
 

@@ -20,12 +20,30 @@ use stream_litmus::trace::join;
 pub const INJECTION_ENV: &str = "STREAM_LITMUS_INJECTION";
 const LIBRARY: &str = "libstream_litmus.so";
 
+/// The file a command names: itself where it holds a `/`, else the first match on `PATH` (the
+/// file the shell would run), else the name as given.
+fn program_path(program: &OsString) -> PathBuf {
+    let named = Path::new(program);
+    if named.components().count() > 1 {
+        return named.to_path_buf();
+    }
+    (std::env::var_os("PATH").iter())
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(named))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| named.to_path_buf())
+}
+
 pub fn record(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResult {
     let Some(program) = command.first() else {
         return Err(CliError::usage(
             "no command given: stream-litmus trace -- CMD ARGS…",
         ));
     };
+    check_writable(out)?;
+    for input in std::iter::once(program_path(program)).chain(command.iter().map(PathBuf::from)) {
+        super::arguments::not_the_input(out, &input, "--out")?;
+    }
     let library = injection_library()?;
     if let Some(other) = std::env::var_os("CUDA_INJECTION64_PATH") {
         return Err(CliError::usage(format!(
@@ -41,7 +59,6 @@ pub fn record(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliRes
              LD_LIBRARY_PATH",
         ));
     }
-    check_writable(out)?;
     let shown = command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())

@@ -51,6 +51,10 @@ pub fn check_traced(
             "no claim in these files matches {filters:?}"
         )));
     }
+    let folder = match out {
+        Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
+        None => None,
+    };
     let mut read: HashMap<Vec<PathBuf>, Result<Trace, String>> = HashMap::new();
     let (mut expected, mut not, mut errors) = (0, 0, 0);
     let mut judged = Vec::new();
@@ -131,12 +135,13 @@ pub fn check_traced(
         let page = stream_litmus::report::traced_html::html_report(&rows);
         let path = dir.join("trace.json");
         let text = serde_json::to_vec(&trace).map_err(|e| CliError::usage(e.to_string()))?;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::usage(format!("{}: {e}", dir.display())))?;
         stream_litmus::atomic_write::write_all_or_none(&[
             (path.clone(), &text[..]),
             (dir.join("report.html"), page.as_bytes()),
         ])?;
+        if let Some(f) = folder {
+            f.keep();
+        }
         outln!("report {}", dir.join("report.html").display());
         outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
     }
@@ -159,6 +164,35 @@ pub fn check_traced(
 }
 
 /// The claim's own trace paths, relative to its file.
+/// The report folder made and its two files checked before anything is read: writable, no link,
+/// and neither one a claim file or a trace judged (which the report would replace).
+fn outputs_checked(
+    dir: &Path,
+    claims: &[(PathBuf, TraceClaim)],
+    traces: &[PathBuf],
+) -> Result<stream_litmus::atomic_write::Folder, CliError> {
+    let folder = super::arguments::writable_folder(dir)?;
+    let inputs = (claims.iter())
+        .flat_map(|(f, c)| {
+            let named = match traces.is_empty() {
+                true => beside(f, &c.traces),
+                false => Vec::new(),
+            };
+            std::iter::once(f.clone()).chain(named)
+        })
+        .chain(traces.iter().cloned());
+    let outputs = [dir.join("trace.json"), dir.join("report.html")];
+    for input in inputs {
+        for output in &outputs {
+            super::arguments::not_the_input(output, &input, "--out folder")?;
+        }
+    }
+    for output in &outputs {
+        stream_litmus::atomic_write::check_writable(output)?;
+    }
+    Ok(folder)
+}
+
 fn beside(file: &Path, traces: &[String]) -> Vec<PathBuf> {
     let dir = file.parent().unwrap_or(Path::new("."));
     traces.iter().map(|t| dir.join(t)).collect()

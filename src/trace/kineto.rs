@@ -101,11 +101,15 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
             "the trace ends in the middle ({at}): it was cut short (a profiler killed while \
              writing, an interrupted copy); record it again"
         ),
-        serde_json::error::Category::Io => match gz {
-            true => format!("{e} (reading it as gzip: the file is cut short or not gzip data)"),
-            false => format!("{e}"),
-        },
-        _ => format!("{e}"),
+        // Our own refusals (the read limit, a string or array too long) are `Other`; gzip's
+        // are the data's.
+        serde_json::error::Category::Io
+            if gz && e.io_error_kind() != Some(std::io::ErrorKind::Other) =>
+        {
+            format!("{e} (reading it as gzip: the file is cut short or not gzip data)")
+        }
+        // A value of the wrong type is quoted whole by serde: a short prefix of it is enough.
+        _ => crate::border::error::shortened(&e.to_string()),
     }
 }
 

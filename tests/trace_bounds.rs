@@ -1,0 +1,117 @@
+//! Traces and claims on them made to take minutes or gigabytes, each bounded or refused with a
+//! message that names the limit (issue 36, rows 1, 6 and 13).
+
+mod common;
+
+use common::kineto::two_kernels as trace;
+use common::peak::run_cli;
+use std::ffi::OsStr;
+use stream_litmus::trace::Trace;
+
+#[test]
+fn a_long_pattern_on_long_names_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two kernels of 1 MB names; a claim whose pattern is 4 KB (the most taken) of the worst
+    // kind for a backtracking glob: a star, then a run that almost matches everywhere.
+    let long = "a".repeat(1 << 20);
+    let t = dir.path().join("t.json");
+    std::fs::write(&t, trace(&long, &long)).unwrap();
+    let claim = |pattern: &str| {
+        format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \
+             \"t.json\"\nselect A = kernel \"{pattern}\"\nselect B = kernel\n\
+             check exists overlaps(A, B)\n"
+        )
+    };
+    let c = dir.path().join("c.litmus");
+    std::fs::write(&c, claim(&format!("*{}b", "a".repeat(4094)))).unwrap();
+    let started = std::time::Instant::now();
+    let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+    let took = started.elapsed();
+    // The pattern selects nothing (the names, clipped, end in `…`): refused as a selection of
+    // nothing, at once.
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("holds no op"), "{err}");
+    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
+    // A pattern of 500 KB is refused as one, before any trace is read.
+    std::fs::write(&c, claim(&format!("*{}b", "a".repeat(500_000)))).unwrap();
+    let (code, err, _) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("at most 4096"), "{err}");
+    assert!(
+        err.len() < 4096,
+        "the refusal quotes the whole pattern: {} bytes",
+        err.len()
+    );
+}
+
+#[test]
+fn many_distinct_long_names_are_clipped_and_counted() {
+    // 130 distinct names of 15 MiB would take 2 GB held whole; clipped to 16 KiB each they
+    // take 2 MB. Here 20 names of 2 MiB: 40 MiB of names, held as 320 KiB.
+    let dir = tempfile::tempdir().unwrap();
+    let mut ev = Vec::new();
+    for i in 0..20 {
+        let name = format!("{i}{}", "0".repeat(2 << 20));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":1,"tid":7,"ts":{ts}.0,"dur":1.0,"args":{{"device":0,"stream":7,"correlation":{i}}}}}"#,
+            ts = 10 * i
+        ));
+    }
+    let t = dir.path().join("t.json");
+    std::fs::write(
+        &t,
+        format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(",")),
+    )
+    .unwrap();
+    let trace = Trace::read(&[t]).unwrap();
+    let names = &trace.files[0].ops;
+    assert_eq!(names.len(), 20);
+    assert!(names
+        .iter()
+        .all(|o| o.name.len() <= stream_litmus::trace::MAX_NAME_BYTES));
+}
+
+#[test]
+fn a_value_of_the_wrong_type_is_quoted_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json");
+    let long = "9".repeat(5_000_000);
+    let text = trace("a", "b").replacen("\"ts\":7.000", &format!("\"ts\":\"{long}\""), 1);
+    assert_ne!(text, trace("a", "b"), "the test changes a timestamp");
+    std::fs::write(&t, text).unwrap();
+    let err = Trace::read(&[t]).unwrap_err();
+    assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..200]);
+    assert!(err.contains("more bytes left out"), "{err}");
+}
+
+#[test]
+fn a_gzip_over_the_read_limit_says_so_and_nothing_else() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let op = r#"{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
+    gz.write_all(br#"{"schemaVersion":1,"traceEvents":["#)
+        .unwrap();
+    for _ in 0..(2 << 20) / op.len() {
+        gz.write_all(op.as_bytes()).unwrap();
+    }
+    gz.write_all(br#"{"ph":"i"}]}"#).unwrap();
+    std::fs::write(&t, gz.finish().unwrap()).unwrap();
+    let c = dir.path().join("c.litmus");
+    std::fs::write(
+        &c,
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \
+         \"t.json.gz\"\nselect A = kernel\nselect B = kernel\ncheck exists overlaps(A, B)\n",
+    )
+    .unwrap();
+    let (code, err, _) = run_cli(
+        &[OsStr::new("check"), c.as_os_str()],
+        &[("STREAM_LITMUS_READ_LIMIT_MIB", "1")],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("larger than"), "{err}");
+    assert!(!err.contains("cut short"), "{err}");
+}
