@@ -308,26 +308,7 @@ fn a_two_device_results_file_loads_judges_and_renders() {
     let mut claim = catalogue::multi::event_across_devices(SPIN);
     claim.program = program;
     let trials = stream_litmus::Trials {
-        calibration: stream_litmus::Calibration {
-            device: stream_litmus::Device {
-                name: "test".into(),
-                driver_version: 13000,
-                driver_release: None,
-                compute_capability: (9, 0),
-                sm_count: 132,
-                clock_khz: 1_980_000,
-                priority_range: None,
-                async_engines: None,
-                cupti: None,
-            },
-            cycles_per_ns: 1.98,
-            timer_step_ns: 32,
-            launch_jitter_ns: 2_000,
-            launch_latency_ns: None,
-            copy_rates: None,
-            dependent_gap_ns: 2_000,
-            environment: vec![],
-        },
+        calibration: common::hand_made::calibration(2_000),
         wanted: 5,
         timelines: vec![t; 5],
         gpu_time_ns: 1,

@@ -8,9 +8,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use common::hand_made::snapshot;
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use stream_litmus::{BufferId, Check, EventId, Op, OpId, OpKind, Outcome, RunRecord, StreamId};
 
@@ -163,22 +163,6 @@ fn bad_files() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             (name, json, message)
         })
         .collect()
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(snapshot(&path));
-            out.insert(path, b"<folder>".to_vec());
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            out.insert(path, bytes);
-        }
-    }
-    out
 }
 
 /// Asserts a refusal: status 2, `message` on stderr, no panic.

@@ -2,30 +2,15 @@
 //! GPU opens and leave nothing behind; and the child reads a bounded request. (On the GPU, an
 //! error half-way through issuing a program: `tests/gpu/error_path.rs`.)
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::hand_made::snapshot;
 use std::process::{Command, Output};
 
 fn cli() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_stream-litmus"));
     c.env("CUDA_VISIBLE_DEVICES", "");
     c
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(snapshot(&path));
-            out.insert(path, b"<folder>".to_vec());
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            out.insert(path, bytes);
-        }
-    }
-    out
 }
 
 /// Asserts a refusal: status 2, `message` on stderr, no panic.

@@ -88,3 +88,30 @@ fn predict_shows_a_builder_claims_words_as_text() {
     assert_eq!(hidden(&shown), None);
     assert!(shown.contains("\\u{1b}]0;title\\u{7}"), "{shown}");
 }
+
+/// Issue 36, row 8: a line feed in a claim's id or an op's label cannot print a line of ours.
+#[test]
+fn a_line_feed_from_a_file_forges_no_verdict_line() {
+    const FORGED: &str = "ok   forged.claim                            Holds";
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = RunRecord::load(&common::fixture("core-h100.json")).unwrap();
+    run.claims.truncate(2);
+    let c = &mut run.claims[0].claim;
+    c.id = format!("x.a\n{FORGED}");
+    c.statement = format!("s\n{FORGED}");
+    c.program.ops[0].label = format!("K\n{FORGED}");
+    let path = dir.path().join("forged.json");
+    run.save(&path).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .arg("judge")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("x.a\\nok   forged.claim"), "{stdout}");
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("ok   forged")),
+        "{stdout}"
+    );
+}

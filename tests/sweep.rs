@@ -1,36 +1,19 @@
 //! The sweep analysis on the CPU, with hand-made timelines: which first kernels were held back,
 //! what the model predicts, and the launch offsets.
 
+mod common;
+
 use stream_litmus::model::Refinement;
 use stream_litmus::sweep::{offsets_row, queues_program, queues_row, summary};
 
 fn queues(k: usize) -> stream_litmus::Program {
     queues_program(k, std::time::Duration::from_micros(1))
 }
-use stream_litmus::{Calibration, Device, HostCall, OpId, Span, Timeline, Trials};
+use stream_litmus::{HostCall, OpId, Span, Timeline, Trials};
 
 fn trials(timelines: Vec<Timeline>) -> Trials {
     Trials {
-        calibration: Calibration {
-            device: Device {
-                name: "test".into(),
-                driver_version: 13000,
-                driver_release: None,
-                compute_capability: (9, 0),
-                sm_count: 132,
-                clock_khz: 1_980_000,
-                priority_range: None,
-                async_engines: None,
-                cupti: None,
-            },
-            cycles_per_ns: 1.98,
-            timer_step_ns: 32,
-            launch_jitter_ns: 500,
-            dependent_gap_ns: 2_000,
-            launch_latency_ns: None,
-            copy_rates: None,
-            environment: vec![],
-        },
+        calibration: common::hand_made::calibration(500),
         wanted: timelines.len(),
         timelines,
         gpu_time_ns: 0,

@@ -24,8 +24,8 @@ pub fn show(id: &str, json: bool, litmus: bool) -> CliResult {
     } else {
         outln!(
             "claim  {} — {}\nsource {}\nexpect {}",
-            claim.id,
-            claim.statement,
+            stream_litmus::report::shown::one_line(&claim.id),
+            stream_litmus::report::shown::one_line(&claim.statement),
             claim.source,
             claim.expect
         );

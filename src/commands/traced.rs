@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use stream_litmus::litmus;
+use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{judge, GpuKind, Trace, TraceClaim};
 
 /// Whether every path is a file of claims on traces (then `check` judges them here).
@@ -114,10 +115,10 @@ pub fn check_traced(
                 outln!(
                     "{} {:<40} {:<12} {:<14} {}",
                     if ok { "ok  " } else { "FAIL" },
-                    claim.id,
+                    one_line(&claim.id),
                     j.verdict,
                     format!("{} trials", j.counts),
-                    j.evidence(claim)
+                    one_line(&j.evidence(claim))
                 );
                 judged.push((claim, paths, j));
             }

@@ -36,9 +36,32 @@ pub fn shown(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` for a place inside one line of ours: [`shown`], and line feeds, carriage returns and
+/// tabs written as `\n`, `\r`, `\t`. A claim's id, statement or an op's name comes from a file;
+/// with a line feed it could print a line of its own (`ok   some.claim  Holds …`).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\n', '\r', '\t']) {
+        return shown(text);
+    }
+    let flat = text
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t");
+    Cow::Owned(shown(&flat).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_keeps_a_value_on_its_line() {
+        assert_eq!(
+            one_line("x\nok   some.claim  Holds\t\r\u{1b}"),
+            "x\\nok   some.claim  Holds\\t\\r\\u{1b}"
+        );
+        assert!(matches!(one_line("fifo.blocking"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn plain_text_is_borrowed_and_kept() {

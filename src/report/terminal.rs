@@ -53,7 +53,7 @@ pub fn header(cal: &Calibration, trials: usize) -> String {
 
 /// `ok   fifo.blocking   Holds   Always 5/5   K1→K2 gap +1.20..+1.41 µs; …`
 pub fn claim_line(rec: &ClaimRecord) -> String {
-    let id = &rec.claim.id;
+    let id = super::shown::one_line(&rec.claim.id);
     match &rec.outcome {
         Outcome::Ran { judgement, .. } => {
             let mark = if rec.as_expected() { "ok  " } else { "FAIL" };
@@ -66,7 +66,7 @@ pub fn claim_line(rec: &ClaimRecord) -> String {
                 "{mark} {id:<36} {:<12} {:<14} {}{expected}",
                 judgement.verdict,
                 judgement.counts,
-                judgement.evidence(&rec.claim.program)
+                super::shown::one_line(&judgement.evidence(&rec.claim.program))
             )
         }
         Outcome::Failed { error } => format!("ERR  {id:<36} {error}"),
@@ -189,7 +189,12 @@ pub fn disturbed_line(run: &RunRecord) -> String {
 pub fn details(rec: &ClaimRecord) -> String {
     let c = &rec.claim;
     let mut s = String::new();
-    let _ = writeln!(s, "claim  {} — {}", c.id, c.statement);
+    let _ = writeln!(
+        s,
+        "claim  {} — {}",
+        super::shown::one_line(&c.id),
+        super::shown::one_line(&c.statement)
+    );
     let _ = writeln!(s, "source {}", c.source);
     let _ = writeln!(s, "expect {}", c.expect);
     if let Some(why) = &c.rationale {
