@@ -39,3 +39,49 @@ fn one_claim_selects_the_profilers_names_and_the_compilers() {
                    \"_Z8k_before?\"\ncheck overlaps(AR, K)";
     assert_eq!(verdict(&recorded, mangled), Verdict::Holds);
 }
+
+/// Issue 35, point 12: a trial pattern of kernels that matches none says so, and the names
+/// listed put the one the user most likely meant first.
+#[test]
+fn names_that_match_nothing_are_listed_nearest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ev = Vec::new();
+    let mut names: Vec<String> = (0..20).map(|i| format!("aaa_kernel_{i:02}")).collect();
+    names.push("zz_my_wanted_kernel_for_the_step".into());
+    for (c, name) in names.iter().enumerate() {
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":1,"tid":7,"ts":{ts}.0,"dur":1.0,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
+            ts = 10 * c + 5
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts}.0,"dur":2.0,"args":{{"correlation":{c}}}}}"#,
+            ts = 10 * c
+        ));
+    }
+    let path = dir.path().join("t.json");
+    std::fs::write(
+        &path,
+        format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(",")),
+    )
+    .unwrap();
+    let trace = Trace::read(&[path]).unwrap();
+    let judged = |claim: &str| {
+        let text = format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{claim}\n"
+        );
+        judge(&litmus::parse_traced("t.litmus", &text).unwrap()[0], &trace).unwrap_err()
+    };
+    let err = judged(
+        "trial each kernel \"my_wanted_kernl*\"\nselect A = kernel\ncheck exists overlaps(A, A)",
+    );
+    assert!(err.contains("no kernel launch matches"), "{err}");
+    assert!(!err.contains("host range"), "{err}");
+    let first = err.split('`').nth(3).unwrap_or_default();
+    assert_eq!(first, "zz_my_wanted_kernel_for_the_step", "{err}");
+    let err = judged("select A = kernel \"*wanted_kernl*\"\ncheck exists overlaps(A, A)");
+    assert!(err.contains("holds no op"), "{err}");
+    assert!(
+        err.contains("`zz_my_wanted_kernel_for_the_step`, `aaa"),
+        "the nearest name first: {err}"
+    );
+}

@@ -778,3 +778,38 @@ fn a_two_process_recording_joins_each_op_within_its_process() {
         trace.tolerances.describe()
     );
 }
+
+/// Issue 35, point 12: a folder of claims on traces is judged as its files are, not refused as
+/// claims that need `--trace`.
+#[test]
+fn check_of_a_folder_of_claims_on_traces_judges_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.json"),
+        two((1010.0, 100.0), (1050.0, 50.0)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("c.litmus"),
+        format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
+             trace \"t.json\"\n{AB}\ncheck overlaps(A, B)\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .arg("check")
+        .arg(dir.path())
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Holds") && stdout.contains("no GPU used"),
+        "{stdout}"
+    );
+}

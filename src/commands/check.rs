@@ -10,8 +10,30 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use stream_litmus::{litmus, Claim, EnvVar};
 
+/// The claim files `paths` name: files as given, folders' `.litmus` files (see [`load_all`]).
+fn walk(paths: &[PathBuf]) -> Walk {
+    let mut walk = Walk::default();
+    for path in paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            walk.folder(path, &mut found, &|d| std::fs::read_dir(d)?.collect());
+            found.sort();
+            walk.files.extend(found);
+        } else if walk.first_time(path) {
+            walk.files.push(path.clone());
+        }
+    }
+    walk
+}
+
 pub fn check(args: CheckArgs) -> CliResult {
-    if !args.traces.is_empty() || super::traced::all_traced(&args.files) {
+    // Folders count by the files in them: a folder of claims on traces is judged as they are.
+    let found = walk(&args.files);
+    let files = match found.problems.is_empty() && !found.files.is_empty() {
+        true => found.files,
+        false => args.files.clone(),
+    };
+    if !args.traces.is_empty() || super::traced::all_traced(&files) {
         // Options of GPU runs that a judgement on a trace cannot honour are refused, not
         // ignored: its trials are the trace's, and its outputs go to --out.
         let o = &args.options;
@@ -34,7 +56,7 @@ pub fn check(args: CheckArgs) -> CliResult {
             return Err(CliError::usage(format!("{why}; run again without it")));
         }
         return super::traced::check_traced(
-            &args.files,
+            &files,
             &args.traces,
             &args.filters,
             args.options.out.as_deref(),
@@ -89,17 +111,7 @@ fn print_environments(claims: &[Claim]) -> Result<(), CliError> {
 /// links lead to it). On any error, each problem is printed and the exit code is 2. Claims are
 /// held to the results file's rules here, and their ids must be unique across files.
 pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliError> {
-    let mut walk = Walk::default();
-    for path in paths {
-        if path.is_dir() {
-            let mut found = Vec::new();
-            walk.folder(path, &mut found, &|d| std::fs::read_dir(d)?.collect());
-            found.sort();
-            walk.files.extend(found);
-        } else if walk.first_time(path) {
-            walk.files.push(path.clone());
-        }
-    }
+    let walk = walk(paths);
     let mut failed = !walk.problems.is_empty();
     for problem in &walk.problems {
         errln!("error: {problem}\n");

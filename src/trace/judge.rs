@@ -12,9 +12,9 @@
 //! back: the op whose end it started after.
 
 use super::checks::{measure, CheckOutcome};
-use super::claim::TraceClaim;
+use super::claim::{TraceClaim, TrialSpec};
 use super::events::GpuKind;
-use super::select::KindFilter;
+use super::select::{KindFilter, Pattern};
 use super::trials::Trace;
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
@@ -101,12 +101,22 @@ impl TraceJudgement {
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
     let trials = trace.trials(&claim.trial);
     if trials.is_empty() {
-        let names = trace.range_names();
-        return Err(format!(
-            "{}: no host range matches the trial pattern; the trace's ranges are: {}",
-            claim.id,
-            shown_names(&names)
-        ));
+        return Err(match &claim.trial {
+            TrialSpec::EachKernel(p) => format!(
+                "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
+                 named: {}",
+                claim.id,
+                super::kineto::clip(p.text()),
+                shown_names(&trace.kernel_names(), Some(p))
+            ),
+            TrialSpec::Each(p) => format!(
+                "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
+                claim.id,
+                super::kineto::clip(p.text()),
+                shown_names(&trace.range_names(), Some(p))
+            ),
+            TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
+        });
     }
     let members: Vec<Vec<Vec<OpId>>> = (trials.iter())
         .map(|t| {
@@ -152,7 +162,7 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
                 claim.id,
                 s.name,
                 trials.len(),
-                shown_names(&names)
+                shown_names(&names, s.pattern.as_ref())
             ));
         }
     }
@@ -200,14 +210,31 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
     })
 }
 
-fn shown_names(names: &[String]) -> String {
-    let mut shown: Vec<String> = names
-        .iter()
-        .take(12)
-        .map(|n| format!("`{}`", super::kineto::clip(n)))
+/// The first names of a list, for an error: those that hold the longest start of a run of the
+/// pattern's own letters first (`my_wanted_kern` of a mistyped `my_wanted_kernl*`), so that the
+/// one the user meant is not hidden behind "and 40 more".
+fn shown_names(names: &[String], pattern: Option<&Pattern>) -> String {
+    const SHOWN: usize = 12;
+    let runs: Vec<&str> = pattern.map_or(Vec::new(), |p| {
+        p.text()
+            .split(['*', '?'])
+            .filter(|r| !r.is_empty())
+            .collect()
+    });
+    // A longer start of a run occurs in a name only where every shorter one does: a binary
+    // search over its length.
+    let held = |run: &str, n: &str| {
+        let ends: Vec<usize> = run.char_indices().map(|(i, c)| i + c.len_utf8()).collect();
+        ends.partition_point(|&end| n.contains(&run[..end]))
+    };
+    let likeness = |n: &str| runs.iter().map(|r| held(r, n)).max().unwrap_or(0);
+    let mut ranked: Vec<&String> = names.iter().collect();
+    ranked.sort_by_key(|n| std::cmp::Reverse(likeness(n)));
+    let mut shown: Vec<String> = (ranked.iter().take(SHOWN))
+        .map(|n| format!("`{}`", super::kineto::clip_at(n, 120)))
         .collect();
-    if names.len() > 12 {
-        shown.push(format!("and {} more", names.len() - 12));
+    if names.len() > SHOWN {
+        shown.push(format!("and {} more", names.len() - SHOWN));
     }
     shown.join(", ")
 }

@@ -478,7 +478,12 @@ impl Collector {
 
 /// The first 60 characters of a name, for messages.
 pub(crate) fn clip(name: &str) -> String {
-    match name.char_indices().nth(60) {
+    clip_at(name, 60)
+}
+
+/// The first `n` characters of a name, for messages.
+pub(crate) fn clip_at(name: &str, n: usize) -> String {
+    match name.char_indices().nth(n) {
         Some((i, _)) => format!("{}…", &name[..i]),
         None => name.to_string(),
     }

@@ -161,6 +161,18 @@ impl Trace {
         self.cut(&per_file)
     }
 
+    /// The names of the kernels, for a kernel trial pattern that matched none.
+    pub fn kernel_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (self.files.iter())
+            .flat_map(|f| f.ops.iter())
+            .filter(|o| o.kind == GpuKind::Kernel)
+            .map(|o| o.name.to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// The names of the host ranges, for a trial pattern that matched none.
     pub fn range_names(&self) -> Vec<String> {
         let mut names: Vec<String> = (self.files.iter())
