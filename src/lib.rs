@@ -100,8 +100,8 @@ pub use measured::calibration::{
 pub use measured::contents::{Contents, MemoryKind, ValueCount};
 pub use measured::sharing::{Neighbour, Sharing};
 pub use measured::timeline::{
-    BlockStamp, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace, Pause,
-    Reading, Relaunch, Span, Timeline,
+    BlockStamp, Blocks, ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, Interval, IssuerPace,
+    Pause, Reading, Relaunch, Span, Timeline,
 };
 pub use measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 pub use program::{

@@ -244,3 +244,29 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
         "{loaded} loaded, {refused} refused"
     );
 }
+
+/// Issue 36, row 12: a million block stamps for a kernel of one block (a 60 KB gzip) are made
+/// up, and refused before anything is judged.
+#[test]
+fn more_block_stamps_than_the_kernels_grid_are_refused() {
+    let mut run = stream_litmus::RunRecord::load(&common::fixture("core-h100.json")).unwrap();
+    run.claims.truncate(1);
+    let stream_litmus::Outcome::Ran { trials, .. } = &mut run.claims[0].outcome else {
+        panic!("the fixture's first claim ran")
+    };
+    let span = &mut trials.timelines[0].spans[0];
+    let s0 = span.start();
+    span.blocks = (0..1_040_000u64)
+        .map(|i| stream_litmus::BlockStamp {
+            start_ns: s0 + i % 1000,
+            end_ns: s0 + 20_000 + i % 1000,
+            sm: (i % 132) as u32,
+            cycles: 39_600,
+            pause: None,
+        })
+        .collect();
+    let (_d, dir) = dir();
+    let file = dir.join("made-up.json.gz");
+    run.save(&file).unwrap();
+    refused_everywhere(&file, "block stamps, but op");
+}

@@ -224,17 +224,29 @@ fn sorted_ops(
 }
 
 fn stamp(field: &str, v: i128) -> Result<(), String> {
+    stamp_with(|| field.to_string(), v)
+}
+
+/// [`stamp`], naming the field only when it is refused (a claim may hold millions of stamps).
+fn stamp_with(field: impl Fn() -> String, v: i128) -> Result<(), String> {
     if v.unsigned_abs() > u128::from(MAX_STAMP_NS) {
-        return Err(format!("{field} is {v}, beyond ±{MAX_STAMP_NS} ns"));
+        return Err(format!("{} is {v}, beyond ±{MAX_STAMP_NS} ns", field()));
     }
     Ok(())
 }
 
 fn ordered(field: &str, start: i128, end: i128) -> Result<(), String> {
-    stamp(field, start)?;
-    stamp(field, end)?;
+    ordered_with(|| field.to_string(), start, end)
+}
+
+fn ordered_with(field: impl Fn() -> String, start: i128, end: i128) -> Result<(), String> {
+    stamp_with(&field, start)?;
+    stamp_with(&field, end)?;
     if end < start {
-        return Err(format!("{field}: ends ({end}) before it starts ({start})"));
+        return Err(format!(
+            "{}: ends ({end}) before it starts ({start})",
+            field()
+        ));
     }
     Ok(())
 }
@@ -264,12 +276,24 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
         if s.blocks.is_empty() {
             return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0));
         }
-        for (b, block) in s.blocks.iter().enumerate() {
-            let field = format!("spans[{i}].blocks[{b}]");
-            ordered(&field, block.start_ns.into(), block.end_ns.into())?;
-            stamp(&format!("{field}.cycles"), block.cycles.into())?;
-            instants.extend([i128::from(block.start_ns), i128::from(block.end_ns)]);
+        // The kernel stamps one block of its grid each: more stamps than blocks are made up (a
+        // file of a million stamps for a kernel of one block).
+        let grid = p.op(s.op).map_or(0, |op| op.kind.stamped_grid() as usize);
+        if s.blocks.len() != grid {
+            return Err(format!(
+                "spans[{i}]: {} block stamps, but op {} launches a grid of {grid} blocks",
+                s.blocks.len(),
+                s.op.0
+            ));
         }
+        for (b, block) in s.blocks.iter().enumerate() {
+            let field = || format!("spans[{i}].blocks[{b}]");
+            ordered_with(field, block.start_ns.into(), block.end_ns.into())?;
+            stamp_with(|| format!("{}.cycles", field()), block.cycles.into())?;
+        }
+        // Stamps are held from the span's first start: its first start and last end are its
+        // extreme instants.
+        instants.extend([i128::from(s.start()), i128::from(s.end())]);
     }
     for (i, c) in t.host_calls.iter().enumerate() {
         ordered(
