@@ -115,3 +115,32 @@ fn a_gzip_over_the_read_limit_says_so_and_nothing_else() {
     assert!(err.contains("larger than"), "{err}");
     assert!(!err.contains("cut short"), "{err}");
 }
+
+/// Row 7: a claim file naming one trace 20,000 times (260 KB) is refused at once, not read
+/// 20,000 times.
+#[test]
+fn a_trace_named_twenty_thousand_times_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.json"), trace("a", "b")).unwrap();
+    let c = dir.path().join("c.litmus");
+    std::fs::write(
+        &c,
+        format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{}select A = \
+             kernel \"a\"\nselect B = kernel \"b\"\ncheck overlaps(A, B)\n",
+            "trace \"t.json\"\n".repeat(20_000)
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("twice"), "{}", &err[..err.len().min(400)]);
+    assert!(
+        started.elapsed().as_secs_f64() < 2.0,
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
+    assert!(err.len() < 4096, "{} bytes of error", err.len());
+}

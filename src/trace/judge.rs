@@ -106,13 +106,13 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
                 "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
                  named: {}",
                 claim.id,
-                super::kineto::clip(p.text()),
+                super::names::clip(p.text()),
                 shown_names(&trace.kernel_names(), Some(p))
             ),
             TrialSpec::Each(p) => format!(
                 "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
                 claim.id,
-                super::kineto::clip(p.text()),
+                super::names::clip(p.text()),
                 shown_names(&trace.range_names(), Some(p))
             ),
             TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
@@ -231,7 +231,7 @@ fn shown_names(names: &[String], pattern: Option<&Pattern>) -> String {
     let mut ranked: Vec<&String> = names.iter().collect();
     ranked.sort_by_key(|n| std::cmp::Reverse(likeness(n)));
     let mut shown: Vec<String> = (ranked.iter().take(SHOWN))
-        .map(|n| format!("`{}`", super::kineto::clip_at(n, 120)))
+        .map(|n| format!("`{}`", super::names::clip_at(n, 120)))
         .collect();
     if names.len() > SHOWN {
         shown.push(format!("and {} more", names.len() - SHOWN));

@@ -11,7 +11,8 @@
 //! the timer step the judging allows (`tolerance.rs`).
 
 use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
-use super::names::Names;
+use super::names::{clip, Names};
+use super::number::Num;
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -110,52 +111,6 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
         }
         // A value of the wrong type is quoted whole by serde: a short prefix of it is enough.
         _ => crate::border::error::shortened(&e.to_string()),
-    }
-}
-
-/// A number that may be written as an integer, a float or a string, or be something else
-/// (then `None`): the profiler's `args` mix them.
-#[derive(Default, Clone, Copy)]
-struct Num(Option<i64>);
-
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Num;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Num, E> {
-                Ok(Num(Some(v)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Num, E> {
-                Ok(Num(i64::try_from(v).ok()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Num, E> {
-                Ok(Num(
-                    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
-                ))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_unit<E>(self) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Num, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Num, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -473,19 +428,6 @@ impl Collector {
                 )
             }),
         })
-    }
-}
-
-/// The first 60 characters of a name, for messages.
-pub(crate) fn clip(name: &str) -> String {
-    clip_at(name, 60)
-}
-
-/// The first `n` characters of a name, for messages.
-pub(crate) fn clip_at(name: &str, n: usize) -> String {
-    match name.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &name[..i]),
-        None => name.to_string(),
     }
 }
 

@@ -23,6 +23,7 @@ mod host_fns;
 mod judge;
 mod kineto;
 mod names;
+mod number;
 mod recorded;
 mod select;
 mod tolerance;

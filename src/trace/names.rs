@@ -138,6 +138,19 @@ impl fmt::Write for Bounded {
     }
 }
 
+/// The first 60 characters of a name, for messages.
+pub(crate) fn clip(name: &str) -> String {
+    clip_at(name, 60)
+}
+
+/// The first `n` characters of a name, for messages.
+pub(crate) fn clip_at(name: &str, n: usize) -> String {
+    match name.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 use super::claim::TrialSpec;
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::host_fns::behind;
-use super::kineto::clip;
+use super::names::clip;
 use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
