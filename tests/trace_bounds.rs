@@ -51,20 +51,11 @@ fn many_distinct_long_names_are_clipped_and_counted() {
     // 130 distinct names of 15 MiB would take 2 GB held whole; clipped to 16 KiB each they
     // take 2 MB. Here 20 names of 2 MiB: 40 MiB of names, held as 320 KiB.
     let dir = tempfile::tempdir().unwrap();
-    let mut ev = Vec::new();
-    for i in 0..20 {
-        let name = format!("{i}{}", "0".repeat(2 << 20));
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":1,"tid":7,"ts":{ts}.0,"dur":1.0,"args":{{"device":0,"stream":7,"correlation":{i}}}}}"#,
-            ts = 10 * i
-        ));
-    }
+    let names: Vec<String> = (0..20)
+        .map(|i| format!("{i}{}", "0".repeat(2 << 20)))
+        .collect();
     let t = dir.path().join("t.json");
-    std::fs::write(
-        &t,
-        format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(",")),
-    )
-    .unwrap();
+    std::fs::write(&t, common::kineto::kernels_named(&names)).unwrap();
     let trace = Trace::read(&[t]).unwrap();
     let names = &trace.files[0].ops;
     assert_eq!(names.len(), 20);

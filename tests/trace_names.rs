@@ -45,25 +45,10 @@ fn one_claim_selects_the_profilers_names_and_the_compilers() {
 #[test]
 fn names_that_match_nothing_are_listed_nearest_first() {
     let dir = tempfile::tempdir().unwrap();
-    let mut ev = Vec::new();
     let mut names: Vec<String> = (0..20).map(|i| format!("aaa_kernel_{i:02}")).collect();
     names.push("zz_my_wanted_kernel_for_the_step".into());
-    for (c, name) in names.iter().enumerate() {
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":1,"tid":7,"ts":{ts}.0,"dur":1.0,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
-            ts = 10 * c + 5
-        ));
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts}.0,"dur":2.0,"args":{{"correlation":{c}}}}}"#,
-            ts = 10 * c
-        ));
-    }
     let path = dir.path().join("t.json");
-    std::fs::write(
-        &path,
-        format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(",")),
-    )
-    .unwrap();
+    std::fs::write(&path, common::kineto::kernels_named(&names)).unwrap();
     let trace = Trace::read(&[path]).unwrap();
     let judged = |claim: &str| {
         let text = format!(

@@ -26,3 +26,20 @@ pub fn two_kernels(a: &str, b: &str) -> String {
         ev.join(",\n")
     )
 }
+
+/// A trace of one 1 µs kernel per name, one after another on stream 7, each launched by a call
+/// 5 µs before it starts.
+pub fn kernels_named(names: &[String]) -> String {
+    let mut ev = Vec::new();
+    for (c, name) in names.iter().enumerate() {
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":1,"tid":7,"ts":{ts}.0,"dur":1.0,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
+            ts = 10 * c + 5
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts}.0,"dur":2.0,"args":{{"correlation":{c}}}}}"#,
+            ts = 10 * c
+        ));
+    }
+    format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(","))
+}
