@@ -101,6 +101,19 @@ impl std::error::Error for ProgramError {}
 /// megabytes.
 pub const QUOTED_BYTES: usize = 240;
 
+/// `text` with its line feeds, carriage returns and tabs written as `\n`, `\r` and `\t`, for a
+/// value from a file that is shown inside one line of ours: with a line feed it could print a
+/// line of its own (`ok   some.claim  Holds …`).
+pub fn flat(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\n', '\r', '\t']) {
+        return text.into();
+    }
+    text.replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t")
+        .into()
+}
+
 /// `message` cut to [`QUOTED_BYTES`] (at a character boundary), with how much was left out.
 pub fn shortened(message: &str) -> String {
     if message.len() <= QUOTED_BYTES {

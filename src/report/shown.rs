@@ -40,14 +40,10 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 /// tabs written as `\n`, `\r`, `\t`. A claim's id, statement or an op's name comes from a file;
 /// with a line feed it could print a line of its own (`ok   some.claim  Holds …`).
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.contains(['\n', '\r', '\t']) {
-        return shown(text);
+    match crate::border::error::flat(text) {
+        Cow::Borrowed(t) => shown(t),
+        Cow::Owned(flat) => Cow::Owned(shown(&flat).into_owned()),
     }
-    let flat = text
-        .replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', "\\t");
-    Cow::Owned(shown(&flat).into_owned())
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! them together count against a budget (an eighth of the read limit): a 2 MB gzip trace of 130
 //! distinct 15 MiB kernel names took 3.95 GB before.
 
+use crate::border::error::flat;
 use crate::border::limits::{describe_bytes, read_limit, READ_LIMIT_ENV};
 use std::collections::HashMap;
 use std::fmt;
@@ -51,7 +52,12 @@ impl Names {
     /// The name to keep for `raw`; an error once the names are over their budget.
     pub(super) fn intern(&mut self, raw: &str) -> Result<Arc<str>, String> {
         let raw = clip_bytes(raw, MAX_NAME_BYTES);
-        let raw = one_line(raw);
+        // Names reach the terminal inside our own lines (`border::error::flat`); other control
+        // characters are escaped where any text is shown (`report/shown.rs`).
+        let raw = match raw {
+            std::borrow::Cow::Borrowed(r) => flat(r),
+            std::borrow::Cow::Owned(r) => flat(&r).into_owned().into(),
+        };
         if let Some(shown) = self.held.get(raw.as_ref()) {
             return Ok(shown.clone());
         }
@@ -85,20 +91,6 @@ impl Names {
     pub(super) fn into_mangled(self) -> HashMap<Arc<str>, Arc<str>> {
         self.mangled
     }
-}
-
-/// A name with its line feeds, carriage returns and tabs written as `\n`, `\r` and `\t`: names
-/// reach the terminal inside our own lines, and a name holding a line feed could print a line
-/// of its own (`ok   some.claim  Holds …`). Other control characters are escaped where any
-/// text is shown (`report/shown.rs`).
-fn one_line(name: std::borrow::Cow<'_, str>) -> std::borrow::Cow<'_, str> {
-    if !name.contains(['\n', '\r', '\t']) {
-        return name;
-    }
-    name.replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', "\\t")
-        .into()
 }
 
 /// `name` cut to at most `max` bytes at a character's edge, with `…` where it was cut.
