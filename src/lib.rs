@@ -66,7 +66,7 @@ pub mod report;
 pub mod trace;
 
 // Modules that were public before the layers had folders keep their paths.
-pub use border::{allowed_env, atomic_write, bounded_json, input_file, limits};
+pub use border::{allowed_env, atomic_write, bounded_json, heap, input_file, limits};
 pub use judge::{disturbance, model};
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::sweep;

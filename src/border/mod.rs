@@ -3,7 +3,8 @@
 //! Limits on what is read ([`limits`]), files opened only when they are regular files
 //! ([`input_file`]), JSON read with counts kept while the bytes stream in ([`bounded_json`]), the
 //! environment a claim file may set ([`allowed_env`]), outputs written so that no failure destroys
-//! a file ([`atomic_write`]), and the one error type every layer returns ([`error`]).
+//! a file ([`atomic_write`]), freed memory handed back to the system ([`heap`]), and the one error
+//! type every layer returns ([`error`]).
 //!
 //! **May import:** nothing of this crate. Every other layer may import it.
 
@@ -11,5 +12,6 @@ pub mod allowed_env;
 pub mod atomic_write;
 pub mod bounded_json;
 pub mod error;
+pub mod heap;
 pub mod input_file;
 pub mod limits;

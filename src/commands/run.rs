@@ -121,6 +121,9 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         for (_, writer) in &mut writers {
             writer.claim(rec.clone());
         }
+        drop(rec);
+        // What judging the claim allocated is free, and so is its record where no file takes it.
+        stream_litmus::heap::return_freed();
     });
     progress.clear();
     // `--exclusive` gave up: the writers are dropped unfinished, so no results file holds a

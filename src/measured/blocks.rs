@@ -1,14 +1,16 @@
 //! Block stamps: what each block of a stamped kernel recorded ([`BlockStamp`]), and how the lab
-//! holds a span's stamps ([`Blocks`]): in 32-bit numbers, counted from the span's first start. How they are written is `columns.rs`.
+//! holds a span's stamps ([`Blocks`]): packed, each number in as few bytes as it needs. How they
+//! are written is `columns.rs`.
 //!
 //! Block stamps are nearly all the memory of a run of many trials. `scenario.sleep.grid` stamps
-//! 32,768 blocks a trial; held as [`BlockStamp`]s (56 bytes each) its 1,000 trials took 1.8 GB,
-//! and the catalogue at 1,000 trials peaked at 2.9 GB on an H100 (the claims the results writer
-//! had not yet written stay in memory beside the one running). Counted from the span's first
-//! start, a block's start, length and cycles fit 32 bits (4.29 s, 4.29 G cycles) and its SM 16,
-//! so a block takes 16 bytes: 29 % of a [`BlockStamp`]. A span whose stamps do not fit (a block longer than
-//! 4.29 s, an end before its start, read from a damaged file) is held as [`BlockStamp`]s, as
-//! before, so nothing read is ever changed.
+//! 32,768 blocks a trial; held as [`BlockStamp`]s (56 bytes each) its 1,000 trials took 1.8 GB.
+//! Packed, each start a step from the block before, then the length, the cycles and the SM in
+//! variable-length numbers, a block takes about 11 bytes, and one that paused 5 more (six in ten
+//! of that claim's blocks): 16 on average, 29 % of a [`BlockStamp`], and 61 % of the fixed
+//! 16-byte rows with 12-byte pauses held before. A span whose stamps cannot be packed (an end
+//! before its start, read from a damaged file; steps beyond 63 bits) is held as
+//! [`BlockStamp`]s, so nothing read is ever changed. Blocks are read in order ([`Blocks::iter`]);
+//! nothing needs one block alone.
 //!
 //! The span's first start and last end are kept beside the blocks: every relation asks for
 //! them, and they would otherwise cost a scan of every block each time.
@@ -69,76 +71,102 @@ enum Held {
     Wide(Box<[BlockStamp]>),
 }
 
+/// The blocks packed in variable-length numbers (7 bits a byte, the high bit saying "more"),
+/// block after block: the start as a signed step from the block before (the first from
+/// `first_ns`), the length, the cycles, then the SM shifted left by one with the low bit saying
+/// whether a pause follows (its `%globaltimer` as a signed step from the block's start, then its
+/// length). A block of `scenario.sleep.grid` takes about 11 bytes, 5 more where it paused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Narrow {
-    rows: Box<[Row]>,
-    /// The blocks that paused, by index, in ascending order: six in ten blocks of a grid larger
-    /// than the GPU pause, so these are 12 bytes too.
-    pauses: Box<[NarrowPause]>,
+    len: usize,
+    bytes: Box<[u8]>,
 }
 
-/// One block, 16 bytes: one allocation per span, so a span of one block costs no more than a
-/// [`BlockStamp`] would.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Row {
-    /// From `first_ns`.
-    start: u32,
-    length: u32,
-    cycles: u32,
-    sm: u16,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct NarrowPause {
-    block: u32,
-    /// From `first_ns`: pauses happen while a block runs, after the span's first start.
-    at: u32,
-    ns: u32,
-}
-
-impl NarrowPause {
-    fn pause(self, first_ns: u64) -> Pause {
-        Pause {
-            at_ns: first_ns + u64::from(self.at),
-            ns: u64::from(self.ns),
-        }
+/// Appends `v` as a variable-length number.
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
     }
+    out.push(v as u8);
+}
+
+/// Appends a signed `v` (zigzag: 0, -1, 1, -2, … as 0, 1, 2, 3, …).
+fn put_signed(out: &mut Vec<u8>, v: i64) {
+    put(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// The variable-length number at `*at`, which moves past it. Only bytes [`put`] wrote are read.
+fn take(bytes: &[u8], at: &mut usize) -> u64 {
+    let (mut v, mut shift) = (0u64, 0);
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+fn take_signed(bytes: &[u8], at: &mut usize) -> i64 {
+    let v = take(bytes, at);
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// `to - from` where it fits an `i64`.
+fn step(from: u64, to: u64) -> Option<i64> {
+    i64::try_from(i128::from(to) - i128::from(from)).ok()
+}
+
+/// `from + by` where it stays in the clock's range.
+fn after(from: u64, by: i64) -> u64 {
+    (i128::from(from) + i128::from(by)) as u64
 }
 
 impl Narrow {
+    /// `None` where a stamp does not fit (an end before its start, a step beyond 63 bits):
+    /// those stamps are held as given.
     fn of(blocks: &[BlockStamp], first_ns: u64) -> Option<Narrow> {
-        u32::try_from(blocks.len()).ok()?;
-        let mut pauses = Vec::new();
-        let mut rows = Vec::with_capacity(blocks.len());
-        for (i, b) in blocks.iter().enumerate() {
-            rows.push(Row {
-                start: u32::try_from(b.start_ns - first_ns).ok()?,
-                length: u32::try_from(b.end_ns.checked_sub(b.start_ns)?).ok()?,
-                cycles: u32::try_from(b.cycles).ok()?,
-                sm: u16::try_from(b.sm).ok()?,
-            });
+        let mut bytes = Vec::with_capacity(blocks.len() * 12);
+        let mut previous = first_ns;
+        for b in blocks {
+            put_signed(&mut bytes, step(previous, b.start_ns)?);
+            previous = b.start_ns;
+            put(&mut bytes, b.end_ns.checked_sub(b.start_ns)?);
+            put(&mut bytes, b.cycles);
+            put(
+                &mut bytes,
+                u64::from(b.sm) << 1 | u64::from(b.pause.is_some()),
+            );
             if let Some(p) = b.pause {
-                pauses.push(NarrowPause {
-                    block: i as u32,
-                    at: u32::try_from(p.at_ns.checked_sub(first_ns)?).ok()?,
-                    ns: u32::try_from(p.ns).ok()?,
-                });
+                put_signed(&mut bytes, step(b.start_ns, p.at_ns)?);
+                put(&mut bytes, p.ns);
             }
         }
         Some(Narrow {
-            rows: rows.into_boxed_slice(),
-            pauses: pauses.into_boxed_slice(),
+            len: blocks.len(),
+            bytes: bytes.into_boxed_slice(),
         })
     }
 
-    fn get(&self, i: usize, first_ns: u64, pause: Option<Pause>) -> BlockStamp {
-        let row = self.rows[i];
-        let start_ns = first_ns + u64::from(row.start);
+    /// The block at byte `*at`, after the block that started at `previous`.
+    fn get(&self, at: &mut usize, previous: u64) -> BlockStamp {
+        let bytes = &self.bytes[..];
+        let start_ns = after(previous, take_signed(bytes, at));
+        let end_ns = start_ns + take(bytes, at);
+        let cycles = take(bytes, at);
+        let sm = take(bytes, at);
+        let pause = (sm & 1 == 1).then(|| Pause {
+            at_ns: after(start_ns, take_signed(bytes, at)),
+            ns: take(bytes, at),
+        });
         BlockStamp {
             start_ns,
-            end_ns: start_ns + u64::from(row.length),
-            sm: u32::from(row.sm),
-            cycles: u64::from(row.cycles),
+            end_ns,
+            sm: (sm >> 1) as u32,
+            cycles,
             pause,
         }
     }
@@ -148,8 +176,17 @@ impl Blocks {
     pub fn len(&self) -> usize {
         match &self.held {
             Held::Empty => 0,
-            Held::Narrow(n) => n.rows.len(),
+            Held::Narrow(n) => n.len,
             Held::Wide(w) => w.len(),
+        }
+    }
+
+    /// The bytes the stamps take in memory, beside the span that holds them.
+    pub fn held_bytes(&self) -> usize {
+        match &self.held {
+            Held::Empty => 0,
+            Held::Narrow(n) => n.bytes.len(),
+            Held::Wide(w) => std::mem::size_of_val(&w[..]),
         }
     }
 
@@ -172,22 +209,14 @@ impl Blocks {
         Iter {
             blocks: self,
             next: 0,
-            pause: 0,
+            at: 0,
+            previous: self.first_ns,
         }
     }
 
     /// The blocks that paused, with their pause.
     pub fn pauses(&self) -> impl Iterator<Item = Pause> + '_ {
-        let (narrow, wide) = match &self.held {
-            Held::Narrow(n) => (&n.pauses[..], &[][..]),
-            Held::Wide(w) => (&[][..], &w[..]),
-            Held::Empty => (&[][..], &[][..]),
-        };
-        let first_ns = self.first_ns;
-        narrow
-            .iter()
-            .map(move |p| p.pause(first_ns))
-            .chain(wide.iter().filter_map(|b| b.pause))
+        self.iter().filter_map(|b| b.pause)
     }
 
     pub fn to_vec(&self) -> Vec<BlockStamp> {
@@ -207,30 +236,25 @@ impl Blocks {
 pub struct Iter<'a> {
     blocks: &'a Blocks,
     next: usize,
-    /// The next of the narrow columns' pauses.
-    pause: usize,
+    /// Where the next packed block begins, and the start of the block before it.
+    at: usize,
+    previous: u64,
 }
 
 impl Iterator for Iter<'_> {
     type Item = BlockStamp;
 
     fn next(&mut self) -> Option<BlockStamp> {
-        let i = self.next;
         let b = match &self.blocks.held {
             Held::Empty => return None,
-            Held::Wide(w) => *w.get(i)?,
+            Held::Wide(w) => *w.get(self.next)?,
             Held::Narrow(n) => {
-                if i >= n.rows.len() {
+                if self.next >= n.len {
                     return None;
                 }
-                let pause = match n.pauses.get(self.pause) {
-                    Some(p) if p.block as usize == i => {
-                        self.pause += 1;
-                        Some(p.pause(self.blocks.first_ns))
-                    }
-                    _ => None,
-                };
-                n.get(i, self.blocks.first_ns, pause)
+                let b = n.get(&mut self.at, self.previous);
+                self.previous = b.start_ns;
+                b
             }
         };
         self.next += 1;
@@ -304,22 +328,30 @@ mod tests {
     }
 
     #[test]
-    fn what_fits_is_held_in_columns_and_what_does_not_as_given() {
+    fn what_fits_is_packed_and_what_does_not_is_held_as_given() {
         let small = Blocks::from(vec![
             stamp(1_000, 3_000, 5, 70, None),
             stamp(900, 2_000, 131, 60, Some(2_000)),
         ]);
         assert!(matches!(small.held, Held::Narrow(_)));
         assert_eq!((small.first_ns(), small.last_ns()), (900, 3_000));
-        // An end before its start (a damaged file's) and a block of 5 s keep their stamps.
+        // An end before its start (a damaged file's) and steps beyond 63 bits keep their
+        // stamps as given; a block of 5 s is packed like any other.
         for odd in [
-            stamp(10, 5, 0, 0, None),
-            stamp(0, 5_000_000_000, 0, 0, None),
+            vec![stamp(10, 5, 0, 0, None)],
+            vec![
+                stamp(0, 1, 0, 0, None),
+                stamp(u64::MAX - 1, u64::MAX, 0, 0, None),
+            ],
         ] {
-            let b = Blocks::from(vec![odd]);
+            let b = Blocks::from(odd.clone());
             assert!(matches!(b.held, Held::Wide(_)));
-            assert_eq!(b.to_vec(), [odd]);
+            assert_eq!(b.to_vec(), odd);
         }
+        let long = vec![stamp(0, 5_000_000_000, u32::MAX, u64::MAX, Some(u64::MAX))];
+        let b = Blocks::from(long.clone());
+        assert!(matches!(b.held, Held::Narrow(_)));
+        assert_eq!(b.to_vec(), long);
         assert_eq!(Blocks::from(vec![]).iter().count(), 0);
     }
 
@@ -344,6 +376,27 @@ mod tests {
             prop_assert_eq!(blocks.last_ns(), given.iter().map(|b| b.end_ns).max().unwrap_or(0));
             let pauses: Vec<Pause> = given.iter().filter_map(|b| b.pause).collect();
             prop_assert_eq!(blocks.pauses().collect::<Vec<_>>(), pauses);
+        }
+
+        /// Any numbers at all, packed or not, read back exactly.
+        #[test]
+        fn any_stamps_read_back_as_given(
+            raw in prop::collection::vec(
+                (any::<u64>(), any::<u64>(), any::<u32>(), any::<u64>(),
+                 prop::option::of((any::<u64>(), any::<u64>()))),
+                0..20),
+        ) {
+            let given: Vec<BlockStamp> = raw
+                .into_iter()
+                .map(|(start_ns, end_ns, sm, cycles, p)| BlockStamp {
+                    start_ns,
+                    end_ns,
+                    sm,
+                    cycles,
+                    pause: p.map(|(at_ns, ns)| Pause { at_ns, ns }),
+                })
+                .collect();
+            prop_assert_eq!(Blocks::from(given.clone()).to_vec(), given);
         }
     }
 }

@@ -6,14 +6,15 @@
 //! any machine, which is how recorded GPU runs become CPU test fixtures.
 
 //! The layer's files: [`run`] (the types), [`file`] (load and save), [`writer`] and [`reader`]
-//! (a file claim by claim, while a run goes on and while it is read back), [`check`] (what a
-//! file must satisfy before anything in it is used).
+//! (a file claim by claim, while a run goes on and while it is read back), [`gzip`] (compressing
+//! on several cores), [`check`] (what a file must satisfy before anything in it is used).
 //!
 //! **May import:** `judge`, `measured`, `program`, `border`. A record is written by the lab and
 //! read by the reports, neither of which it knows.
 
 pub mod check;
 mod file;
+mod gzip;
 mod reader;
 mod run;
 mod writer;

@@ -13,8 +13,10 @@ use crate::program::Warning;
 use serde::{Deserialize, Serialize};
 
 /// Version of the results format; bumped on any incompatible change (see docs/results.md). 2:
-/// block stamps in columns (`measured/columns.rs`). Files of version 1 read as before.
-pub const SCHEMA_VERSION: u32 = 2;
+/// block stamps in columns (`measured/columns.rs`); 3: pauses counted from their block's start
+/// (`paused`), which a reader of schema 2 would silently drop. Files of versions 1 and 2 read as
+/// before.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The trials of one program, with the calibration of the process that ran them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,7 +48,7 @@ pub struct Trials {
 /// claim's record is written ([`ClaimRecord::kept`]): the pictures draw the witness, the
 /// scenario tables take medians, and the Perfetto trace shows these trials. Twenty covers
 /// every run of the study (5 to 20 trials) whole; at 1,000 trials it keeps 2 % of the stamps
-/// (37 MB for `scenario.sleep.grid`, whose 32,768 block stamps a trial make it the largest).
+/// (10 MB for `scenario.sleep.grid`, whose 32,768 block stamps a trial make it the largest).
 pub const KEPT_TRIALS: usize = 20;
 
 /// How one claim's run ended.
@@ -207,6 +209,17 @@ impl ClaimRecord {
                 judgement: judgement.clone(),
             },
         }
+    }
+
+    /// About the bytes the record's trials take in memory: their block stamps and a span's
+    /// own size for each span (the rest of a record is small beside them).
+    pub fn held_bytes(&self) -> u64 {
+        let span = std::mem::size_of::<crate::measured::timeline::Span>();
+        (self.trials().iter())
+            .flat_map(|t| &t.timelines)
+            .flat_map(|t| &t.spans)
+            .map(|s| (s.blocks.held_bytes() + span) as u64)
+            .sum()
     }
 
     /// Whether the trials' stamps are all here (none left out by [`ClaimRecord::kept`]).

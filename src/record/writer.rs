@@ -30,6 +30,61 @@ use std::time::{Duration, Instant};
 /// instead of piling records up in memory.
 const QUEUE: usize = 4;
 
+/// The most bytes of stamps ([`ClaimRecord::held_bytes`]) the records handed to the writer and
+/// not yet written may hold, beside the one record being handed over: a run hands over a record
+/// only once the writer is this close to done. Without it, at 1,000 trials, the writer was
+/// still at `scenario.sleep.grid` (480 MB of stamps) while three claims after it ran and queued
+/// theirs: the run peaked at 1,132 MiB on an H100, 520 MiB above that claim alone.
+const QUEUE_BYTES: u64 = 64 << 20;
+
+/// Bytes of stamps handed to the writer and not yet written and dropped, and whether the
+/// writer thread has ended (then nothing is waited for).
+#[derive(Default)]
+struct Pending {
+    state: std::sync::Mutex<(u64, bool)>,
+    written: std::sync::Condvar,
+}
+
+impl Pending {
+    /// Waits until at most [`QUEUE_BYTES`] are pending (or the writer has ended), then adds
+    /// `bytes`.
+    fn add(&self, bytes: u64) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        while state.0 > QUEUE_BYTES && !state.1 {
+            match self.written.wait(state) {
+                Ok(s) => state = s,
+                Err(_) => return,
+            }
+        }
+        state.0 += bytes;
+    }
+
+    fn done(&self, bytes: u64) {
+        if let Ok(mut state) = self.state.lock() {
+            state.0 = state.0.saturating_sub(bytes);
+        }
+        self.written.notify_all();
+    }
+
+    fn close(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            state.1 = true;
+        }
+        self.written.notify_all();
+    }
+}
+
+/// Closes [`Pending`] when the writer thread ends, however it ends.
+struct Closing<'a>(&'a Pending);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// How a file was written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteStats {
@@ -46,7 +101,8 @@ pub struct WriteStats {
 type Written = Result<(u64, Duration), Error>;
 
 enum Message {
-    Claim(Arc<ClaimRecord>),
+    /// A record and its [`ClaimRecord::held_bytes`].
+    Claim(Arc<ClaimRecord>, u64),
     End(Box<RunRecord>),
 }
 
@@ -57,6 +113,7 @@ pub struct RunWriter {
     /// `Err` where no thread could be started.
     thread: Option<Result<JoinHandle<Written>, Error>>,
     waited: Duration,
+    pending: Arc<Pending>,
 }
 
 impl RunWriter {
@@ -65,15 +122,18 @@ impl RunWriter {
     pub fn start(path: &Path) -> RunWriter {
         let (tx, rx) = sync_channel(QUEUE);
         let target = path.to_path_buf();
+        let pending = Arc::new(Pending::default());
+        let written = Arc::clone(&pending);
         let thread = std::thread::Builder::new()
             .name("results-writer".into())
-            .spawn(move || write_from(&target, rx))
+            .spawn(move || write_from(&target, rx, &written))
             .map_err(|e| file_error(path, format!("no thread to write it: {e}")));
         RunWriter {
             path: path.to_path_buf(),
             to_thread: thread.is_ok().then_some(tx),
             thread: Some(thread),
             waited: Duration::ZERO,
+            pending,
         }
     }
 
@@ -82,7 +142,9 @@ impl RunWriter {
     pub fn claim(&mut self, record: Arc<ClaimRecord>) {
         let started = Instant::now();
         if let Some(tx) = &self.to_thread {
-            if tx.send(Message::Claim(record)).is_err() {
+            let bytes = record.held_bytes();
+            self.pending.add(bytes);
+            if tx.send(Message::Claim(record, bytes)).is_err() {
                 self.to_thread = None;
             }
         }
@@ -137,17 +199,32 @@ fn file_error(path: &Path, detail: impl ToString) -> Error {
 
 /// The writer thread: the header, each claim as it arrives, the timing; the bytes written and
 /// the time spent.
-fn write_from(path: &Path, rx: Receiver<Message>) -> Result<(u64, Duration), Error> {
+fn write_from(
+    path: &Path,
+    rx: Receiver<Message>,
+    pending: &Pending,
+) -> Result<(u64, Duration), Error> {
+    let _closing = Closing(pending);
     let mut busy = Duration::ZERO;
     let mut bytes = 0;
     let head = std::cell::Cell::new(None);
-    let mut claims = std::iter::from_fn(|| match rx.recv() {
-        Ok(Message::Claim(c)) => Some(c),
-        Ok(Message::End(run)) => {
-            head.set(Some(run));
-            None
+    // The next claim is asked for once the one before was written and dropped: its memory goes
+    // back to the system, and the run may hand over more.
+    let mut last = 0;
+    let mut claims = std::iter::from_fn(|| {
+        crate::border::heap::return_freed();
+        pending.done(std::mem::take(&mut last));
+        match rx.recv() {
+            Ok(Message::Claim(c, held)) => {
+                last = held;
+                Some(c)
+            }
+            Ok(Message::End(run)) => {
+                head.set(Some(run));
+                None
+            }
+            Err(_) => None,
         }
-        Err(_) => None,
     });
     if !crate::border::atomic_write::writes_directly(path) {
         crate::border::atomic_write::write_atomically(path, |out| {
@@ -188,19 +265,11 @@ pub(crate) fn write_run<C: std::borrow::Borrow<ClaimRecord>>(
         body(&mut json, claims, busy, true, tail)?;
         return json.inner.flush();
     }
-    // Level 4 of 9: for the record of a run beside two neighbours (`contended-two-h100`, 91 MB
-    // of JSON), on a 2-core CI machine, 0.68 s and 9.6 MB, where zlib's default (6) took 1.45 s
-    // for 9.1 MB and level 1 0.3 s for 13.9 MB.
-    // serde_json writes a token at a time; each write into the encoder is a call into deflate,
-    // so they are gathered first (beside a neighbour, with retries, a record is 55 MB of JSON:
-    // 8 s unbuffered, against 1 s here).
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(4));
-    {
-        let mut json = Counted::new(std::io::BufWriter::with_capacity(1 << 16, &mut gz), bytes);
-        body(&mut json, claims, busy, false, tail)?;
-        json.inner.flush()?;
-    }
-    gz.finish().map(drop)
+    // Compressed on several cores (`gzip.rs`): deflate, not serialization, sets the pace.
+    super::gzip::compress(out, |gz| {
+        let mut json = Counted::new(gz, bytes);
+        body(&mut json, claims, busy, false, tail)
+    })
 }
 
 /// Counts the bytes that pass.
@@ -288,4 +357,31 @@ fn body<C: std::borrow::Borrow<ClaimRecord>>(
 /// Whether a results file's name asks for gzip.
 pub(crate) fn is_gzip(path: &Path) -> bool {
     path.extension().is_some_and(|x| x == "gz")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_waits_for_the_writer_only_while_much_is_pending_and_never_once_it_ended() {
+        let pending = Arc::new(Pending::default());
+        pending.add(QUEUE_BYTES + 1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiting = Arc::clone(&pending);
+        let run = std::thread::spawn(move || {
+            waiting.add(5);
+            tx.send(()).unwrap();
+        });
+        // The second record waits while the first is over the bound …
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+        // … and is handed over once it is written.
+        pending.done(QUEUE_BYTES + 1);
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        run.join().unwrap();
+        pending.add(QUEUE_BYTES * 2);
+        pending.close();
+        // A writer that ended takes nothing more, and nobody waits for it.
+        pending.add(1);
+    }
 }
