@@ -204,6 +204,7 @@ fn held_back(clock: Option<ClockSync>) -> (Program, Timeline) {
 fn a_trial_held_back_as_a_whole_is_let_go_not_stalled_and_spoils_only_arrival_orders() {
     // Host time h is GPU time h (the sync's offset 0, within ±1 µs); launches take 6 µs.
     let sync = ClockSync {
+        shared: false,
         offset_ns: 0,
         error_ns: 1_000,
     };
@@ -243,6 +244,7 @@ fn a_trial_held_back_as_a_whole_is_let_go_not_stalled_and_spoils_only_arrival_or
     );
     // A sync too coarse to place the trial (error over a quarter of the threshold) is not used.
     let coarse = ClockSync {
+        shared: false,
         offset_ns: 0,
         error_ns: stall_threshold(&tol) / 4 + 1,
     };

@@ -102,6 +102,7 @@ fn a_copy_beside_a_busy_neighbour_decides_nothing() {
     // (src/judge/disturbance/overlap.rs).
     let (p, mut t) = kernel_then_copy(20_000, false);
     t.clock = Some(stream_litmus::ClockSync {
+        shared: false,
         offset_ns: 0,
         error_ns: 1_000,
     });

@@ -17,6 +17,7 @@ use stream_litmus::{
 
 /// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
 const SYNC: ClockSync = ClockSync {
+    shared: false,
     offset_ns: 0,
     error_ns: 1_000,
 };

@@ -309,6 +309,7 @@ fn simulate(p: &Program, rules: &HappensBefore) -> (Timeline, Tolerances) {
 
 /// The simulated host clock is the GPU's, known within ±0.3 µs.
 const SIM_CLOCK: ClockSync = ClockSync {
+    shared: false,
     offset_ns: 0,
     error_ns: 300,
 };

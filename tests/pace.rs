@@ -204,6 +204,7 @@ fn trials_without_a_clock_sync_are_set_aside_in_a_run_that_shows_a_neighbour() {
     let (p, c, t) = copies(CopyDir::D2D, Place::Device, &[400_000]);
     let mut synced = t.clone();
     synced.clock = Some(ClockSync {
+        shared: false,
         offset_ns: 0,
         error_ns: 500,
     });

@@ -74,6 +74,7 @@ fn kernels_copies_instants_and_host_calls_are_placed_with_their_source() {
     .with_host(
         vec![],
         Some(ClockSync {
+            shared: false,
             offset_ns: 1_000_000,
             error_ns: 900,
         }),
@@ -192,6 +193,7 @@ fn host_functions_are_placed_by_the_host_clock_on_their_stream() {
             end_ns: 76_000,
         }],
         Some(ClockSync {
+            shared: false,
             offset_ns: 1_000_000,
             error_ns: 900,
         }),
@@ -342,6 +344,7 @@ fn the_terminal_picture_has_a_row_per_op() {
     .with_host(
         vec![],
         Some(ClockSync {
+            shared: false,
             offset_ns: 1_000_000,
             error_ns: 900,
         }),

@@ -32,6 +32,7 @@ const UNSYNCED: Tolerances = Tolerances {
 
 /// `gpu = host + 1 ms`, within ±1.2 µs (the H100's usual sync error).
 const CLOCK: ClockSync = ClockSync {
+    shared: false,
     offset_ns: 1_000 * US as i64,
     error_ns: 1_200,
 };
@@ -103,6 +104,7 @@ fn without_a_sync_a_waiting_op_gives_no_launch_delay() {
 fn a_sync_with_a_large_error_is_not_used() {
     let (p, mut t) = host_fn_first();
     t.clock = Some(ClockSync {
+        shared: false,
         error_ns: 100 * US,
         ..CLOCK
     });

@@ -347,6 +347,7 @@ fn run_trials(
             // gpu = absolute host + offset = (host - t0) + (offset + t0)
             offset_ns: a.offset_ns + t0 as i64,
             error_ns: a.error_ns,
+            shared: false,
         });
         let mut t = timeline(
             program,

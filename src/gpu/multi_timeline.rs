@@ -98,6 +98,7 @@ pub(super) fn timeline(
         })
         .collect();
     let clock = ClockSync {
+        shared: false,
         offset_ns: aligned[0].offset_ns + t0 as i64,
         error_ns: aligned[0].error_ns,
     };

@@ -129,6 +129,14 @@ pub struct HostSpan {
 pub struct ClockSync {
     pub offset_ns: i64,
     pub error_ns: u64,
+    /// The host and GPU times share one clock, whatever the error (a profiler trace: CUPTI puts
+    /// GPU times on the host's clock, within the trace's clock error). Such a sync places ready
+    /// times however large its error: there is no other clock to fall back on, and inventing
+    /// one from the trial's own ops (the shortest start − issue) would move every call by the
+    /// queueing of those ops. A lab trial's sync of large error does not place them (see
+    /// `judge::relation::ready`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
 }
 
 /// One device's clock in a program on several GPUs: `%globaltimer` of `device` = host +
@@ -468,6 +476,11 @@ impl Timeline {
     }
 
     /// The earliest start of any span: subtract it to print times relative to the trial.
+    /// Whether host and GPU times share one clock (a profiler trace's trial, [`ClockSync::shared`]).
+    pub fn one_clock(&self) -> bool {
+        self.clock.is_some_and(|c| c.shared)
+    }
+
     pub fn origin_ns(&self) -> u64 {
         self.spans.iter().map(Span::start).min().unwrap_or(0)
     }

@@ -224,6 +224,7 @@ impl Trace {
             })
             .collect();
         let clock = ClockSync {
+            shared: true,
             offset_ns: 0,
             error_ns: self.tolerances.clock_error_ns,
         };

@@ -107,6 +107,7 @@ pub const TOL: Tolerances = Tolerances {
 
 /// Host time h is GPU time h + 1 000 000, known within ±968 ns (slack with the step: 1 000 ns).
 pub const CLOCK: ClockSync = ClockSync {
+    shared: false,
     offset_ns: 1_000_000,
     error_ns: 968,
 };

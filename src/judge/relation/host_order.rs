@@ -88,12 +88,19 @@ fn when(d: i64, what: &str) -> String {
 pub(super) fn cause(
     order: &HostOrder<'_>,
     waits: &HostWaits,
+    timeline: &Timeline,
     before: &Interval,
     after: OpId,
     overlap: bool,
 ) -> String {
     let (a, b) = (waits.label(before.op), waits.label(after));
     let end = before.end;
+    // Advice that fits what was judged: the lab's own spins can be lengthened; a trace of
+    // someone's program cannot, and only another recording decides.
+    let advise = |lab: String, trace: String| match timeline.one_clock() {
+        false => lab,
+        true => trace,
+    };
     match order {
         HostOrder::Made(call, p)
         | HostOrder::CameLate(call, p)
@@ -130,7 +137,10 @@ pub(super) fn cause(
                 format!("no document says it waits for {a}")
             },
             if call.documented_wait() {
-                format!("lengthen {a} so that it outlasts the call")
+                advise(
+                    format!("lengthen {a} so that it outlasts the call"),
+                    format!("a recording in which {a} outlasts the call would decide it"),
+                )
             } else {
                 "ReturnsAfter and Separates measure what the call waited for".to_string()
             },
@@ -148,8 +158,7 @@ pub(super) fn cause(
             }
         ),
         HostOrder::CameLate(call, p) => format!(
-            "{b} was issued after {}, which waits for {a} but was called only {}: {}; lengthen \
-             {a} so that the call waits for it; {}",
+            "{b} was issued after {}, which waits for {a} but was called only {}: {}; {}; {}",
             call.call,
             when(p.begin - end, &a),
             if p.begin >= end {
@@ -157,14 +166,24 @@ pub(super) fn cause(
             } else {
                 "too close to the end to tell whether the host waited"
             },
+            advise(
+                format!("lengthen {a} so that the call waits for it"),
+                format!(
+                    "a recording in which {a} still runs when the call is made would decide it"
+                ),
+            ),
             tolerance(p.slack)
         ),
         HostOrder::ReturnedBefore(call, p) => format!(
             "{}, which waits for {a}, returned {} (a ReturnsAfter check would show it did not \
              wait), so {b} was issued while {a} ran, but too late at the host's own pace (launch \
-             latency); lengthen {a}; {}",
+             latency); {}; {}",
             call.call,
             when(p.end - end, &a),
+            advise(
+                format!("lengthen {a}"),
+                format!("a recording in which {a} runs longer would decide it"),
+            ),
             tolerance(p.slack)
         ),
         HostOrder::Unknown => "measured without the program, so the host calls issued between \
@@ -173,13 +192,16 @@ pub(super) fn cause(
             .to_string(),
         HostOrder::None => format!(
             "no host wait came between them: the host issued {b} at its own pace (launch \
-             latency, the calls in between), too late to {}; lengthen the spins so that {a} \
-             outlasts the issue",
+             latency, the calls in between), too late to {}; {}",
             if overlap {
                 "tell waiting from late issue"
             } else {
                 "prove anything"
-            }
+            },
+            advise(
+                format!("lengthen the spins so that {a} outlasts the issue"),
+                format!("a recording in which {a} outlasts {b}'s issue would decide it"),
+            )
         ),
     }
 }

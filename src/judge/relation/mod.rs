@@ -425,14 +425,19 @@ fn signed(ns: u64) -> i64 {
 }
 
 /// Trial-relative µs of a `%globaltimer` instant, for reasons: relative to the trial's first
-/// stamp, or, in a trial of copies alone, to its first copy.
+/// stamp, or, in a trial of copies alone, to its first copy. A trace's trial counts from its first
+/// call or start (`trace::trials`), so that every figure is one the trace shows: a call made
+/// before the first op started is no negative instant.
 fn at(t: i64, timeline: &Timeline) -> String {
-    let origin = match timeline.spans.is_empty() {
-        false => signed(timeline.origin_ns()),
-        true => (timeline.witnessed.iter())
+    let origin = if timeline.one_clock() {
+        0
+    } else if !timeline.spans.is_empty() {
+        signed(timeline.origin_ns())
+    } else {
+        (timeline.witnessed.iter())
             .filter_map(|w| timeline.interval(w.op).map(|i| i.start))
             .min()
-            .unwrap_or(0),
+            .unwrap_or(0)
     };
     format!("{:.2} µs", (t - origin) as f64 / 1e3)
 }

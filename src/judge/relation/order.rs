@@ -52,6 +52,13 @@ fn no_ready_time(waits: &HostWaits, timeline: &Timeline, op: crate::program::OpI
             waits.label(op)
         );
     }
+    if timeline.one_clock() {
+        return format!(
+            "when {} was ready is unknown: the trace gives no launch latency (it shows too few \
+             ops issued to an idle GPU; see its header line)",
+            waits.label(op)
+        );
+    }
     format!(
         "when {} was ready is unknown: the trial has no clock sync with a calibrated launch \
          latency, and no stamped op that depended on nothing (no earlier op in its stream, no \
@@ -103,7 +110,7 @@ pub(super) fn precedes(
             ),
             free => {
                 let order = host_order(waits, timeline, &before, after.op, tol);
-                let why = cause(&order, waits, &before, after.op, false);
+                let why = cause(&order, waits, timeline, &before, after.op, false);
                 match (order, free) {
                     // The call's tolerance already holds the earlier op's slack.
                     (HostOrder::Made(..), _) => (Truth::Yes, why),
@@ -173,7 +180,7 @@ pub(super) fn overlaps(
                     format!(
                         "no overlap, but the later one was issued too late to overlap ({}): {}",
                         too_late(timeline, later.op, free, end, tol, &waits.label(first.op)),
-                        cause(&order, waits, &first, later.op, true)
+                        cause(&order, waits, timeline, &first, later.op, true)
                     ),
                 )
             }
@@ -257,7 +264,7 @@ pub(super) fn dispatch_order(
         let order = host_order(waits, timeline, &dispatching, high.op, tol);
         let why = match order {
             HostOrder::None => "at the host's own pace; lengthen the first kernel".to_string(),
-            _ => cause(&order, waits, &dispatching, high.op, true),
+            _ => cause(&order, waits, timeline, &dispatching, high.op, true),
         };
         format!(
             "{counted}; but the second kernel was issued too late to tell (ready only after the \

@@ -22,6 +22,9 @@ pub(crate) fn latest_free_start(
 ) -> Option<i64> {
     let (offset, synced) = match synced_delay(timeline, tol) {
         Some(delay) => (delay, true),
+        // A trace has one clock: a delay made up from the trial's own ops would move its calls
+        // by however long those ops were queued.
+        None if timeline.one_clock() => return None,
         None => (shortest_delay(waits, timeline)?, false),
     };
     let mut ready = (timeline.issued_ns(op)? as i64).checked_add(offset)?;
@@ -51,6 +54,11 @@ pub(crate) fn held_release(
     timeline: &Timeline,
     tol: &Tolerances,
 ) -> Option<(i64, u64)> {
+    // A trace's trial is a window of someone's program: its first op started late because the
+    // program's own earlier work had the GPU, which the trace shows, not a neighbour.
+    if timeline.one_clock() {
+        return None;
+    }
     let delay = synced_delay(timeline, tol)?;
     let release = timeline.gpu_release()?;
     let on_gpu = timeline
@@ -131,7 +139,10 @@ fn mid_trial_releases(
     tol: &Tolerances,
 ) -> Option<Vec<Release>> {
     let delay = synced_delay(timeline, tol)?;
-    timeline.clock?; // only with the trial's clock sync
+    // Only with a lab trial's clock sync (see `held_release` for a trace's).
+    if timeline.clock?.shared {
+        return None;
+    }
     let timed: Vec<OpId> = waits.timed_direct()?.collect();
     if timeline.spans.iter().any(|s| s.device != 0) {
         return None;
@@ -265,7 +276,7 @@ pub(crate) fn synced_delay_within(
 ) -> Option<i64> {
     let clock = timeline.clock?;
     let latency = tol.launch_latency_ns?;
-    if clock.error_ns > max_error_ns {
+    if clock.error_ns > max_error_ns && !clock.shared {
         return None;
     }
     clock
