@@ -63,14 +63,15 @@ struct RunOptions {
 #[derive(clap::Args)]
 struct CheckArgs {
     /// Claim files (docs/writing-claims.md), or directories of them.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "traces")]
     files: Vec<PathBuf>,
     /// Run only claims whose id contains this text (repeatable).
     #[arg(long = "filter", short = 'f', value_parser = arguments::filter)]
     filters: Vec<String>,
-    /// Judge claims on traces on these PyTorch profiler traces (the ranks of one run) instead of
-    /// the traces their files name; no GPU is used (docs/checking-your-program.md).
-    #[arg(long = "trace", value_name = "TRACE")]
+    /// Judge claims on traces on these traces (the ranks of one run: `--trace R0 R1`, after the
+    /// claim files, or `--trace R0 --trace R1`) instead of the traces their files name; no GPU is
+    /// used (docs/checking-your-program.md).
+    #[arg(long = "trace", value_name = "TRACE", num_args = 1..)]
     traces: Vec<PathBuf>,
     #[command(flatten)]
     options: RunOptions,

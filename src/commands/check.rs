@@ -26,7 +26,19 @@ fn walk(paths: &[PathBuf]) -> Walk {
     walk
 }
 
-pub fn check(args: CheckArgs) -> CliResult {
+pub fn check(mut args: CheckArgs) -> CliResult {
+    // `--trace R0 R1 claims.litmus` takes every value after `--trace` as a trace: claim files
+    // (`.litmus`) and folders among them are the claims the user meant.
+    let (claims, traces): (Vec<PathBuf>, Vec<PathBuf>) = std::mem::take(&mut args.traces)
+        .into_iter()
+        .partition(|p| p.is_dir() || p.extension().is_some_and(|x| x == "litmus"));
+    args.files.extend(claims);
+    args.traces = traces;
+    if args.files.is_empty() {
+        return Err(CliError::usage(
+            "no claim file given: `stream-litmus check CLAIMS… --trace TRACE…`",
+        ));
+    }
     // Folders count by the files in them: a folder of claims on traces is judged as they are.
     let found = walk(&args.files);
     let files = match found.problems.is_empty() && !found.files.is_empty() {
