@@ -349,3 +349,31 @@ fn the_reader_sees_what_it_must() {
         vec![vec!["judge".to_string(), "model".into(), "X".into()]]
     );
 }
+
+/// The binary's two floors: `main.rs` parses the command line and dispatches, `commands/` does
+/// the work (its argument structs in `commands/arguments.rs`). `commands/` names nothing of
+/// `main.rs`: a `crate::` path there would be an arrow back up, which the library's table does
+/// not see (`crate::` is the binary's root in these files, not the library's).
+#[test]
+fn commands_never_import_the_binarys_root() {
+    let mut list = Vec::new();
+    rust_files(&src().join("commands"), &mut list);
+    assert!(!list.is_empty());
+    let mut up = Vec::new();
+    for file in &list {
+        let text = std::fs::read_to_string(src().join(file)).unwrap();
+        for path in named_paths(file, &text) {
+            if path.first().map(String::as_str) != Some("commands") {
+                up.push(format!("{}: crate::{}", file.display(), path.join("::")));
+            }
+        }
+    }
+    assert!(up.is_empty(), "commands/ imports main.rs: {up:#?}");
+    let main = std::fs::read_to_string(src().join("main.rs")).unwrap();
+    assert!(
+        !code_lines(&main)
+            .iter()
+            .any(|l| l.starts_with("struct ") || l.starts_with("enum ")),
+        "main.rs only parses and dispatches: its argument types live in commands/arguments.rs"
+    );
+}

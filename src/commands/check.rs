@@ -4,8 +4,8 @@
 //! run is lost to a refusal at its end.
 
 use super::arguments::not_the_input;
+use super::arguments::CheckArgs;
 use super::{errln, outln, CliError, CliResult};
-use crate::CheckArgs;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use stream_litmus::{litmus, Claim, EnvVar};

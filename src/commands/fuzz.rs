@@ -1,8 +1,8 @@
 //! `stream-litmus fuzz`: random programs on the GPU against the model.
 
 use super::arguments::writable_file;
+use super::arguments::FuzzArgs;
 use super::{out, outln, CliError, CliResult};
-use crate::FuzzArgs;
 use std::process::ExitCode;
 use std::time::Duration;
 use stream_litmus::Lab;

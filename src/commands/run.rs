@@ -3,8 +3,8 @@
 //! Arguments and output paths are checked before the GPU opens (`arguments.rs`).
 
 use super::arguments::{trials_from_env, writable_file, writable_folder};
+use super::arguments::{RunArgs, RunOptions};
 use super::{outln, write_reports, CliError, CliResult, Progress};
-use crate::{RunArgs, RunOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -89,12 +89,13 @@ impl Allocator for Driver {
     }
 
     fn free(block: Block) {
-        // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
         match block {
             Block::Device(p, _) => {
+                // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
                 let _ = unsafe { result::free_sync(p) };
             }
             Block::Pinned(p, _) => {
+                // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
                 let _ = unsafe { sys::cuMemFreeHost(p as *mut c_void) };
             }
             Block::Pageable(_) => {}
@@ -346,10 +347,13 @@ impl Buffers<Driver> {
             let unstaged;
             let data: &[f32] = match (self.read_back[i], m, &self.staging[i]) {
                 (false, ..) => &[],
-                // SAFETY (both): `n` elements were allocated; nothing writes them now.
+                // SAFETY: the staging block holds `n` elements, allocated pinned in `take`;
+                // the trial was synchronized, so nothing writes them now.
                 (true, Block::Device(..), Some(Block::Pinned(s, n))) => unsafe {
                     std::slice::from_raw_parts(*s, *n)
                 },
+                // SAFETY: the pinned buffer holds `n` elements; the trial was synchronized, so
+                // nothing writes them now.
                 (true, Block::Pinned(p, n), _) => unsafe { std::slice::from_raw_parts(*p, *n) },
                 (true, Block::Pageable(v), _) => v,
                 (true, Block::Device(p, n), _) => {

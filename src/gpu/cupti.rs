@@ -217,6 +217,7 @@ unsafe fn parse(p: *const u8) -> Option<Record> {
     use sys::CUpti_ActivityKind as K;
     // SAFETY: the caller's promise; every offset below lies inside the record of its kind.
     let read32 = |off: usize| unsafe { (p.add(off) as *const u32).read_unaligned() };
+    // SAFETY: as for `read32`.
     let read64 = |off: usize| unsafe { (p.add(off) as *const u64).read_unaligned() };
     let kind = read32(0);
     let record = |activity, start, end, corr| {

@@ -128,6 +128,7 @@ impl Graphs {
             let mut args: Vec<*mut c_void> = (0..count.max(1))
                 .map(|j| match j {
                     0 => &mut target as *mut sys::CUdeviceptr as *mut c_void,
+                    // SAFETY: `j < count`, within the node's argument pointers (above).
                     _ => unsafe { *params.kernelParams.add(j) },
                 })
                 .collect();

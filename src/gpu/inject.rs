@@ -256,8 +256,11 @@ unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
     // SAFETY: the caller's promise; every offset below lies inside the record of its kind (the
     // shared prefix of CUPTI 12.8's and 13's structures, tests below).
     let r8 = |off: usize| unsafe { p.add(off).read() };
+    // SAFETY: as for `r8`.
     let r32 = |off: usize| unsafe { (p.add(off) as *const u32).read_unaligned() };
+    // SAFETY: as for `r8`.
     let ri32 = |off: usize| unsafe { (p.add(off) as *const i32).read_unaligned() };
+    // SAFETY: as for `r8`.
     let r64 = |off: usize| unsafe { (p.add(off) as *const u64).read_unaligned() };
     let base = out.base_ns;
     let span = |start: usize, end: usize| {

@@ -53,7 +53,7 @@ impl Issuer<'_> {
         if issue_ordering(&self.program.ops[i].kind, stream, event)? {
             return Ok(None);
         }
-        // SAFETY (all below): handles were created for this program and are alive.
+        // Handles were created for this program and are alive (each unsafe block below).
         match self.program.ops[i].kind {
             OpKind::Spin {
                 stream: s,
@@ -71,8 +71,10 @@ impl Issuer<'_> {
                 unreachable!("issued by issue_ordering")
             }
             OpKind::Elapsed { from, to } => {
+                // SAFETY: the program's events, created for it and alive until its teardown.
                 unsafe { result::event::synchronize(event(to)) }
                     .map_err(call("cuEventSynchronize"))?;
+                // SAFETY: as above; both events were recorded before this op (validated).
                 let ms = unsafe { result::event::elapsed(event(from), event(to)) }
                     .map_err(call("cuEventElapsedTime"))?;
                 return Ok(Some((f64::from(ms) * 1e6).round() as i64));
@@ -81,9 +83,11 @@ impl Issuer<'_> {
             OpKind::Query { target } => {
                 let (answer, name) = match target {
                     SyncTarget::Stream(s) => {
+                        // SAFETY: the program's stream, alive until its teardown.
                         (unsafe { sys::cuStreamQuery(stream(s)) }, "cuStreamQuery")
                     }
                     SyncTarget::Event(e) => {
+                        // SAFETY: the program's event, alive until its teardown.
                         (unsafe { sys::cuEventQuery(event(e)) }, "cuEventQuery")
                     }
                     SyncTarget::Device => {

@@ -35,9 +35,10 @@ impl Buffer {
     }
 
     fn free(self) -> Result<(), Error> {
-        // SAFETY: each buffer is freed once, when the op or the trial is done with it.
         match self {
+            // SAFETY: each buffer is freed once, when the op or the trial is done with it.
             Buffer::Device(p) => unsafe { result::free_sync(p) }.map_err(call("cuMemFree")),
+            // SAFETY: as above.
             Buffer::Host(p) => unsafe { sys::cuMemFreeHost(p) }
                 .result()
                 .map_err(call("cuMemFreeHost")),

@@ -281,8 +281,8 @@ impl Issue<'_> {
         if issue_ordering(&op.kind, stream, event)? {
             return Ok(());
         }
-        // SAFETY (all below): handles were created for this program and are alive; buffers
-        // hold the bytes validation checked.
+        // Handles were created for this program and are alive; buffers hold the bytes
+        // validation checked (each unsafe block below says which it relies on).
         match op.kind {
             OpKind::Spin {
                 stream: s,
@@ -311,6 +311,8 @@ impl Issue<'_> {
                 side.witness.before(i, stream(s))?;
                 let (sb, db) = (&self.program.buffers[src.0], &self.program.buffers[dst.0]);
                 let (p, q, n) = (ptr(src), ptr(dst), bytes as usize);
+                // SAFETY: the program's stream and contexts, alive; `p` and `q` hold at least
+                // `n` bytes each (validated), on the devices or hosts their places say.
                 unsafe {
                     match (sb.place, db.place) {
                         (Place::Device, Place::Device) if sb.device != db.device => {

@@ -199,8 +199,8 @@ impl Drop for DeviceWords {
         match self.pooled.take() {
             Some((block, _)) => Driver::free(block),
             None if self.ptr == 0 => {} // given back to the pool
-            // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
             None => {
+                // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
                 let _ = unsafe { result::free_sync(self.ptr) };
             }
         }
@@ -215,28 +215,34 @@ pub fn issue_ordering(
     stream: impl Fn(StreamId) -> sys::CUstream,
     event: impl Fn(EventId) -> sys::CUevent,
 ) -> Result<bool, Error> {
-    // SAFETY (all below): the caller's handles were created for this program and are alive.
+    // The caller's handles were created for this program and are alive (each block below).
     match *kind {
         OpKind::Record {
             stream: s,
             event: e,
         } => {
+            // SAFETY: the program's event and stream, alive (above).
             unsafe { result::event::record(event(e), stream(s)) }.map_err(call("cuEventRecord"))?
         }
         OpKind::Wait {
             stream: s,
             event: e,
-        } => unsafe {
-            result::stream::wait_event(
-                stream(s),
-                event(e),
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
+        } => {
+            // SAFETY: the program's stream and event, alive (above).
+            unsafe {
+                result::stream::wait_event(
+                    stream(s),
+                    event(e),
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+            .map_err(call("cuStreamWaitEvent"))?
         }
-        .map_err(call("cuStreamWaitEvent"))?,
         OpKind::HostSync { target } => match target {
+            // SAFETY: the program's stream, alive (above).
             SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
                 .map_err(call("cuStreamSynchronize"))?,
+            // SAFETY: the program's event, alive (above).
             SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
                 .map_err(call("cuEventSynchronize"))?,
             SyncTarget::Device => result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?,
