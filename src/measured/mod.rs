@@ -2,7 +2,8 @@
 //!
 //! The GPU layer fills these types and the judge reads them; a results file stores them, so a run
 //! recorded on one machine is judged again on any other. [`timeline`]: what each op of one trial
-//! did (spans, block stamps, the clock sync, host calls). [`witness`]: the second witness, CUPTI's
+//! did (spans, block stamps); [`host`]: its host side (calls, host functions' runs, the clock
+//! sync). [`witness`]: the second witness, CUPTI's
 //! record of the same ops. [`contents`]: what a buffer held afterwards. [`calibration`]: the
 //! device and what the lab measured of it (timer step, launch latency), from which the named
 //! tolerances come. [`sharing`]: the other processes seen on the GPU. [`timing`]: where the lab's
@@ -14,6 +15,7 @@ pub mod blocks;
 pub mod calibration;
 pub mod columns;
 pub mod contents;
+pub mod host;
 pub mod sharing;
 pub mod timeline;
 pub mod timing;
