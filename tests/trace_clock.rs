@@ -2,9 +2,10 @@
 //! by the profiler's own clock, never by an offset made up from the trial's ops, and every
 //! figure in evidence is one the trace shows, counted from the trial's first call or start.
 
-use std::io::Write;
-use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace, TraceJudgement};
+mod common;
+
+use common::kineto::{judged, made};
+use stream_litmus::trace::TraceJudgement;
 use stream_litmus::Verdict;
 
 /// A trace in the shape of a DDP comm hook (`examples/pytorch/traces/ddp_own_stream`): three
@@ -14,55 +15,29 @@ use stream_litmus::Verdict;
 /// queued for milliseconds: the all-reduce ran 4000–4230 µs, the division 4440–4460 µs, after
 /// it.
 fn hook_trace() -> String {
-    let ops = [
-        ("gpu_memset", "Memset (Device)", 7, 7.0, 1.0, 0.0),
-        ("gpu_memset", "Memset (Device)", 7, 107.5, 1.0, 100.0),
-        ("gpu_memset", "Memset (Device)", 7, 207.2, 1.0, 200.0),
-        ("kernel", "backward_gemm", 7, 907.2, 3092.8, 900.0),
-        (
-            "kernel",
-            "ncclDevKernel_AllReduce",
-            17,
-            4000.0,
-            230.0,
-            1000.0,
-        ),
-        ("kernel", "div_kernel", 21, 4440.0, 20.0, 1330.0),
-    ];
-    let mut ev = Vec::new();
-    for (corr, (cat, name, stream, ts, dur, call)) in ops.into_iter().enumerate() {
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":{stream},"ts":{ts:.3},"dur":{dur:.3},"args":{{"device":0,"stream":{stream},"correlation":{corr}}}}}"#
-        ));
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{call:.3},"dur":5.0,"args":{{"correlation":{corr}}}}}"#
-        ));
-    }
-    ev.push(
-        r#"{"ph":"X","cat":"user_annotation","name":"comm_hook","pid":1,"tid":1,"ts":990.0,"dur":500.0}"#
-            .to_string(),
-    );
-    format!(
-        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
-        ev.join(",\n")
+    made(
+        &[
+            ("kernel", "backward_gemm", 7, 907.2, 3092.8, 900.0),
+            (
+                "kernel",
+                "ncclDevKernel_AllReduce",
+                17,
+                4000.0,
+                230.0,
+                1000.0,
+            ),
+            ("kernel", "div_kernel", 21, 4440.0, 20.0, 1330.0),
+        ],
+        &[("comm_hook", 990.0, 500.0)],
     )
 }
 
-fn judged(trace: &str, checks: &str) -> TraceJudgement {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.json");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(trace.as_bytes())
-        .unwrap();
-    let trace = Trace::read(&[path]).unwrap();
-    let text = format!(
-        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
-         trial each \"comm_hook\"\nselect AR = kernel \"ncclDevKernel*\"\n\
-         select DIV = kernel \"div*\"\n{checks}\n"
-    );
-    let claims = litmus::parse_traced("t.litmus", &text).unwrap();
-    judge(&claims[0], &trace).unwrap()
+/// The hook's trials, its two selections, and `checks`.
+fn hook(checks: &str) -> String {
+    format!(
+        "trial each \"comm_hook\"\nselect AR = kernel \"ncclDevKernel*\"\n\
+         select DIV = kernel \"div*\"\n{checks}"
+    )
 }
 
 fn reason(j: &TraceJudgement) -> String {
@@ -71,7 +46,7 @@ fn reason(j: &TraceJudgement) -> String {
 
 #[test]
 fn a_short_trial_of_queued_ops_is_judged_on_the_traces_own_clock() {
-    let j = judged(&hook_trace(), "check forall precedes(AR, DIV)");
+    let j = judged(&hook_trace(), &hook("check forall precedes(AR, DIV)"));
     // The division was ready long before the all-reduce ended (issued at 335 µs into the trial,
     // plus launch latency, clock error and jitter) and started only after it: it waited. An
     // offset made up from the two queued ops (3 ms) would say it was ready only after the end.
@@ -96,7 +71,7 @@ fn a_short_trial_of_queued_ops_is_judged_on_the_traces_own_clock() {
 #[test]
 fn figures_count_from_the_trial_and_advice_fits_a_trace() {
     // The same ops asked the other way: they did not run together, though they could have.
-    let j = judged(&hook_trace(), "check exists overlaps(AR, DIV)");
+    let j = judged(&hook_trace(), &hook("check exists overlaps(AR, DIV)"));
     assert_eq!(j.verdict, Verdict::Violated, "{}", reason(&j));
     let r = reason(&j);
     assert!(r.contains("ready to start by 344.50 µs"), "{r}");

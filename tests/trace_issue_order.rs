@@ -1,51 +1,19 @@
 //! `precedes` within one selection is issue order (issue 35, point 6): "stream 7 runs in issue
 //! order", the first claim of the seed notes, said on a trace as `forall precedes(S, S)`.
 
-use std::io::Write;
-use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace, TraceJudgement};
+mod common;
+
+use common::kineto::{judged, made, MadeOp};
+use stream_litmus::trace::TraceJudgement;
 use stream_litmus::Verdict;
 
-/// Three memsets issued to an idle GPU (launch latency 2 µs), then kernels given as (name,
-/// stream, start, duration, launch call's begin), each call 5 µs long.
+/// Kernels given as (name, stream, start, duration, launch call's begin), after the idle-issued
+/// memsets of [`made`].
 fn trace(kernels: &[(&str, u32, f64, f64, f64)]) -> String {
-    let mut ops = vec![
-        ("gpu_memset", "Memset (Device)", 7, 7.0, 1.0, 0.0),
-        ("gpu_memset", "Memset (Device)", 7, 107.5, 1.0, 100.0),
-        ("gpu_memset", "Memset (Device)", 7, 207.2, 1.0, 200.0),
-    ];
-    ops.extend(
-        kernels
-            .iter()
-            .map(|&(n, s, ts, d, c)| ("kernel", n, s, ts, d, c)),
-    );
-    let mut ev = Vec::new();
-    for (corr, (cat, name, stream, ts, dur, call)) in ops.into_iter().enumerate() {
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":{stream},"ts":{ts:.3},"dur":{dur:.3},"args":{{"device":0,"stream":{stream},"correlation":{corr}}}}}"#
-        ));
-        ev.push(format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{call:.3},"dur":5.0,"args":{{"correlation":{corr}}}}}"#
-        ));
-    }
-    format!(
-        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
-        ev.join(",\n")
-    )
-}
-
-fn judged(trace: &str, lines: &str) -> TraceJudgement {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.json");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(trace.as_bytes())
-        .unwrap();
-    let trace = Trace::read(&[path]).unwrap();
-    let text =
-        format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
-    let claims = litmus::parse_traced("t.litmus", &text).unwrap();
-    judge(&claims[0], &trace).unwrap()
+    let ops: Vec<MadeOp> = (kernels.iter())
+        .map(|&(n, s, ts, d, c)| ("kernel", n, s, ts, d, c))
+        .collect();
+    made(&ops, &[])
 }
 
 fn reason(j: &TraceJudgement) -> String {

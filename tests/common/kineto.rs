@@ -43,3 +43,53 @@ pub fn kernels_named(names: &[String]) -> String {
     }
     format!(r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#, ev.join(","))
 }
+
+/// One GPU op of a [`made`] trace: category, name, stream, start and duration (µs), and its
+/// launch call's begin (µs; every call lasts 5 µs).
+pub type MadeOp<'a> = (&'a str, &'a str, u32, f64, f64, f64);
+
+/// A trace of three memsets issued to an idle GPU (launch latency 2 µs, jitter 0.5 µs, clock
+/// error 7 µs), then `ops`, and host ranges given as (name, begin, duration) on the launching
+/// thread.
+pub fn made(ops: &[MadeOp], ranges: &[(&str, f64, f64)]) -> String {
+    let mut all: Vec<MadeOp> = vec![
+        ("gpu_memset", "Memset (Device)", 7, 7.0, 1.0, 0.0),
+        ("gpu_memset", "Memset (Device)", 7, 107.5, 1.0, 100.0),
+        ("gpu_memset", "Memset (Device)", 7, 207.2, 1.0, 200.0),
+    ];
+    all.extend_from_slice(ops);
+    let mut ev = Vec::new();
+    for (corr, (cat, name, stream, ts, dur, call)) in all.into_iter().enumerate() {
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":{stream},"ts":{ts:.3},"dur":{dur:.3},"args":{{"device":0,"stream":{stream},"correlation":{corr}}}}}"#
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{call:.3},"dur":5.0,"args":{{"correlation":{corr}}}}}"#
+        ));
+    }
+    for (name, ts, dur) in ranges {
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"{name}","pid":1,"tid":1,"ts":{ts:.3},"dur":{dur:.3}}}"#
+        ));
+    }
+    format!(
+        r#"{{"schemaVersion":1,"traceEvents":[{}]}}"#,
+        ev.join(",\n")
+    )
+}
+
+/// `trace` judged by one claim on traces whose selections, trials and checks are `lines`.
+pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace::TraceJudgement {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(trace.as_bytes())
+        .unwrap();
+    let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
+    let text =
+        format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
+    let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+    stream_litmus::trace::judge(&claims[0], &trace).unwrap()
+}
