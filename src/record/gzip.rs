@@ -36,15 +36,17 @@ pub fn compress<T>(
     out: &mut dyn Write,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<T>,
 ) -> std::io::Result<T> {
-    let (jobs, queue) = sync_channel::<Job>(workers());
+    let workers = workers();
+    let (jobs, queue) = sync_channel::<Job>(workers);
     let queue = Arc::new(Mutex::new(queue));
     std::thread::scope(|scope| {
-        for _ in 0..workers() {
+        for _ in 0..workers {
             let queue = Arc::clone(&queue);
             scope.spawn(move || deflate_jobs(&queue));
         }
         let mut chunks = Chunks {
             out,
+            in_flight: 2 * workers,
             jobs: Some(jobs),
             buf: Vec::with_capacity(CHUNK),
             pending: VecDeque::new(),
@@ -77,6 +79,8 @@ fn deflate_jobs(queue: &Mutex<Receiver<Job>>) {
 /// members in order, at most a few chunks behind.
 struct Chunks<'a> {
     out: &'a mut dyn Write,
+    /// Chunks in flight at most: one per worker, and as many compressed and waiting.
+    in_flight: usize,
     jobs: Option<SyncSender<Job>>,
     buf: Vec<u8>,
     pending: VecDeque<Receiver<std::io::Result<Vec<u8>>>>,
@@ -87,8 +91,7 @@ impl Chunks<'_> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        // Chunks in flight at most: one per worker, and as many compressed and waiting.
-        while self.pending.len() >= 2 * workers() {
+        while self.pending.len() >= self.in_flight {
             self.write_oldest()?;
         }
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
