@@ -121,12 +121,14 @@ pub(super) enum Word {
     Int(Int),
 }
 
-/// An argument of a check: an op or buffer, a range of ops, or a number.
+/// An argument of a check: an op or buffer, a range of ops, a number, or `next B` (claims on
+/// traces: the op of selection B issued next after each op of the other selection).
 #[derive(Debug, Clone)]
 pub(super) enum Arg {
     Ref(OpRef),
     Range(OpRef, OpRef, Span),
     Int(Int),
+    Next(OpRef, Span),
 }
 
 #[derive(Debug, Clone)]

@@ -43,6 +43,7 @@ pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R
                 Err(cx.err(span, "expected one op, found a range", "a range"))
             }
             Arg::Int(i) => Err(cx.err(&i.span, "expected an op, found a number", "a number")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
         }
     };
     let range = |a: &Arg| -> R<(OpId, OpId)> {
@@ -56,6 +57,7 @@ pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R
             Arg::Int(i) => {
                 Err(cx.err(&i.span, "expected a range of ops `FIRST..LAST`", "a number"))
             }
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
         }
     };
     let name = |a: &Arg, what: &str| -> R<Name> {
@@ -64,6 +66,7 @@ pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R
             Arg::Ref(r) => Err(cx.err(&ref_span(r), format!("expected a {what}"), "an op index")),
             Arg::Range(_, _, span) => Err(cx.err(span, format!("expected a {what}"), "a range")),
             Arg::Int(i) => Err(cx.err(&i.span, format!("expected a {what}"), "a number")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
         }
     };
     let buffer = |a: &Arg| -> R<BufferId> { d.buffer(cx, &name(a, "buffer")?) };
@@ -75,6 +78,7 @@ pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R
                 .map_err(|_| cx.err(&i.span, "the value does not fit in an i32", "too large")),
             Arg::Ref(r) => Err(cx.err(&ref_span(r), "expected a number", "not a number")),
             Arg::Range(_, _, span) => Err(cx.err(span, "expected a number", "a range")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
         }
     };
     let one = |c: Check| Ok(vec![c]);
@@ -183,4 +187,14 @@ fn ref_span(r: &OpRef) -> std::ops::Range<usize> {
         OpRef::Label(n) => n.span.clone(),
         OpRef::Index(_, s) => s.clone(),
     }
+}
+
+/// `next B` in a lab claim: its ops are named one by one, in the order the program issues them.
+fn next_on_a_trace(cx: Cx<'_>, span: &std::ops::Range<usize>) -> LitmusError {
+    cx.help(
+        span,
+        "`next` pairs the ops of selections on a trace",
+        "not an op of this program",
+        "a program's ops are named one by one: write the op itself",
+    )
 }

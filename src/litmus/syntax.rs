@@ -250,6 +250,10 @@ fn arg(i: &mut In<'_>) -> Res<Arg> {
     ws(i)?;
     alt((
         int.map(Arg::Int),
+        // `next B`: of selection B, the first op issued after each op of the other (traces).
+        preceded(("next", take_while(1.., [' ', '\t'])), op_ref)
+            .with_span()
+            .map(|(r, span)| Arg::Next(r, span)),
         (op_ref, opt(preceded((ws, ".."), cut_err(op_ref))))
             .with_span()
             .map(|((a, b), span)| match b {

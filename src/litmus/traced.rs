@@ -153,7 +153,7 @@ fn quoted(cx: Cx<'_>, n: &Name) -> bool {
 }
 
 /// `select NAME = KIND [DIR] [pinned|pageable] ["PATTERN"] [stream N] [device N] [rank N]
-/// [in "RANGE"]`.
+/// [in "RANGE"] [during "RANGE"] [call "CALL"]`.
 fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
     let mut s = Selection {
         name: name.text.clone(),
@@ -163,6 +163,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
         device: None,
         rank: None,
         within: None,
+        during: None,
         call: None,
     };
     let mut words = words.into_iter().peekable();
@@ -233,9 +234,10 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
             ("stream", _) => s.stream = Some(number("stream")?),
             ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
             ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
-            (w @ ("in" | "call"), _) => match words.next() {
+            (w @ ("in" | "during" | "call"), _) => match words.next() {
                 Some(Word::Name(r)) if quoted(cx, &r) => match w {
                     "in" => s.within = Some(glob(cx, &r)?),
+                    "during" => s.during = Some(glob(cx, &r)?),
                     _ => s.call = Some(glob(cx, &r)?),
                 },
                 _ => {
@@ -266,7 +268,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
                     format!("unknown word `{}` in a selection", n.text),
                     "not understood here",
                     "after the kind come a name pattern in quotes, `stream N`, `device N`, \
-                     `rank N`, `in \"RANGE\"`, `call \"CALL\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
+                     `rank N`, `in \"RANGE\"`, `during \"RANGE\"`, `call \"CALL\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
                      `pinned`, `pageable`",
                 ))
             }
@@ -364,13 +366,33 @@ fn check(
                 "a check on a trace names selections",
                 "not a selection",
             )),
+            Arg::Next(_, span) => Err(cx.help(
+                span,
+                "`next` comes second",
+                "here",
+                "`forall precedes(A, next B)`: each op of A with the first op of B issued after it",
+            )),
         }
+    };
+    let (b, next) = match b {
+        Arg::Next(r, span) => {
+            if rel == TraceRelation::Faster {
+                return Err(cx.err(
+                    span,
+                    "`faster` compares two phases, not pairs of ops",
+                    "drop `next`",
+                ));
+            }
+            (find(&Arg::Ref(r.clone()))?, true)
+        }
+        b => (find(b)?, false),
     };
     Ok(TraceCheck {
         quantifier: q,
         relation: rel,
         a: find(a)?,
-        b: find(b)?,
+        b,
         observe,
+        next,
     })
 }

@@ -79,7 +79,7 @@ pub(super) fn measure(
     if c.relation == TraceRelation::Faster {
         return faster(trial, sa, sb, c, tol, na, nb);
     }
-    if c.quantifier == Quantifier::One {
+    if c.quantifier == Quantifier::One && !c.next {
         if sa.len() != 1 || sb.len() != 1 {
             let (name, n) = if sa.len() != 1 {
                 (na, sa.len())
@@ -100,7 +100,7 @@ pub(super) fn measure(
         let why = explained(trial, &m, tol);
         return outcome(*c, m.truth, Some(&m), why);
     }
-    pairs(trial, sa, sb, c, tol)
+    pairs(trial, sa, sb, c, tol, nb)
 }
 
 /// The measurement's reason, with what held the later op back where it waited.
@@ -187,6 +187,7 @@ fn pairs(
     sb: &[OpId],
     c: &TraceCheck,
     tol: &Tolerances,
+    nb: &str,
 ) -> CheckOutcome {
     // A call relation within one selection speaks of each op and its own call ("each copy's
     // call returns before its copy ends"), not of one op's call against another op's span.
@@ -195,7 +196,7 @@ fn pairs(
             c.relation,
             TraceRelation::ReturnsBefore | TraceRelation::ReturnsAfter | TraceRelation::Blocks
         );
-    if !own_call && sa.len().saturating_mul(sb.len()) > MAX_PAIRS {
+    if !own_call && !c.next && sa.len().saturating_mul(sb.len()) > MAX_PAIRS {
         return outcome(
             *c,
             Truth::Unknown,
@@ -216,9 +217,13 @@ fn pairs(
     let issue_order = c.a == c.b && c.relation == TraceRelation::Precedes;
     let issued = |op: OpId| trial.timeline.host_call(op).map(|call| (call.begin_ns, op));
     let mut unordered = 0usize;
+    let mut no_next = 0usize;
     let (mut yes, mut no, mut unknown, mut apart) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
     let all_pairs = sa.iter().flat_map(|&a| sb.iter().map(move |&b| (a, b)));
     let pairs: Box<dyn Iterator<Item = (OpId, OpId)>> = match (own_call, issue_order) {
+        _ if c.next => {
+            Box::new(next_pairs(trial, sa, sb, &mut unordered, &mut no_next).into_iter())
+        }
         (true, _) => Box::new(sa.iter().map(|&a| (a, a))),
         (false, true) => Box::new(all_pairs.filter(|&(a, b)| match (issued(a), issued(b)) {
             (Some(ia), Some(ib)) => ia < ib,
@@ -250,6 +255,11 @@ fn pairs(
     if unordered > 0 {
         left_out += &format!(
             "; {unordered} pairs have no launch call to order them by issue and are left out"
+        );
+    }
+    if no_next > 0 {
+        left_out += &format!(
+            "; {no_next} ops have no op of {nb} issued after them by their process and are left out"
         );
     }
     if total == 0 {
@@ -304,6 +314,38 @@ fn pairs(
             "are undecided",
         ),
     }
+}
+
+/// `RELATION(A, next B)`: each op of `sa` with the op of `sb` its process issued first after it
+/// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
+/// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
+fn next_pairs(
+    trial: &Trial,
+    sa: &[OpId],
+    sb: &[OpId],
+    unordered: &mut usize,
+    no_next: &mut usize,
+) -> Vec<(OpId, OpId)> {
+    let key = |op: OpId| {
+        let process = trial.place(op).map(|(file, pid, ..)| (file, pid));
+        let call = trial.timeline.host_call(op).map(|call| call.begin_ns);
+        Some((process?, call?, op))
+    };
+    let mut later: Vec<_> = sb.iter().filter_map(|&b| key(b)).collect();
+    later.sort_unstable();
+    let mut pairs = Vec::with_capacity(sa.len());
+    for &a in sa {
+        let Some(ka) = key(a) else {
+            *unordered += 1;
+            continue;
+        };
+        let i = later.partition_point(|kb| *kb <= ka);
+        match later.get(i) {
+            Some(&(process, _, b)) if process == ka.0 => pairs.push((a, b)),
+            _ => *no_next += 1,
+        }
+    }
+    pairs
 }
 
 /// `faster(SLOW, FAST)`: each selection's first start to last end, as one phase each, judged by

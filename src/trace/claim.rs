@@ -97,6 +97,10 @@ pub struct TraceCheck {
     /// Measured and reported, not part of the verdict.
     #[serde(default)]
     pub observe: bool,
+    /// `RELATION(A, next B)`: each op of A is paired only with the op of B its process issued
+    /// next after it (by call begin), not with every op of B.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub next: bool,
 }
 
 /// A claim judged on traces of the user's own program.
@@ -121,10 +125,11 @@ impl TraceClaim {
     pub fn describe(&self, c: &TraceCheck) -> String {
         let name = |i: usize| self.selections.get(i).map_or("?", |s| s.name.as_str());
         format!(
-            "{}{}({}, {})",
+            "{}{}({}, {}{})",
             c.quantifier.word(),
             c.relation.name(),
             name(c.a),
+            if c.next { "next " } else { "" },
             name(c.b)
         )
     }

@@ -14,8 +14,8 @@
 use super::checks::{measure, CheckOutcome};
 use super::claim::{TraceClaim, TrialSpec};
 use super::events::GpuKind;
-use super::select::{KindFilter, Pattern};
-use super::trials::Trace;
+use super::select::{KindFilter, Pattern, Selection};
+use super::trials::{Trace, Trial};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;
@@ -96,6 +96,32 @@ impl TraceJudgement {
     }
 }
 
+/// For a selection `in "RANGE"` that took nothing: how many ops other threads issued while the
+/// range was open, which `during` would take (PyTorch's autograd thread launches the kernels of
+/// a `backward` range opened on the main thread).
+fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
+    let Some(range) = &s.within else {
+        return String::new();
+    };
+    let during = Selection {
+        within: None,
+        during: Some(range.clone()),
+        ..s.clone()
+    };
+    let n = (trials.iter())
+        .flat_map(|t| t.ops.iter())
+        .filter(|&&r| during.admits(&trace.files[r.0], trace.op(r)))
+        .count();
+    match n {
+        0 => String::new(),
+        n => format!(
+            ". `in \"{0}\"` takes the ops issued on the range's own thread; other threads \
+             issued {n} that match while it was open: `during \"{0}\"` takes them",
+            super::names::clip(range.text())
+        ),
+    }
+}
+
 /// Judges `claim` on `trace`. Errors are claims that cannot be judged at all on this trace: a
 /// trial range it never shows, a selection that holds no op in any trial.
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
@@ -158,11 +184,12 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
             names.dedup();
             return Err(format!(
                 "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
-                 there are named: {}",
+                 there are named: {}{}",
                 claim.id,
                 s.name,
                 trials.len(),
-                shown_names(&names, s.pattern.as_ref())
+                shown_names(&names, s.pattern.as_ref()),
+                other_threads(s, trace, &trials)
             ));
         }
     }

@@ -211,6 +211,7 @@ impl Collector {
                 | "cuda_runtime"
                 | "cuda_driver"
                 | "user_annotation"
+                | "cpu_op"
         );
         if !wanted {
             return Ok(());
@@ -271,7 +272,9 @@ impl Collector {
                 process: args.process.0,
                 bytes: args.bytes.0,
             });
-        } else if cat == "user_annotation" {
+        } else if matches!(cat, "user_annotation" | "cpu_op") {
+            // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
+            // kernels it launched are those whose call it holds, on its thread (`in`).
             let name = self.intern(&name)?;
             self.ranges.push(HostRange {
                 name,

@@ -130,7 +130,8 @@ impl KindFilter {
     }
 }
 
-/// `select NAME = KIND ["PATTERN"] [stream N] [device N] [rank N] [in "RANGE"] [call "CALL"]`.
+/// `select NAME = KIND ["PATTERN"] [stream N] [device N] [rank N] [in "RANGE"] [during "RANGE"]
+/// [call "CALL"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Selection {
     pub name: String,
@@ -143,9 +144,15 @@ pub struct Selection {
     pub device: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
-    /// The op was issued inside a host range of this name (`record_function`).
+    /// The op was issued inside a host range of this name (`record_function`, a PyTorch op such
+    /// as `aten::mm`), by the thread that opened it: the range's own work, as its nesting says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<Pattern>,
+    /// The op was issued while a host range of this name was open, by any thread of the range's
+    /// process: `during "backward"` takes the kernels PyTorch's autograd thread launched while
+    /// the main thread's `backward` range was open, which `in` leaves out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<Pattern>,
     /// The op was issued by a call of this name (`cudaMemcpyAsync`, `cudaMemcpy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Pattern>,
@@ -162,23 +169,38 @@ impl Selection {
             && self
                 .within
                 .as_ref()
-                .map_or(true, |w| issued_within(&file.ranges, op, w))
+                .map_or(true, |w| issued_within(&file.ranges, op, w, Thread::Same))
+            && (self.during.as_ref())
+                .map_or(true, |w| issued_within(&file.ranges, op, w, Thread::Any))
             && self.call.as_ref().map_or(true, |c| {
                 op.call.as_ref().is_some_and(|k| c.matches(&k.name))
             })
     }
 }
 
-/// Whether `op`'s call began inside a host range named by `w`, in the op's process.
-fn issued_within(ranges: &[HostRange], op: &GpuOp, w: &Pattern) -> bool {
+/// Which threads' ranges count for `in` and `during`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Thread {
+    /// The thread that made the op's call.
+    Same,
+    /// Any thread of the op's process.
+    Any,
+}
+
+/// Whether `op`'s call began inside a host range named by `w`, in the op's process, on the
+/// call's own thread or on any.
+fn issued_within(ranges: &[HostRange], op: &GpuOp, w: &Pattern, thread: Thread) -> bool {
     let Some(call) = &op.call else {
         return false;
     };
     // Ranges are sorted by begin: those that begin after the call cannot hold it.
     let end = ranges.partition_point(|r| r.begin_ns <= call.begin_ns);
-    ranges[..end]
-        .iter()
-        .any(|r| r.pid == op.pid && r.end_ns >= call.begin_ns && w.matches(&r.name))
+    ranges[..end].iter().any(|r| {
+        r.pid == op.pid
+            && (thread == Thread::Any || r.tid == call.tid)
+            && r.end_ns >= call.begin_ns
+            && w.matches(&r.name)
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,79 @@
+//! What `in` and `during` match (issue 35, point 8): `in "RANGE"` takes the ops whose launch
+//! call the range holds on its own thread (a `record_function`, or a PyTorch op such as
+//! `aten::div_`); `during "RANGE"` takes those any thread of the process issued while it was
+//! open (the kernels PyTorch's autograd thread launches during the main thread's `backward`).
+
+mod common;
+
+use common::kineto::{judged, made, MadeOp};
+use stream_litmus::trace::TraceJudgement;
+use stream_litmus::Verdict;
+
+fn reason(j: &TraceJudgement) -> String {
+    j.trials[0].checks[0].reason.clone()
+}
+
+/// Two kernels launched on thread 1 at 1000 and 1100 µs, one after the other, the second inside a PyTorch op
+/// `aten::div_` (a `cpu_op` of thread 1), both while thread 5's range `backward` was open.
+fn trace() -> String {
+    let ops: [MadeOp; 2] = [
+        ("kernel", "mm", 7, 1010.0, 190.0, 1000.0),
+        ("kernel", "div", 7, 1210.0, 50.0, 1100.0),
+    ];
+    let extra = [
+        r#"{"ph":"X","cat":"user_annotation","name":"backward","pid":1,"tid":5,"ts":990.0,"dur":200.0}"#,
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::div_","pid":1,"tid":1,"ts":1098.0,"dur":10.0}"#,
+    ];
+    made(&ops, &[]).replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", extra.join(",")),
+        1,
+    )
+}
+
+#[test]
+fn a_pytorch_op_selects_the_kernels_it_launched() {
+    let j = judged(
+        &trace(),
+        "select D = kernel in \"aten::div_\"\nselect M = kernel \"mm\"\ncheck precedes(M, D)",
+    );
+    assert_eq!(j.verdict, Verdict::Holds, "{}", reason(&j));
+    assert!(
+        reason(&j).contains("mm") && reason(&j).contains("div"),
+        "{}",
+        reason(&j)
+    );
+    // A PyTorch op is a trial like any range.
+    let each = judged(
+        &trace(),
+        "trial each \"aten::div_\"\nselect D = kernel\ncheck exists overlaps(D, D)",
+    );
+    assert_eq!(each.trials.len(), 1);
+    assert_eq!(each.trials[0].members[0].len(), 1, "{:?}", each.trials[0]);
+}
+
+#[test]
+fn in_takes_the_ranges_own_thread_and_during_any_thread() {
+    let claim = |word: &str| {
+        let text = format!("select K = kernel {word} \"backward\"\ncheck exists overlaps(K, K)");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, trace()).unwrap();
+        let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
+        let text = format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{text}\n"
+        );
+        let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+        stream_litmus::trace::judge(&claims[0], &trace)
+    };
+    // Thread 1 launched both while thread 5's `backward` was open.
+    let during = claim("during").unwrap();
+    assert_eq!(during.trials[0].members[0].len(), 2);
+    // `in` takes none, and says where the ops are.
+    let err = claim("in").unwrap_err();
+    assert!(
+        err.contains("other threads issued 2 that match while it was open")
+            && err.contains("`during \"backward\"` takes them"),
+        "{err}"
+    );
+}
