@@ -32,6 +32,8 @@ const RECORDED: &[(&str, &str)] = &[
     ),
     ("pytorch.ddp_hook_on_own_stream_overlaps_backward", "Holds"),
     ("pytorch.ddp_one_connection_blocks_backward_again", "Holds"),
+    // The committed recordings above, compared (`trace … as NAME`, 2026-11-27).
+    ("pytorch.ddp_own_stream_shortens_backward", "Holds"),
     ("cuda.async_copy_returns_at_once", "Holds"),
     // Holds until the rule for a return inside the tolerance changed (2026-11-26): cudaMemcpy
     // returned 3.9–5.9 µs after the copy's end, inside the trace's ±6.56 µs clock error.
@@ -88,15 +90,16 @@ fn main() {
 fn rejudge(file: &Path, traces: Option<&[PathBuf]>) -> Result<(), Failed> {
     let claims = litmus::load_traced(file).map_err(|e| e.to_string())?;
     for c in claims {
-        let paths: Vec<PathBuf> = match traces {
-            Some(t) => t.to_vec(),
-            None => c
-                .traces
-                .iter()
-                .map(|t| file.parent().unwrap().join(t))
-                .collect(),
+        let (paths, runs): (Vec<PathBuf>, &[String]) = match traces {
+            Some(t) => (t.to_vec(), &[]),
+            None => (
+                (c.traces.iter())
+                    .map(|t| file.parent().unwrap().join(t))
+                    .collect(),
+                &c.runs,
+            ),
         };
-        let trace = Trace::read(&paths)?;
+        let trace = Trace::read_runs(&paths, runs)?;
         let j = judge(&c, &trace)?;
         let Some((_, want)) = RECORDED.iter().find(|(id, _)| *id == c.id) else {
             return Err(format!(
@@ -129,6 +132,12 @@ fn fresh(_: &Path) -> Result<Completion, Failed> {
 /// Records the example afresh into a temporary folder and re-judges its claims on that trace.
 #[cfg(gpu)]
 fn fresh(file: &Path) -> Result<Completion, Failed> {
+    let claims = litmus::load_traced(file).map_err(|e| e.to_string())?;
+    if claims.iter().any(|c| !c.runs.is_empty()) {
+        return Ok(Completion::ignored_with(
+            "compares committed recordings (`trace … as NAME`): re-judged by traces::",
+        ));
+    }
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let out = dir.path().join("trace.json.gz");
     let kind = file

@@ -41,3 +41,24 @@ fn traces_without_claims_are_refused_with_the_usage() {
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("no claim file given"), "{text}");
 }
+
+#[test]
+fn named_recordings_are_not_replaced_by_the_command_lines_traces() {
+    let (code, text) = check(&[
+        "examples/pytorch/recordings_compared.litmus",
+        "--trace",
+        R0,
+        R1,
+    ]);
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains("selects from named recordings (`from NAME`)"),
+        "{text}"
+    );
+    let (code, text) = check(&["examples/pytorch/recordings_compared.litmus"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("trace  SAME examples/pytorch/traces/ddp_same_stream.rank0"),
+        "{text}"
+    );
+}

@@ -56,7 +56,7 @@ pub fn check_traced(
         Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
         None => None,
     };
-    let mut read: HashMap<Vec<PathBuf>, Result<Trace, String>> = HashMap::new();
+    let mut read: HashMap<(Vec<PathBuf>, Vec<String>), Result<Trace, String>> = HashMap::new();
     let (mut expected, mut not, mut errors) = (0, 0, 0);
     let mut judged = Vec::new();
     for (file, claim) in &claims {
@@ -74,10 +74,27 @@ pub fn check_traced(
             errors += 1;
             continue;
         }
-        let fresh = !read.contains_key(&paths);
+        // Recordings are named in the claim file; traces given on the command line are one.
+        let runs = match traces.is_empty() {
+            true => claim.runs.clone(),
+            false => Vec::new(),
+        };
+        if !traces.is_empty() && claim.selections.iter().any(|s| s.run.is_some()) {
+            errln!(
+                "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
+                 traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
+                file.display(),
+                claim.id
+            );
+            errors += 1;
+            continue;
+        }
+        let key = (paths, runs);
+        let fresh = !read.contains_key(&key);
         let trace = read
-            .entry(paths.clone())
-            .or_insert_with(|| Trace::read(&paths));
+            .entry(key.clone())
+            .or_insert_with(|| Trace::read_runs(&key.0, &key.1));
+        let paths = &key.0;
         let trace = match trace {
             Ok(t) => t,
             Err(e) => {
@@ -92,7 +109,13 @@ pub fn check_traced(
             let all = trace.files.iter().flat_map(|f| &f.ops);
             let host = all.clone().filter(|o| o.kind == GpuKind::HostFn).count();
             let ops = all.count() - host;
-            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            // "SAME ddp.rank0.json.gz" where the claim names its recordings.
+            let names: Vec<String> = (paths.iter().enumerate())
+                .map(|(i, p)| match key.1.get(i) {
+                    Some(run) => format!("{run} {}", p.display()),
+                    None => p.display().to_string(),
+                })
+                .collect();
             let host = match host {
                 0 => String::new(),
                 n => format!(", {n} host functions"),
@@ -120,7 +143,7 @@ pub fn check_traced(
                     format!("{} trials", j.counts),
                     one_line(&j.evidence(claim))
                 );
-                judged.push((claim, paths, j));
+                judged.push((claim, key, j));
             }
             Err(e) => {
                 errln!("error: {}: {e}\n", file.display());

@@ -175,8 +175,13 @@ pub(super) enum Stmt {
         relation: Name,
         args: Vec<Arg>,
     },
-    /// `trace "PATH"`: a trace the claim is judged on, relative to the claim file.
-    Trace(Name),
+    /// `trace "PATH" [as NAME]`: a trace the claim is judged on, relative to the claim file;
+    /// files named alike are the ranks of one recording, which
+    /// selections take with `from NAME`.
+    Trace {
+        path: Name,
+        run: Option<Name>,
+    },
     /// `trial each "PATTERN"`: each host range of that name is a trial; `trial each kernel
     /// "PATTERN"`: each launch of a kernel of that name starts one.
     Trial {

@@ -280,7 +280,9 @@ impl Draft {
                 args,
                 quantifier: None,
             } => self.checks.push((observe, relation, args)),
-            Stmt::Trace(n) | Stmt::Trial { pattern: n, .. } | Stmt::Select { name: n, .. } => {
+            Stmt::Trace { path: n, .. }
+            | Stmt::Trial { pattern: n, .. }
+            | Stmt::Select { name: n, .. } => {
                 return Err(cx.help(
                     &n.span,
                     "a claim on a trace cannot also have a program",

@@ -184,7 +184,14 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
                 args,
             }
         }
-        "trace" => Stmt::Trace(text("the trace file in quotes")(i)?),
+        "trace" => {
+            let path = text("the trace file in quotes")(i)?;
+            let run = match opt(key("as")).parse_next(i)? {
+                Some(()) => Some(text("a name for the recording, such as `as PINNED`")(i)?),
+                None => None,
+            };
+            Stmt::Trace { path, run }
+        }
         "trial" => {
             need(
                 "each",

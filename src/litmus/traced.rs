@@ -30,7 +30,7 @@ pub(super) fn is_traced(lines: &[Line]) -> bool {
     lines.iter().any(|l| {
         matches!(
             l.stmt,
-            Stmt::Trace(_) | Stmt::Trial { .. } | Stmt::Select { .. }
+            Stmt::Trace { .. } | Stmt::Trial { .. } | Stmt::Select { .. }
         )
     })
 }
@@ -61,6 +61,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
     let mut traces = Vec::new();
     let mut trial = None;
     let mut selections: Vec<Selection> = Vec::new();
+    let mut froms: Vec<Option<Name>> = Vec::new();
     let mut checks = Vec::new();
     let twice = |span: &super::syntax::Span, what: &str| {
         cx.err(
@@ -82,7 +83,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
             Stmt::Source { .. } => return Err(twice(&span, "source")),
             Stmt::Expect(_) => return Err(twice(&span, "expect")),
             Stmt::Rationale(_) => return Err(twice(&span, "rationale")),
-            Stmt::Trace(p) => traces.push(p.text),
+            Stmt::Trace { path, run } => traces.push((path.text, run)),
             Stmt::Trial { kernel, pattern } if trial.is_none() => {
                 trial = Some(match kernel {
                     false => TrialSpec::Each(glob(cx, &pattern)?),
@@ -98,7 +99,9 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
                         "second definition",
                     ));
                 }
-                selections.push(selection(cx, name, words)?);
+                let (s, from) = selection(cx, name, words)?;
+                selections.push(s);
+                froms.push(from);
             }
             Stmt::Check {
                 observe,
@@ -126,12 +129,14 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
             &format!("add one, e.g. `{example}`"),
         )
     };
+    let (traces, runs) = recordings(cx, &id, traces, &froms, &checks)?;
     let claim = TraceClaim {
         statement: statement.ok_or_else(|| missing("statement", "statement \"...\""))?,
         source: source.ok_or_else(|| missing("source", "source \"NOTE\" section \"...\""))?,
         expect: expect.ok_or_else(|| missing("expect", "expect holds"))?,
         rationale,
         traces,
+        runs,
         trial: trial.unwrap_or(TrialSpec::Whole),
         selections,
         checks,
@@ -141,6 +146,64 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         return Err(missing("check", "check exists overlaps(A, B)"));
     }
     Ok(claim)
+}
+
+/// The claim's trace files and the recording each belongs to (`trace "F" as NAME`), checked
+/// against the selections' `from NAME` (`froms`, by selection) and the checks: a name is given
+/// to every trace or to none, `from` names a recording of the claim, and only `faster` compares
+/// two recordings (their clocks are not one).
+fn recordings(
+    cx: Cx<'_>,
+    id: &Name,
+    traces: Vec<(String, Option<Name>)>,
+    froms: &[Option<Name>],
+    checks: &[TraceCheck],
+) -> R<(Vec<String>, Vec<String>)> {
+    if let Some((path, _)) = (traces.iter().find(|(_, r)| r.is_none()))
+        .filter(|_| traces.iter().any(|(_, r)| r.is_some()))
+    {
+        return Err(cx.help(
+            &id.span,
+            format!("claim `{}` names some of its traces, not `{path}`", id.text),
+            "this claim",
+            "name every trace (`trace \"FILE\" as NAME`, the ranks of one recording alike) or none",
+        ));
+    }
+    let runs: Vec<String> = (traces.iter())
+        .filter_map(|(_, r)| r.as_ref().map(|r| r.text.clone()))
+        .collect();
+    for from in froms.iter().flatten() {
+        if !runs.contains(&from.text) {
+            return Err(unknown(
+                cx,
+                from,
+                "recording",
+                runs.iter(),
+                ("in this claim", "name its traces: `trace \"FILE\" as NAME`"),
+            ));
+        }
+    }
+    for c in checks
+        .iter()
+        .filter(|c| c.relation != TraceRelation::Faster)
+    {
+        if let (Some(Some(ra)), Some(Some(rb))) = (froms.get(c.a), froms.get(c.b)) {
+            if ra.text != rb.text {
+                return Err(cx.help(
+                    &rb.span,
+                    format!(
+                        "`{}` relates ops of two recordings, {} and {}",
+                        c.relation.name(),
+                        ra.text,
+                        rb.text
+                    ),
+                    "another recording",
+                    "their clocks are not one: only `faster(SLOW, FAST)` compares recordings",
+                ));
+            }
+        }
+    }
+    Ok((traces.into_iter().map(|(p, _)| p).collect(), runs))
 }
 
 /// A name pattern, refused where it is too long to be one.
@@ -153,8 +216,9 @@ fn quoted(cx: Cx<'_>, n: &Name) -> bool {
 }
 
 /// `select NAME = KIND [DIR] [pinned|pageable] ["PATTERN"] [stream N] [device N] [rank N]
-/// [in "RANGE"] [during "RANGE"] [call "CALL"]`.
-fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
+/// [in "RANGE"] [during "RANGE"] [call "CALL"] [from RECORDING]`, with the `from` word's name.
+fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<(Selection, Option<Name>)> {
+    let mut from = None;
     let mut s = Selection {
         name: name.text.clone(),
         kind: KindFilter::Any,
@@ -164,6 +228,7 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
         rank: None,
         within: None,
         during: None,
+        run: None,
         call: None,
     };
     let mut words = words.into_iter().peekable();
@@ -234,6 +299,19 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
             ("stream", _) => s.stream = Some(number("stream")?),
             ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
             ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
+            ("from", _) => match words.next() {
+                Some(Word::Name(r)) if !quoted(cx, &r) => {
+                    s.run = Some(r.text.clone());
+                    from = Some(r);
+                }
+                _ => {
+                    return Err(cx.err(
+                        &n.span,
+                        "`from` needs a recording's name",
+                        "e.g. `from PINNED` after `trace \"FILE\" as PINNED`",
+                    ))
+                }
+            },
             (w @ ("in" | "during" | "call"), _) => match words.next() {
                 Some(Word::Name(r)) if quoted(cx, &r) => match w {
                     "in" => s.within = Some(glob(cx, &r)?),
@@ -268,13 +346,13 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<Selection> {
                     format!("unknown word `{}` in a selection", n.text),
                     "not understood here",
                     "after the kind come a name pattern in quotes, `stream N`, `device N`, \
-                     `rank N`, `in \"RANGE\"`, `during \"RANGE\"`, `call \"CALL\"`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
+                     `rank N`, `in \"RANGE\"`, `during \"RANGE\"`, `call \"CALL\"`, `from RECORDING`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
                      `pinned`, `pageable`",
                 ))
             }
         }
     }
-    Ok(s)
+    Ok((s, from))
 }
 
 fn small(cx: Cx<'_>, n: &Name, v: u64) -> R<u32> {

@@ -96,6 +96,17 @@ pub(super) fn measure(
                 ),
             );
         }
+        if !trial.one_recording(sa[0], sb[0]) {
+            return outcome(
+                *c,
+                Truth::Unknown,
+                None,
+                format!(
+                    "{na} and {nb} are of two recordings, whose clocks are not one: only \
+                     `faster` compares recordings"
+                ),
+            );
+        }
         let m = check_of(c.relation, sa[0], sb[0]).measure_with(&trial.waits, &trial.timeline, tol);
         let why = explained(trial, &m, tol);
         return outcome(*c, m.truth, Some(&m), why);
@@ -235,7 +246,12 @@ fn pairs(
         })),
         (false, false) => Box::new(all_pairs.filter(|(a, b)| a != b)),
     };
+    let mut recordings = 0usize;
     for (a, b) in pairs {
+        if !trial.one_recording(a, b) {
+            recordings += 1;
+            continue;
+        }
         if timed && !could_meet(trial, a, b, tol) {
             apart += 1;
             continue;
@@ -255,6 +271,12 @@ fn pairs(
     if unordered > 0 {
         left_out += &format!(
             "; {unordered} pairs have no launch call to order them by issue and are left out"
+        );
+    }
+    if recordings > 0 {
+        left_out += &format!(
+            "; {recordings} pairs of two recordings (`trace … as NAME`), whose clocks are not \
+             one, are left out"
         );
     }
     if no_next > 0 {

@@ -115,6 +115,10 @@ pub struct TraceClaim {
     /// Trace files named in the claim file (relative to it); `check --trace` may give others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<String>,
+    /// The recording of each trace (`trace "FILE" as NAME`), by trace; empty where none is
+    /// named, and then the traces are the ranks of one run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
     pub trial: TrialSpec,
     pub selections: Vec<Selection>,
     pub checks: Vec<TraceCheck>,

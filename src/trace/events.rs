@@ -137,6 +137,9 @@ pub struct HostRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceFile {
     pub path: String,
+    /// The recording it belongs to, where a claim names its traces (`trace "FILE" as NAME`):
+    /// files of one recording are the ranks of one run, on one clock.
+    pub run: Option<Arc<str>>,
     /// `distributedInfo.rank` and `world_size`, where the profiler wrote them.
     pub rank: Option<u32>,
     pub world: Option<u32>,

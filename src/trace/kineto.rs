@@ -414,6 +414,7 @@ impl Collector {
         let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
         Ok(TraceFile {
             path,
+            run: None,
             rank: small(self.info.rank),
             world: small(self.info.world_size),
             ops,

@@ -131,7 +131,7 @@ impl KindFilter {
 }
 
 /// `select NAME = KIND ["PATTERN"] [stream N] [device N] [rank N] [in "RANGE"] [during "RANGE"]
-/// [call "CALL"]`.
+/// [call "CALL"] [from RECORDING]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Selection {
     pub name: String,
@@ -153,6 +153,9 @@ pub struct Selection {
     /// the main thread's `backward` range was open, which `in` leaves out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub during: Option<Pattern>,
+    /// The op is of this recording (`trace "FILE" as NAME`, `from NAME`).
+    #[serde(default, rename = "from", skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// The op was issued by a call of this name (`cudaMemcpyAsync`, `cudaMemcpy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<Pattern>,
@@ -166,6 +169,7 @@ impl Selection {
             && self.stream.map_or(true, |s| s == op.stream)
             && self.device.map_or(true, |d| d == op.device)
             && self.rank.map_or(true, |r| file.rank == Some(r))
+            && (self.run.as_deref()).map_or(true, |r| file.run.as_deref() == Some(r))
             && self
                 .within
                 .as_ref()

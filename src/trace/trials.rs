@@ -28,18 +28,27 @@ impl Trace {
     /// Reads every file; they must be ranks of one run (distinct ranks of one world size, and
     /// overlapping in time).
     pub fn read(paths: &[PathBuf]) -> Result<Trace, String> {
+        Trace::read_runs(paths, &[])
+    }
+
+    /// Reads every file, `runs[i]` naming the recording of file `i` (`trace "FILE" as NAME`;
+    /// none named: one recording). The files of each recording must be ranks of one run.
+    pub fn read_runs(paths: &[PathBuf], runs: &[String]) -> Result<Trace, String> {
         refuse_repeats(paths)?;
-        let files = paths
+        let mut files = paths
             .iter()
             .map(|p| super::kineto::read(p))
             .collect::<Result<Vec<_>, _>>()?;
+        for (f, run) in files.iter_mut().zip(runs) {
+            f.run = Some(run.as_str().into());
+        }
         Trace::of(files)
     }
 
-    /// Checks that `files` are of one run.
+    /// Checks that the files of each recording (`TraceFile::run`) are of one run.
     pub fn of(files: Vec<TraceFile>) -> Result<Trace, String> {
         for (i, a) in files.iter().enumerate() {
-            for b in &files[..i] {
+            for b in files[..i].iter().filter(|b| b.run == a.run) {
                 if a.rank.is_some() && a.rank == b.rank {
                     return Err(format!(
                         "{} and {} are both rank {}: traces given together must be the ranks of \
@@ -242,6 +251,7 @@ impl Trace {
             places,
             ops,
             timeline,
+            runs: self.files.iter().map(|f| f.run.clone()).collect(),
         }
     }
 
@@ -303,6 +313,8 @@ pub struct Trial {
     pub(crate) waits: HostWaits,
     /// Where each op ran: (file, process, device, stream), by op id.
     pub places: Vec<(usize, i64, u32, u64)>,
+    /// The recording of each file (`trace "FILE" as NAME`), by file.
+    pub runs: Vec<Option<std::sync::Arc<str>>>,
 }
 
 impl Trial {
@@ -335,6 +347,12 @@ impl Trial {
 
     pub fn label(&self, op: OpId) -> String {
         self.waits.label(op)
+    }
+
+    /// Whether two ops are of one recording, on one clock: only `faster` compares recordings.
+    pub fn one_recording(&self, a: OpId, b: OpId) -> bool {
+        let run = |o: OpId| self.place(o).and_then(|p| self.runs.get(p.0));
+        run(a) == run(b)
     }
 
     /// The stream an op ran on, with its file, process and device.
