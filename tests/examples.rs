@@ -25,6 +25,8 @@ const RECORDED: &[(&str, &str)] = &[
     ("pytorch.four_stream_pipeline_is_faster", "Holds"),
     ("pytorch.pipeline_overlaps_copies_with_compute", "Holds"),
     ("pytorch.one_stream_runs_in_issue_order", "Holds"),
+    // `chain` on a trace (issue 35, point 10; judged 2026-11-27 on the committed trace).
+    ("pytorch.pipeline_chunk_runs_in_order", "Holds"),
     // Two H200s, 2026-11-25 (seed 003's three DDP experiments).
     (
         "pytorch.ddp_hook_on_compute_stream_blocks_backward",

@@ -125,3 +125,29 @@ fn next_is_refused_where_it_means_nothing() {
         "{err}"
     );
 }
+
+#[test]
+fn a_chain_on_a_trace_is_its_links() {
+    let text = format!(
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{SELECT}\
+         select C = kernel \"c*\"\ncheck forall chain(A, next B, next C)\n"
+    );
+    let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+    let described: Vec<String> = (claims[0].checks.iter())
+        .map(|c| claims[0].describe(c))
+        .collect();
+    assert_eq!(
+        described,
+        ["forall precedes(A, next B)", "forall precedes(B, next C)"]
+    );
+    // The two rounds, each followed by a `c` kernel on stream 7 after its div.
+    let mut rounds = ROUNDS.to_vec();
+    rounds.insert(2, ("kernel", "c1", 7, 1270.0, 20.0, 1001.5));
+    rounds.push(("kernel", "c2", 7, 1570.0, 20.0, 1003.5));
+    let j = judged(
+        &made(&rounds, &[]),
+        &format!("{SELECT}select C = kernel \"c*\"\ncheck forall chain(A, next B, next C)"),
+    );
+    assert_eq!(j.verdict, Verdict::Holds, "{}", reason(&j));
+    assert_eq!(j.trials[0].checks.len(), 2);
+}

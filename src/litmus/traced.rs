@@ -108,7 +108,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
                 quantifier,
                 relation,
                 args,
-            } => checks.push(check(cx, &selections, observe, quantifier, relation, args)?),
+            } => checks.extend(check(cx, &selections, observe, quantifier, relation, args)?),
             Stmt::Claim(_) => {}
             _ => {
                 return Err(cx.help(
@@ -382,7 +382,10 @@ fn check(
     quantifier: Option<Name>,
     relation: Name,
     args: Vec<Arg>,
-) -> R<TraceCheck> {
+) -> R<Vec<TraceCheck>> {
+    if relation.text == "chain" {
+        return chain(cx, selections, observe, quantifier, relation, args);
+    }
     let Some(rel) = TraceRelation::by_name(&relation.text) else {
         let known: Vec<String> = TraceRelation::ALL
             .iter()
@@ -465,12 +468,60 @@ fn check(
         }
         b => (find(b)?, false),
     };
-    Ok(TraceCheck {
+    Ok(vec![TraceCheck {
         quantifier: q,
         relation: rel,
         a: find(a)?,
         b,
         observe,
         next,
-    })
+    }])
+}
+
+/// `[forall] chain(A, B, C…)`: `precedes` between each selection and the next, as the lab's
+/// `chain` (`forall chain(A, next B, next C)`: each A, the B issued next, the C after that B).
+/// `exists` and `~exists` would judge each link apart, not one path through them: refused.
+fn chain(
+    cx: Cx<'_>,
+    selections: &[Selection],
+    observe: bool,
+    quantifier: Option<Name>,
+    relation: Name,
+    args: Vec<Arg>,
+) -> R<Vec<TraceCheck>> {
+    if let Some(q) = quantifier.as_ref().filter(|q| q.text != "forall") {
+        return Err(cx.help(
+            &q.span,
+            format!("`{} chain` would judge each link apart", q.text),
+            "not one path",
+            "write `forall chain(…)`, or the links one by one: `check exists precedes(A, B)`",
+        ));
+    }
+    if args.len() < 2 {
+        return Err(cx.err(
+            &relation.span,
+            "`chain` takes two selections or more",
+            "e.g. `chain(H2D, K, D2H)`",
+        ));
+    }
+    let precedes = Name {
+        text: "precedes".into(),
+        span: relation.span.clone(),
+    };
+    let mut links = Vec::new();
+    for w in args.windows(2) {
+        let first = match &w[0] {
+            Arg::Next(r, _) => Arg::Ref(r.clone()),
+            a => a.clone(),
+        };
+        links.extend(check(
+            cx,
+            selections,
+            observe,
+            quantifier.clone(),
+            precedes.clone(),
+            vec![first, w[1].clone()],
+        )?);
+    }
+    Ok(links)
 }
