@@ -1,23 +1,27 @@
 """Seed 003, 测试 03/04/05: a DDP step on two GPUs whose comm hook all-reduces each gradient
 bucket and then runs a kernel of its own after `work.wait()`.
 
-    python3 examples/pytorch/ddp_hook.py MODE [PREFIX]
+    python3 examples/pytorch/ddp_hook.py MODE [PREFIX] [--no-profiler]
 
 MODE is one of
   same_stream                 03: the hook runs on the compute stream ("hook会阻塞backward");
   own_stream                  04: the hook runs on a stream of its own ("hook没有阻塞backward");
   own_stream_one_connection   05: as 04, under CUDA_DEVICE_MAX_CONNECTIONS=1 ("会阻塞backward").
-Each rank writes PREFIX.rank{0,1}.json.gz (default PREFIX: ddp_MODE). Twelve bf16
+Each rank writes PREFIX.rank{0,1}.json.gz (default PREFIX: ddp_MODE). With --no-profiler no
+profiler runs and the ranges are NVTX ranges, for
+`stream-litmus trace --out T.json.gz -- python3 ddp_hook.py MODE --no-profiler` (one trace of
+both processes; profiled.py). Twelve bf16
 Linear(4096, 4096) layers, a batch of 8192 rows; every 32 MiB weight is a bucket of its own.
 """
 import os
 import sys
 
 MODES = ("same_stream", "own_stream", "own_stream_one_connection")
-mode = sys.argv[1] if len(sys.argv) > 1 else ""
+args = [a for a in sys.argv[1:] if a != "--no-profiler"]
+mode = args[0] if args else ""
 if mode not in MODES:
-    sys.exit(f"usage: ddp_hook.py {{{'|'.join(MODES)}}} [PREFIX]")
-prefix = sys.argv[2] if len(sys.argv) > 2 else f"ddp_{mode}"
+    sys.exit(f"usage: ddp_hook.py {{{'|'.join(MODES)}}} [PREFIX] [--no-profiler]")
+prefix = args[1] if len(args) > 1 else f"ddp_{mode}"
 if mode == "own_stream_one_connection":
     # Read by the driver when the context is created: set before any CUDA call, in every rank.
     os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
@@ -27,9 +31,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
-from torch.profiler import record_function  # noqa: E402
-
-from profiled import profile_steps  # noqa: E402
+from profiled import profile_steps, ranged  # noqa: E402
 
 
 def rank_main(rank, world):
@@ -54,7 +56,7 @@ def rank_main(rank, world):
         return fut
 
     def hook(_state, bucket):
-        with record_function("comm_hook"):
+        with ranged("comm_hook"):
             if hook_stream is None:
                 return all_reduce_then_kernel(bucket)
             hook_stream.wait_stream(torch.cuda.current_stream())
@@ -65,9 +67,9 @@ def rank_main(rank, world):
     x = torch.randn(8192, 4096, device=device, dtype=torch.bfloat16)
 
     def step(_i):
-        with record_function("forward"):
+        with ranged("forward"):
             loss = ddp(x).float().pow(2).mean()
-        with record_function("backward"):
+        with ranged("backward"):
             loss.backward()
 
     profile_steps(step, f"{prefix}.rank{rank}.json.gz")

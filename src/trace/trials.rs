@@ -92,32 +92,32 @@ impl Trace {
             }
             TrialSpec::EachKernel(pattern) => self.each_kernel(pattern),
             TrialSpec::Each(pattern) => {
-                let per_file: Vec<Vec<(i64, i64, i64, String)>> = (self.files.iter())
-                    .map(|f| {
-                        (f.ranges.iter())
-                            .filter(|r| pattern.matches(&r.name))
-                            .enumerate()
-                            .map(|(i, r)| {
-                                // A range used once per step ("ProfilerStep#3") names itself;
-                                // one name used for every step gets its number.
-                                let name = match r.name.contains('#') {
-                                    true => r.name.to_string(),
-                                    false => format!("{} {}", r.name, i + 1),
-                                };
-                                (r.pid, r.begin_ns, r.end_ns, name)
-                            })
-                            .collect()
-                    })
-                    .collect();
-                self.cut(&per_file)
+                // The ranges of each process of each file: a `trace --` recording holds every
+                // process of a run in one file, and step n of each makes trial n.
+                let mut sources: Vec<(usize, Windows)> = Vec::new();
+                for (f, file) in self.files.iter().enumerate() {
+                    let mut by_pid: std::collections::BTreeMap<i64, Windows> = Default::default();
+                    for r in file.ranges.iter().filter(|r| pattern.matches(&r.name)) {
+                        let mine = by_pid.entry(r.pid).or_default();
+                        // A range used once per step ("ProfilerStep#3") names itself; one name
+                        // used for every step gets its number.
+                        let name = match r.name.contains('#') {
+                            true => r.name.to_string(),
+                            false => format!("{} {}", r.name, mine.len() + 1),
+                        };
+                        mine.push((r.pid, r.begin_ns, r.end_ns, name));
+                    }
+                    sources.extend(by_pid.into_values().map(|w| (f, w)));
+                }
+                self.cut(&sources)
             }
         }
     }
 
-    /// Trial n of every file is the ops whose call began within the n-th window `(process,
-    /// begin, end, name)` of that file, in that process (any, for a process below 0); the first
-    /// file's window names it.
-    fn cut(&self, per_file: &[Vec<(i64, i64, i64, String)>]) -> Vec<Trial> {
+    /// Trial n is, for each source (a file and its windows `(process, begin, end, name)`), the
+    /// ops of that file whose call began within the source's n-th window, in that process (any,
+    /// for a process below 0); the first source's window names it.
+    fn cut(&self, sources: &[(usize, Windows)]) -> Vec<Trial> {
         // Each file's ops by their call's begin, once: a window is then a binary search, not a
         // scan of every op (a trace of 1,500 steps and 150,000 ops).
         let by_call: Vec<Vec<(i64, usize)>> = (self.files.iter())
@@ -129,12 +129,13 @@ impl Trace {
                 v
             })
             .collect();
-        let n = per_file.iter().map(Vec::len).min().unwrap_or(0);
+        let n = sources.iter().map(|(_, w)| w.len()).min().unwrap_or(0);
         (0..n)
             .map(|i| {
                 let mut ops = Vec::new();
-                for (f, file) in self.files.iter().enumerate() {
-                    let (pid, lo, hi, _) = &per_file[f][i];
+                for (f, windows) in sources {
+                    let (f, file) = (*f, &self.files[*f]);
+                    let (pid, lo, hi, _) = &windows[i];
                     let calls = &by_call[f];
                     let from = calls.partition_point(|&(b, _)| b < *lo);
                     let to = calls.partition_point(|&(b, _)| b <= *hi);
@@ -144,7 +145,7 @@ impl Trace {
                             .map(|&(_, o)| (f, o)),
                     );
                 }
-                self.trial(per_file[0][i].3.clone(), ops)
+                self.trial(sources[0].1[i].3.clone(), ops)
             })
             .collect()
     }
@@ -152,8 +153,8 @@ impl Trace {
     /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together:
     /// from one launch's call up to (not including) the next one's.
     fn each_kernel(&self, pattern: &super::select::Pattern) -> Vec<Trial> {
-        let per_file: Vec<Vec<(i64, i64, i64, String)>> = (self.files.iter())
-            .map(|f| {
+        let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
+            .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
                     .filter(|o| {
                         o.kind == GpuKind::Kernel && f.forms(&o.name).any(|n| pattern.matches(n))
@@ -162,12 +163,13 @@ impl Trace {
                     .collect();
                 at.sort_unstable();
                 let ends = at.iter().skip(1).map(|&next| next - 1).chain([i64::MAX]);
-                (at.iter().zip(ends).enumerate())
+                let windows = (at.iter().zip(ends).enumerate())
                     .map(|(i, (&lo, hi))| (-1, lo, hi, format!("repetition {}", i + 1)))
-                    .collect()
+                    .collect();
+                (i, windows)
             })
             .collect();
-        self.cut(&per_file)
+        self.cut(&sources)
     }
 
     /// The names of the kernels, for a kernel trial pattern that matched none.
@@ -301,6 +303,9 @@ pub fn short_name(name: &str) -> String {
         None => c,
     }
 }
+
+/// The windows `(process, begin, end, name)` that cut one source into trials, in order.
+type Windows = Vec<(i64, i64, i64, String)>;
 
 /// One trial of a trace.
 #[derive(Debug, Clone)]
