@@ -108,9 +108,10 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
         during: Some(range.clone()),
         ..s.clone()
     };
+    let chosen: Vec<_> = trace.files.iter().map(|f| during.on(f)).collect();
     let n = (trials.iter())
         .flat_map(|t| t.ops.iter())
-        .filter(|&&r| during.admits(&trace.files[r.0], trace.op(r)))
+        .filter(|&&r| chosen[r.0].admits(trace.op(r)))
         .count();
     match n {
         0 => String::new(),
@@ -144,12 +145,16 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
             TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
         });
     }
+    // Each selection readied once per file, not per trial.
+    let chosen: Vec<Vec<_>> = (claim.selections.iter())
+        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
+        .collect();
     let members: Vec<Vec<Vec<OpId>>> = (trials.iter())
         .map(|t| {
-            (claim.selections.iter())
-                .map(|s| {
+            (chosen.iter())
+                .map(|by_file| {
                     (t.ops.iter().enumerate())
-                        .filter(|(_, &r)| s.admits(&trace.files[r.0], trace.op(r)))
+                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
                         .map(|(i, _)| OpId(i))
                         .collect()
                 })

@@ -5,6 +5,7 @@
 use super::events::{CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
 use super::glob::Glob;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// A glob over names: `*` matches any run of characters, `?` one character; everything else
 /// itself. Matching is case-sensitive, as kernel names are.
@@ -162,49 +163,82 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Whether `op` of `file` belongs to the selection.
+    /// The selection readied for one file: its `in` and `during` ranges merged into sorted,
+    /// disjoint spans per thread and per process, so that each op is a binary search (a trace
+    /// of 150,000 PyTorch ops and as many launches would otherwise scan every range per op).
+    pub fn on<'a>(&'a self, file: &'a TraceFile) -> Chosen<'a> {
+        Chosen {
+            s: self,
+            file,
+            within: (self.within.as_ref()).map(|w| spans(&file.ranges, w, |r| (r.pid, r.tid))),
+            during: (self.during.as_ref()).map(|w| spans(&file.ranges, w, |r| (r.pid, 0))),
+        }
+    }
+
+    /// Whether `op` of `file` belongs to the selection (for one op; [`Selection::on`] for many).
     pub fn admits(&self, file: &TraceFile, op: &GpuOp) -> bool {
-        self.kind.admits(op.kind)
-            && (self.pattern.as_ref()).map_or(true, |p| file.forms(&op.name).any(|n| p.matches(n)))
-            && self.stream.map_or(true, |s| s == op.stream)
-            && self.device.map_or(true, |d| d == op.device)
-            && self.rank.map_or(true, |r| file.rank == Some(r))
-            && (self.run.as_deref()).map_or(true, |r| file.run.as_deref() == Some(r))
-            && self
-                .within
-                .as_ref()
-                .map_or(true, |w| issued_within(&file.ranges, op, w, Thread::Same))
-            && (self.during.as_ref())
-                .map_or(true, |w| issued_within(&file.ranges, op, w, Thread::Any))
-            && self.call.as_ref().map_or(true, |c| {
-                op.call.as_ref().is_some_and(|k| c.matches(&k.name))
-            })
+        self.on(file).admits(op)
     }
 }
 
-/// Which threads' ranges count for `in` and `during`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Thread {
-    /// The thread that made the op's call.
-    Same,
-    /// Any thread of the op's process.
-    Any,
+/// Merged spans `(begin, end)` of the ranges a pattern names, by (process, thread) key.
+type Spans = HashMap<(i64, i64), Vec<(i64, i64)>>;
+
+fn spans(ranges: &[HostRange], w: &Pattern, key: impl Fn(&HostRange) -> (i64, i64)) -> Spans {
+    let mut by: Spans = HashMap::new();
+    // Ranges come sorted by begin: each key's spans merge in one pass.
+    for r in ranges.iter().filter(|r| w.matches(&r.name)) {
+        let v = by.entry(key(r)).or_default();
+        match v.last_mut() {
+            Some(last) if r.begin_ns <= last.1 => last.1 = last.1.max(r.end_ns),
+            _ => v.push((r.begin_ns, r.end_ns)),
+        }
+    }
+    by
 }
 
-/// Whether `op`'s call began inside a host range named by `w`, in the op's process, on the
-/// call's own thread or on any.
-fn issued_within(ranges: &[HostRange], op: &GpuOp, w: &Pattern, thread: Thread) -> bool {
-    let Some(call) = &op.call else {
-        return false;
-    };
-    // Ranges are sorted by begin: those that begin after the call cannot hold it.
-    let end = ranges.partition_point(|r| r.begin_ns <= call.begin_ns);
-    ranges[..end].iter().any(|r| {
-        r.pid == op.pid
-            && (thread == Thread::Any || r.tid == call.tid)
-            && r.end_ns >= call.begin_ns
-            && w.matches(&r.name)
+/// Whether `t` lies in one of the merged spans of `key`.
+fn inside(spans: &Spans, key: (i64, i64), t: i64) -> bool {
+    spans.get(&key).is_some_and(|v| {
+        let i = v.partition_point(|&(b, _)| b <= t);
+        i > 0 && v[i - 1].1 >= t
     })
+}
+
+/// A selection readied for one file ([`Selection::on`]).
+pub struct Chosen<'a> {
+    s: &'a Selection,
+    file: &'a TraceFile,
+    within: Option<Spans>,
+    during: Option<Spans>,
+}
+
+impl Chosen<'_> {
+    /// Whether `op` of the file belongs to the selection.
+    pub fn admits(&self, op: &GpuOp) -> bool {
+        let (s, file) = (self.s, self.file);
+        // `in`: the op's call began inside a matching range on the call's own thread; `during`:
+        // on any thread of the op's process.
+        let ranged = |spans: &Option<Spans>, thread: bool| {
+            spans.as_ref().map_or(true, |spans| {
+                op.call.as_ref().is_some_and(|c| {
+                    let key = (op.pid, if thread { c.tid } else { 0 });
+                    inside(spans, key, c.begin_ns)
+                })
+            })
+        };
+        s.kind.admits(op.kind)
+            && (s.pattern.as_ref()).map_or(true, |p| file.forms(&op.name).any(|n| p.matches(n)))
+            && s.stream.map_or(true, |st| st == op.stream)
+            && s.device.map_or(true, |d| d == op.device)
+            && s.rank.map_or(true, |r| file.rank == Some(r))
+            && (s.run.as_deref()).map_or(true, |r| file.run.as_deref() == Some(r))
+            && ranged(&self.within, true)
+            && ranged(&self.during, false)
+            && s.call.as_ref().map_or(true, |c| {
+                op.call.as_ref().is_some_and(|k| c.matches(&k.name))
+            })
+    }
 }
 
 #[cfg(test)]
