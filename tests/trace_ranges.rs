@@ -77,3 +77,26 @@ fn in_takes_the_ranges_own_thread_and_during_any_thread() {
         "{err}"
     );
 }
+
+#[test]
+fn a_selection_names_each_property_once() {
+    // `stream 13 stream 14` took stream 14 alone, `pinned pageable` the pageable copies.
+    for (words, second) in [
+        ("kernel stream 13 stream 14", "stream"),
+        ("copy h2d pinned pageable", "host memory"),
+        ("copy h2d d2h", "direction"),
+        ("kernel in \"a\" in \"b\"", "in"),
+    ] {
+        let text = format!(
+            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
+             select K = {words}\ncheck exists overlaps(K, K)\n"
+        );
+        let err = stream_litmus::litmus::parse_traced("t.litmus", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("a second {second} word in one selection")),
+            "{words}: {err}"
+        );
+    }
+}

@@ -219,6 +219,7 @@ fn quoted(cx: Cx<'_>, n: &Name) -> bool {
 /// [in "RANGE"] [during "RANGE"] [call "CALL"] [from RECORDING]`, with the `from` word's name.
 fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<(Selection, Option<Name>)> {
     let mut from = None;
+    let mut seen: Vec<String> = Vec::new();
     let mut s = Selection {
         name: name.text.clone(),
         kind: KindFilter::Any,
@@ -272,6 +273,23 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<(Selection, Option<N
             s.pattern = Some(glob(cx, &n)?);
             continue;
         }
+        // Each word once: `stream 13 stream 14` would take stream 14 alone, silently.
+        let group = match n.text.as_str() {
+            "h2d" | "d2h" | "d2d" | "p2p" => "direction",
+            "pinned" | "pageable" => "host memory",
+            w => w,
+        }
+        .to_string();
+        if seen.contains(&group) {
+            return Err(cx.help(
+                &n.span,
+                format!("a second {group} word in one selection"),
+                "an op has one",
+                "a selection takes ops that have every property it names: select the others \
+                 apart (`select A = kernel stream 13`, `select B = kernel stream 14`)",
+            ));
+        }
+        seen.push(group);
         let mut number = |what: &str| match words.next() {
             Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
                 cx.err(
