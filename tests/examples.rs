@@ -81,6 +81,16 @@ fn main() {
         trials.push(Trial::test(format!("traces::{name}"), move || {
             rejudge(&p, None)
         }));
+        // Seed 003's DDP claims, written once, judged also on the same script recorded by
+        // `stream-litmus trace -- … --no-profiler` (both processes in one file).
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        let recorded = root.join(format!("pytorch/traces/{stem}.trace.json.gz"));
+        if stem.starts_with("ddp_") && recorded.exists() {
+            let p = path.clone();
+            trials.push(Trial::test(format!("traces::{name} on trace --"), move || {
+                rejudge(&p, Some(&[recorded]))
+            }));
+        }
         trials.push(Trial::ignorable_test(format!("gpu::{name}"), move || {
             fresh(&path)
         }));

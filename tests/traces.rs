@@ -813,3 +813,37 @@ fn check_of_a_folder_of_claims_on_traces_judges_them() {
         "{stdout}"
     );
 }
+
+/// Seed 003's DDP step (`ddp_hook.py own_stream --no-profiler`) recorded by `stream-litmus trace`
+/// on two H100s (2026-11-27), trimmed to its five steps (`examples/pytorch/trim_steps.py`): both
+/// processes in one file, each op joined to its own process's launch, each rank on its GPU, and
+/// the launch jitter of one process's profiler trace, not milliseconds.
+#[test]
+fn a_two_gpu_ddp_recording_joins_each_process_and_keeps_the_jitter() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/pytorch/traces/ddp_own_stream.trace.json.gz");
+    let trace = Trace::read(std::slice::from_ref(&path)).unwrap();
+    let file = &trace.files[0];
+    let mut device_of: std::collections::BTreeMap<i64, std::collections::BTreeSet<u32>> =
+        Default::default();
+    for op in file.ops.iter().filter(|o| o.call.is_some()) {
+        device_of.entry(op.pid).or_default().insert(op.device);
+        let lead = op.start_ns - op.call.as_ref().unwrap().begin_ns;
+        assert!((0..100_000_000).contains(&lead), "lead {lead} ns");
+    }
+    assert_eq!(device_of.len(), 2, "{device_of:?}");
+    let devices: Vec<_> = device_of.values().cloned().collect();
+    assert_ne!(devices[0], devices[1], "{device_of:?}");
+    assert!(devices.iter().all(|d| d.len() == 1), "{device_of:?}");
+    let t = trace.tolerances.tolerances;
+    assert!(t.launch_jitter_ns < 10_000, "{}", trace.tolerances.describe());
+    // Five steps of each process: trial n holds step n of both.
+    let trials = trace.trials(&stream_litmus::trace::TrialSpec::Each(
+        stream_litmus::trace::Pattern::new("ProfilerStep#*").unwrap(),
+    ));
+    assert_eq!(trials.len(), 5);
+    for t in &trials {
+        let pids: std::collections::BTreeSet<i64> = t.places.iter().map(|p| p.1).collect();
+        assert_eq!(pids.len(), 2, "{}", t.name);
+    }
+}
