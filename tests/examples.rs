@@ -87,9 +87,10 @@ fn main() {
         let recorded = root.join(format!("pytorch/traces/{stem}.trace.json.gz"));
         if stem.starts_with("ddp_") && recorded.exists() {
             let p = path.clone();
-            trials.push(Trial::test(format!("traces::{name} on trace --"), move || {
-                rejudge(&p, Some(&[recorded]))
-            }));
+            trials.push(Trial::test(
+                format!("traces::{name} on trace --"),
+                move || rejudge(&p, Some(&[recorded])),
+            ));
         }
         trials.push(Trial::ignorable_test(format!("gpu::{name}"), move || {
             fresh(&path)

@@ -836,7 +836,11 @@ fn a_two_gpu_ddp_recording_joins_each_process_and_keeps_the_jitter() {
     assert_ne!(devices[0], devices[1], "{device_of:?}");
     assert!(devices.iter().all(|d| d.len() == 1), "{device_of:?}");
     let t = trace.tolerances.tolerances;
-    assert!(t.launch_jitter_ns < 10_000, "{}", trace.tolerances.describe());
+    assert!(
+        t.launch_jitter_ns < 10_000,
+        "{}",
+        trace.tolerances.describe()
+    );
     // Five steps of each process: trial n holds step n of both.
     let trials = trace.trials(&stream_litmus::trace::TrialSpec::Each(
         stream_litmus::trace::Pattern::new("ProfilerStep#*").unwrap(),
