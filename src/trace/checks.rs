@@ -164,12 +164,31 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
     let gap = start as i64 - holder.end() as i64;
     let how = match trial.place(holder.op) == trial.place(op) {
         true => "queued behind it in its stream".to_string(),
-        false => "on another stream".to_string(),
+        false => format!("on another stream; {}", cause(trial, op)),
     };
     Some(format!(
         "it started {:+.2} µs after {label} ended ({how})",
         gap as f64 / 1e3
     ))
+}
+
+/// Why an op waited for one of another stream, as far as the trace shows: a first launch
+/// (lazy module loading), an event wait just before its launch, or nothing it records.
+fn cause(trial: &Trial, op: OpId) -> &'static str {
+    let facts = trial.facts.get(op.0).copied().unwrap_or_default();
+    if facts.first_launch {
+        "it is the first launch of its kernel in its process: where modules load lazily \
+         (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), that launch loads its module, \
+         which waits for the work already running; CUDA_MODULE_LOADING=EAGER or a warm-up \
+         launch removes the wait"
+    } else if facts.after_wait {
+        "its launch came right after a cudaStreamWaitEvent on its thread: an event wait may \
+         have ordered it"
+    } else {
+        "nothing in the trace says why: not its stream's order, no event wait before its \
+         launch, not a first launch (one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1, \
+         or the legacy default stream would do this, and the trace records neither)"
+    }
 }
 
 /// Whether a pair could have run together: the op that started later was ready before the

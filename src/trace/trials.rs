@@ -15,6 +15,7 @@ use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// The traces of one run, read and checked to belong together.
@@ -22,6 +23,10 @@ use std::path::PathBuf;
 pub struct Trace {
     pub files: Vec<TraceFile>,
     pub tolerances: TraceTolerances,
+    /// By file, the kernels that are the first launch of their name in their process: where
+    /// modules load lazily (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), such a launch
+    /// loads its module first, which waits for the work already running.
+    firsts: Vec<HashSet<usize>>,
 }
 
 impl Trace {
@@ -78,7 +83,12 @@ impl Trace {
             }
         }
         let tolerances = TraceTolerances::measure(&files);
-        Ok(Trace { files, tolerances })
+        let firsts = files.iter().map(first_launches).collect();
+        Ok(Trace {
+            files,
+            tolerances,
+            firsts,
+        })
     }
 
     /// The trials `spec` cuts the trace into.
@@ -247,6 +257,12 @@ impl Trace {
         let places = (ops.iter())
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
             .collect();
+        let facts = (ops.iter())
+            .map(|&r| Facts {
+                first_launch: self.firsts[r.0].contains(&r.1),
+                after_wait: self.op(r).call.as_ref().is_some_and(|c| c.after_wait),
+            })
+            .collect();
         Trial {
             name,
             waits: HostWaits::listed(labels),
@@ -254,6 +270,7 @@ impl Trace {
             ops,
             timeline,
             runs: self.files.iter().map(|f| f.run.clone()).collect(),
+            facts,
         }
     }
 
@@ -304,6 +321,23 @@ pub fn short_name(name: &str) -> String {
     }
 }
 
+/// The kernels of `file` launched first of their name in their process (by launch call).
+fn first_launches(file: &TraceFile) -> HashSet<usize> {
+    let mut first: HashMap<(i64, &str), (i64, usize)> = HashMap::new();
+    for (o, op) in file.ops.iter().enumerate() {
+        let Some(call) = op.call.as_ref().filter(|_| op.kind == GpuKind::Kernel) else {
+            continue;
+        };
+        let e = first
+            .entry((op.pid, &*op.name))
+            .or_insert((call.begin_ns, o));
+        if call.begin_ns < e.0 {
+            *e = (call.begin_ns, o);
+        }
+    }
+    first.into_values().map(|(_, o)| o).collect()
+}
+
 /// The windows `(process, begin, end, name)` that cut one source into trials, in order.
 type Windows = Vec<(i64, i64, i64, String)>;
 
@@ -320,6 +354,17 @@ pub struct Trial {
     pub places: Vec<(usize, i64, u32, u64)>,
     /// The recording of each file (`trace "FILE" as NAME`), by file.
     pub runs: Vec<Option<std::sync::Arc<str>>>,
+    /// What the trace shows about each op's issue, by op id: the causes a wait may have.
+    pub(crate) facts: Vec<Facts>,
+}
+
+/// What a trace shows about an op's issue that can explain a wait (`checks.rs`, `held_back`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Facts {
+    /// The first launch of its kernel's name in its process.
+    pub(crate) first_launch: bool,
+    /// Its issuing thread's call before its launch was `cudaStreamWaitEvent`.
+    pub(crate) after_wait: bool,
 }
 
 impl Trial {
