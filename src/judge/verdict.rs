@@ -69,6 +69,34 @@ impl fmt::Display for Expect {
     }
 }
 
+impl Counts {
+    /// Counts one trial: disturbed (set aside), or by its truth.
+    pub fn count(&mut self, disturbed: bool, truth: Truth) {
+        match (disturbed, truth) {
+            (true, _) => self.disturbed += 1,
+            (false, Truth::Yes) => self.positive += 1,
+            (false, Truth::No) => self.negative += 1,
+            (false, Truth::Unknown) => self.undecided += 1,
+        }
+    }
+}
+
+impl Verdict {
+    /// The verdict of counted trials, for the lab and for traces alike: Violated on any
+    /// negative trial, Holds on at least `wanted` positive ones (and one at least), else
+    /// Inconclusive. The lab wants the trials it asked for (a retried trial replaces an
+    /// undecided one); a trace, whose trials cannot be run again, wants every one.
+    pub fn of(counts: &Counts, wanted: usize) -> Verdict {
+        if counts.negative > 0 {
+            Verdict::Violated
+        } else if counts.positive >= wanted.max(1) {
+            Verdict::Holds
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+}
+
 /// One trial: every check measured on its timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialOutcome {
@@ -332,20 +360,9 @@ fn judge_marked(
         .collect();
     let mut counts = Counts::default();
     for t in &trials {
-        match (t.disturbed.is_some(), t.truth) {
-            (true, _) => counts.disturbed += 1,
-            (false, Truth::Yes) => counts.positive += 1,
-            (false, Truth::No) => counts.negative += 1,
-            (false, Truth::Unknown) => counts.undecided += 1,
-        }
+        counts.count(t.disturbed.is_some(), t.truth);
     }
-    let verdict = if counts.negative > 0 {
-        Verdict::Violated
-    } else if counts.positive >= wanted.max(1) {
-        Verdict::Holds
-    } else {
-        Verdict::Inconclusive
-    };
+    let verdict = Verdict::of(&counts, wanted);
     let first = |truth| {
         trials
             .iter()

@@ -21,9 +21,10 @@ use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;
 use crate::program::OpId;
 
-/// One trial's checks.
+/// One trial of a trace: its checks, and the ops of each selection (the lab's trial is
+/// [`crate::judge::verdict::TrialOutcome`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrialOutcome {
+pub struct TracedTrial {
     pub name: String,
     pub truth: Truth,
     pub checks: Vec<CheckOutcome>,
@@ -36,7 +37,7 @@ pub struct TrialOutcome {
 pub struct TraceJudgement {
     pub verdict: Verdict,
     pub counts: Counts,
-    pub trials: Vec<TrialOutcome>,
+    pub trials: Vec<TracedTrial>,
     /// The trial that best shows the verdict (first negative, first undecided, else first).
     pub witness: Option<usize>,
     pub tolerances: String,
@@ -199,12 +200,12 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         }
     }
     let tol = trace.tolerances.tolerances;
-    let outcomes: Vec<TrialOutcome> = (trials.iter().zip(&members))
+    let outcomes: Vec<TracedTrial> = (trials.iter().zip(&members))
         .map(|(t, m)| {
             let checks: Vec<CheckOutcome> = (claim.checks.iter())
                 .map(|c| measure(claim, t, m, c, &tol))
                 .collect();
-            TrialOutcome {
+            TracedTrial {
                 name: t.name.clone(),
                 truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
                 checks,
@@ -214,19 +215,10 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         .collect();
     let mut counts = Counts::default();
     for t in &outcomes {
-        match t.truth {
-            Truth::Yes => counts.positive += 1,
-            Truth::No => counts.negative += 1,
-            Truth::Unknown => counts.undecided += 1,
-        }
+        counts.count(false, t.truth);
     }
-    let verdict = if counts.negative > 0 {
-        Verdict::Violated
-    } else if counts.positive == outcomes.len() {
-        Verdict::Holds
-    } else {
-        Verdict::Inconclusive
-    };
+    // Every trial: a trace's trials cannot be run again in place of undecided ones.
+    let verdict = Verdict::of(&counts, outcomes.len());
     let first = |truth| outcomes.iter().position(|t| t.truth == truth);
     let witness = match verdict {
         Verdict::Violated => first(Truth::No),

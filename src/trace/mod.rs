@@ -32,7 +32,7 @@ mod trials;
 pub use checks::{CheckOutcome, MAX_PAIRS};
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
 pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
-pub use judge::{judge, TraceJudgement, TrialOutcome};
+pub use judge::{judge, TraceJudgement, TracedTrial};
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
 pub use names::MAX_NAME_BYTES;
 pub use recorded::{join, Joined};
