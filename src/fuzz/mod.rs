@@ -170,18 +170,44 @@ pub fn unsound(
     tol: &Tolerances,
 ) -> (Option<Measurement>, usize) {
     let model = HappensBefore::of(program);
-    let waits = HostWaits::of(program);
-    let ks = timed_ops(program);
+    unsound_with(&Judged::new(program, model), timeline, tol)
+}
+
+/// A program with what judging it needs, built once: its documented model and host waits.
+struct Judged<'a> {
+    program: &'a Program,
+    model: HappensBefore,
+    waits: HostWaits,
+    timed: Vec<OpId>,
+}
+
+impl<'a> Judged<'a> {
+    fn new(program: &'a Program, model: HappensBefore) -> Judged<'a> {
+        Judged {
+            program,
+            waits: HostWaits::with(program, &model),
+            timed: timed_ops(program),
+            model,
+        }
+    }
+}
+
+fn unsound_with(
+    j: &Judged<'_>,
+    timeline: &Timeline,
+    tol: &Tolerances,
+) -> (Option<Measurement>, usize) {
+    let (model, waits, ks) = (&j.model, &j.waits, &j.timed);
     let mut checked = 0;
-    for &a in &ks {
-        for &b in &ks {
+    for &a in ks {
+        for &b in ks {
             if model.must_precede(a, b) {
                 checked += 1;
                 let m = Check::Precedes {
                     before: a,
                     after: b,
                 }
-                .measure_with(&waits, timeline, tol);
+                .measure_with(waits, timeline, tol);
                 if m.truth == Truth::No {
                     return (Some(m), checked);
                 }
@@ -208,14 +234,14 @@ fn pair_kind(program: &Program, a: OpId, b: OpId) -> String {
 /// (plus the dependent gap and the jitter). Without that, a kernel held back by a third op would be
 /// blamed on the pair.
 fn pair_truth(
-    program: &Program,
+    j: &Judged<'_>,
     model: &HappensBefore,
-    waits: &HostWaits,
     timeline: &Timeline,
     tol: &Tolerances,
     a: OpId,
     b: OpId,
 ) -> Truth {
+    let waits = &j.waits;
     let (Some(sa), Some(sb)) = (timeline.span(a), timeline.span(b)) else {
         return Truth::Unknown;
     };
@@ -235,7 +261,7 @@ fn pair_truth(
     };
     // Everything that takes time and must come first: kernels, host functions, graph launches
     // (their nodes' span). One that cannot be placed may be what held the kernel back.
-    for p in timed_ops(program) {
+    for &p in &j.timed {
         if model.must_precede(p, later.op) {
             match waits.interval(timeline, p) {
                 Some(i) => free = free.max(i.end + tol.dependent_gap_ns as i64 + jitter),
@@ -251,14 +277,22 @@ fn pair_truth(
 }
 
 fn tally_precision(
-    program: &Program,
+    j: &Judged<'_>,
     timeline: &Timeline,
     tol: &Tolerances,
     refinement: Refinement,
     precision: &mut BTreeMap<String, Tally>,
 ) {
-    let model = HappensBefore::with(program, refinement);
-    let waits = HostWaits::of(program);
+    let program = j.program;
+    // The documented model is the one soundness used; a refinement is built apart.
+    let refined;
+    let model = match refinement {
+        Refinement::Documented => &j.model,
+        r => {
+            refined = HappensBefore::with(program, r);
+            &refined
+        }
+    };
     let ks = kernels(program);
     for (i, &a) in ks.iter().enumerate() {
         for &b in &ks[i + 1..] {
@@ -266,7 +300,7 @@ fn tally_precision(
                 continue;
             }
             let t = precision.entry(pair_kind(program, a, b)).or_default();
-            match pair_truth(program, &model, &waits, timeline, tol, a, b) {
+            match pair_truth(j, model, timeline, tol, a, b) {
                 Truth::Yes => t.overlapped += 1,
                 Truth::No => t.serialized += 1,
                 Truth::Unknown => t.undecided += 1,
@@ -316,7 +350,8 @@ pub fn fuzz(
     let exec: &mut Executor<'_> = &mut timed;
     for program in &config.regressions {
         report.regressions += 1;
-        if let Some((timeline, _, Some(measurement))) = run_one(&mut report, exec, program) {
+        let judged = Judged::new(program, HappensBefore::of(program));
+        if let Some((timeline, _, Some(measurement))) = run_one(&mut report, exec, &judged) {
             report.violations.push(Violation {
                 program: program.clone(),
                 original: program.clone(),
@@ -331,9 +366,10 @@ pub fn fuzz(
             .new_tree(&mut runner)
             .expect("the program strategy never rejects");
         let program = tree.current();
-        if let Some((timeline, tol, bad)) = run_one(&mut report, exec, &program) {
+        let judged = Judged::new(&program, HappensBefore::of(&program));
+        if let Some((timeline, tol, bad)) = run_one(&mut report, exec, &judged) {
             tally_precision(
-                &program,
+                &judged,
                 &timeline,
                 &tol,
                 config.refinement,
@@ -359,17 +395,17 @@ pub fn fuzz(
 fn run_one(
     report: &mut FuzzReport,
     exec: &mut Executor<'_>,
-    program: &Program,
+    judged: &Judged<'_>,
 ) -> Option<(Timeline, Tolerances, Option<Measurement>)> {
     report.programs_run += 1;
-    match exec(program) {
+    match exec(judged.program) {
         Err(e) => {
             report.errors += 1;
             report.first_error.get_or_insert(e);
             None
         }
         Ok((timeline, tol)) => {
-            let (bad, checked) = unsound(program, &timeline, &tol);
+            let (bad, checked) = unsound_with(judged, &timeline, &tol);
             report.must_pairs += checked;
             Some((timeline, tol, bad))
         }

@@ -88,7 +88,12 @@ impl HostWaits {
     }
 
     pub fn of(program: &Program) -> HostWaits {
-        let hb = HappensBefore::of(program);
+        HostWaits::with(program, &HappensBefore::of(program))
+    }
+
+    /// [`HostWaits::of`] with the program's documented model already at hand (`fuzz` builds
+    /// it once per program for every use).
+    pub fn with(program: &Program, hb: &HappensBefore) -> HostWaits {
         let stream = |s: crate::program::StreamId| {
             program
                 .stream(s)
