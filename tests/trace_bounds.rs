@@ -135,3 +135,61 @@ fn a_trace_named_twenty_thousand_times_is_refused_at_once() {
     assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
     assert!(err.len() < 4096, "{} bytes of error", err.len());
 }
+
+/// Row 4: many nested ranges and a selection `in "NOPE*"`: each selection merges its ranges once
+/// per file and finds a launch by a binary search, so the cost is the reading (a scan of the
+/// ranges per op was quadratic: 40,000 ranges took 1.6 s, a million hung).
+#[test]
+fn many_nested_ranges_and_an_in_selection_are_linear() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200_000usize;
+    let ops: Vec<common::kineto::MadeOp> = (0..2000)
+        .map(|i| {
+            (
+                "kernel",
+                "k",
+                7,
+                1000.0 + 10.0 * i as f64,
+                5.0,
+                995.0 + 10.0 * i as f64,
+            )
+        })
+        .collect();
+    let mut text = common::kineto::made(&ops, &[]);
+    let ranges: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"user_annotation","name":"r{i}","pid":1,"tid":1,"ts":{}.0,"dur":{}.0}}"#,
+                i / 100,
+                4_000_000 - 2 * (i / 100)
+            )
+        })
+        .collect();
+    text = text.replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", ranges.join(",")),
+        1,
+    );
+    std::fs::write(dir.path().join("t.json"), text).unwrap();
+    let c = dir.path().join("c.litmus");
+    for (selection, refused) in [("in \"NOPE*\"", true), ("during \"r1*\"", false)] {
+        std::fs::write(
+            &c,
+            format!(
+                "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \
+                 \"t.json\"\nselect K = kernel {selection}\ncheck forall precedes(K, next K)\n"
+            ),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+        let took = started.elapsed();
+        // Judged (as expected or not), or refused as a selection of nothing.
+        match refused {
+            true => assert!(code == Some(2) && err.contains("holds no op"), "{err}"),
+            false => assert!(matches!(code, Some(0 | 1)), "{selection}: {code:?} {err}"),
+        }
+        assert!(took.as_secs_f64() < 2.0, "{selection}: {took:?}");
+        assert!(peak_kib < 256 << 10, "{selection}: {peak_kib} KiB");
+    }
+}
