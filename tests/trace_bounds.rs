@@ -193,3 +193,57 @@ fn many_nested_ranges_and_an_in_selection_are_linear() {
         assert!(peak_kib < 256 << 10, "{selection}: {peak_kib} KiB");
     }
 }
+
+/// Row 3: 10,000 overlapping `ProfilerStep#*` ranges over 1,000 launches would put every op in
+/// every trial (3.2 GiB, then an allocation abort): refused before any trial is built, naming the
+/// bound.
+#[test]
+fn overlapping_steps_that_would_hold_millions_of_ops_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops: Vec<common::kineto::MadeOp> = (0..1000)
+        .map(|i| {
+            (
+                "kernel",
+                "k",
+                7,
+                1000.0 + 10.0 * i as f64,
+                5.0,
+                995.0 + 10.0 * i as f64,
+            )
+        })
+        .collect();
+    let ranges: Vec<String> = (0..10_000)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{}.0,"dur":100000.0}}"#,
+                i % 100
+            )
+        })
+        .collect();
+    let text = common::kineto::made(&ops, &[]).replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", ranges.join(",")),
+        1,
+    );
+    std::fs::write(dir.path().join("t.json"), text).unwrap();
+    let c = dir.path().join("c.litmus");
+    std::fs::write(
+        &c,
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n\
+         trial each \"ProfilerStep#*\"\nselect K = kernel\ncheck forall precedes(K, next K)\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+    let took = started.elapsed();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "over {} ops in all",
+            stream_litmus::trace::MAX_TRIAL_OPS
+        )),
+        "{err}"
+    );
+    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
+}

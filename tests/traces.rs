@@ -842,9 +842,11 @@ fn a_two_gpu_ddp_recording_joins_each_process_and_keeps_the_jitter() {
         trace.tolerances.describe()
     );
     // Five steps of each process: trial n holds step n of both.
-    let trials = trace.trials(&stream_litmus::trace::TrialSpec::Each(
-        stream_litmus::trace::Pattern::new("ProfilerStep#*").unwrap(),
-    ));
+    let trials = trace
+        .trials(&stream_litmus::trace::TrialSpec::Each(
+            stream_litmus::trace::Pattern::new("ProfilerStep#*").unwrap(),
+        ))
+        .unwrap();
     assert_eq!(trials.len(), 5);
     for t in &trials {
         let pids: std::collections::BTreeSet<i64> = t.places.iter().map(|p| p.1).collect();

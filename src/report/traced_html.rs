@@ -72,7 +72,7 @@ pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String 
 /// The SVG of trial `w`: one lane per (file, process, device, stream), each op a rectangle
 /// coloured by its first selection, with its label and times as a tooltip.
 fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> String {
-    let trials = trace.trials(&c.trial);
+    let trials = trace.trials(&c.trial).unwrap_or_default();
     let (Some(trial), Some(outcome)) = (trials.get(w), j.trials.get(w)) else {
         return String::new();
     };

@@ -127,7 +127,7 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
 /// Judges `claim` on `trace`. Errors are claims that cannot be judged at all on this trace: a
 /// trial range it never shows, a selection that holds no op in any trial.
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
-    let trials = trace.trials(&claim.trial);
+    let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
     if trials.is_empty() {
         return Err(match &claim.trial {
             TrialSpec::EachKernel(p) => format!(

@@ -38,4 +38,4 @@ pub use names::MAX_NAME_BYTES;
 pub use recorded::{join, Joined};
 pub use select::{Dir, Host, KindFilter, Pattern, Selection};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
-pub use trials::{short_name, Trace, Trial};
+pub use trials::{short_name, Trace, Trial, MAX_TRIAL_OPS};

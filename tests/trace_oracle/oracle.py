@@ -17,8 +17,9 @@ Margins (µs):
 Rules, as the docs state them:
 - A trial holds the ops whose launch call BEGAN inside the trial's range, on any thread of its
   process; `trial each kernel "P"`: from one marker's launch call to the next; no trial line: the
-  whole trace. Several traces: trial n is the n-th range of each. A trace of several processes
-  gives each range a trial of its own ("each host range of that name a trial").
+  whole trace. Several traces, or a `stream-litmus trace` recording of several processes: trial n
+  is the n-th range of every process of every file. Two recordings (`trace … as NAME`, `from NAME`):
+  the same, `from` being the op's file; only `faster` compares them.
 - `in "R"`: the launch call began inside a range R of the call's own thread; `during "R"`: inside a
   range R of any thread of the same process. Ops join their call by correlation id (and process).
 - A pair (a, b), a != b, counts only if they could have run together: the later-starting op's launch
@@ -114,7 +115,7 @@ def inside(tr, call, pat, same_thread):
 
 
 def select(traces, kind="any", pat=None, in_=None, during=None, call=None, **eq):
-    """`select X = KIND "PAT" in "R" during "R" call "C"`; eq: stream, device, rank, dir, mem."""
+    """`select X = KIND "PAT" in "R" during "R" call "C"`; eq: stream, device, rank, dir, mem, file."""
     out = []
     for tr in traces:
         for op in tr["ops"]:
@@ -145,13 +146,18 @@ def host_runs(tr, pat):
 
 
 def trials_by_range(traces, pat):
-    per = [(tr, [r for r in tr["ranges"] if fnmatch.fnmatchcase(r["name"], pat)]) for tr in traces]
+    """Trial n: the n-th range of every process of every file (one per rank's file; several in a
+    `stream-litmus trace` recording of several processes)."""
+    per = {}
+    for tr in traces:
+        for r in tr["ranges"]:
+            if fnmatch.fnmatchcase(r["name"], pat):
+                per.setdefault((tr["file"], r["pid"]), []).append(r)
     if len(per) == 1:
-        tr, rs = per[0]
-        return [(f"{r['name']} #{i + 1} pid {r['pid']}", [(tr["file"], r["pid"], r["begin"], r["end"])])
-                for i, r in enumerate(rs)]
-    return [(f"{pat} {i + 1}", [(tr["file"], rs[i]["pid"], rs[i]["begin"], rs[i]["end"]) for tr, rs in per])
-            for i in range(min(len(rs) for _, rs in per))]
+        (f, pid), rs = next(iter(per.items()))
+        return [(f"{r['name']} #{i + 1} pid {pid}", [(f, pid, r["begin"], r["end"])]) for i, r in enumerate(rs)]
+    return [(f"{pat} {i + 1}", [(f, pid, rs[i]["begin"], rs[i]["end"]) for (f, pid), rs in per.items()])
+            for i in range(min(len(rs) for rs in per.values()))]
 
 
 def trials_by_kernel(tr, pat):
@@ -312,9 +318,10 @@ def faster(trials, slow, fast):
     return verdict(per, texts)
 
 # ----------------------------------------------------------------------------------------- claims
-# One row a claim, written from the claim's words in pytorch.litmus and cuda.litmus:
+# One row a claim, written from the claim's words in pytorch.litmus, ddp_trace.litmus and cuda.litmus:
 # id: (traces, trials, quantifier, relation, A, B, mode). A and B: sel(KIND, "PATTERN", in_=…,
-# during=…, call=…, stream=…, device=…, rank=…, dir=…, mem=…), or host("RANGE"); B None: A again.
+# during=…, call=…, stream=…, device=…, rank=…, dir=…, mem=…, file=… for `from`), or host("RANGE");
+# B None: A again.
 # trials: "steps" (ProfilerStep#*), "reps" (repetition), "markers" (kernel *step_marker*), "whole",
 # or a range name. Quantifier "one": the plain relation on one op each; relation "faster": (SLOW, FAST).
 
@@ -343,6 +350,11 @@ D1 = (P + "ddp_own_stream_one_connection.rank0.json.gz",)
 SB, ET, EE = (C + "stream_basics.json.gz",), (C + "event_two_streams.json.gz",), (C + "event_two_streams_eager.json.gz",)
 E2, SA, CL = (C + "event_two_streams_two_processes.json.gz",), (C + "stream_advanced.json.gz",), (C + "cli_run.json.gz",)
 AR, NV = "ncclDevKernel_AllReduce*", "nvjet*"
+# `stream-litmus trace` recordings of both ranks in one file (ddp_trace.litmus); the hook's x.div_(2)
+# on bf16 is this multiplication kernel (no aten:: ranges without the profiler)
+TS, TO, T1 = (P + "ddp_same_stream.trace.json.gz",), (P + "ddp_own_stream.trace.json.gz",), \
+    (P + "ddp_own_stream_one_connection.trace.json.gz",)
+DIV = "*BUnaryFunctorIN3c108BFloat16*MulFunctor*"
 
 CLAIMS = {
     # async_launch: eight matmuls a step in record_function("launch")
@@ -399,6 +411,35 @@ CLAIMS = {
     "ddp_same_rank0_gemm_never_with_rank1_allreduce": (DS, "steps", "~exists", "overlaps",
                                                        sel("kernel", NV, during="backward", stream=7, rank=0),
                                                        sel("kernel", AR, rank=1), ""),
+    # DDP, both ranks in one `stream-litmus trace` recording: trial n is step n of each process
+    "ddp_trace_same_gemm_never_with_allreduce_gpu0": (TS, "steps", "~exists", "overlaps", sel("kernel", AR, device=0),
+                                                      sel("kernel", NV, during="backward", stream=7, device=0), ""),
+    "ddp_trace_same_div_after_allreduce": (TS, "steps", "forall", "precedes", sel("kernel", AR),
+                                           sel("kernel", DIV, in_="comm_hook"), "next"),
+    "ddp_trace_same_compute_stream_issue_order": (TS, "steps", "forall", "precedes", sel("kernel", stream=7, device=1), None, "issue"),
+    "ddp_trace_own_gemm_with_allreduce_gpu1": (TO, "steps", "exists", "overlaps", sel("kernel", AR, device=1),
+                                               sel("kernel", NV, during="backward", stream=7, device=1), ""),
+    "ddp_trace_own_hook_mm_after_allreduce": (TO, "steps", "forall", "precedes", sel("kernel", AR),
+                                              sel("kernel", NV, in_="comm_hook"), "next"),
+    "ddp_trace_own_hook_stream_issue_order": (TO, "steps", "forall", "precedes", sel("kernel", in_="comm_hook", stream=21, device=0),
+                                              None, "issue"),
+    "ddp_trace_own_hook_gemm_never_with_backward_gemm": (TO, "steps", "~exists", "overlaps", sel("kernel", NV, in_="comm_hook", device=0),
+                                                         sel("kernel", NV, during="backward", stream=7, device=0), ""),
+    "ddp_trace_own_allreduce_launch_returns_early": (TO, "steps", "forall", "returns_before",
+                                                     sel("kernel", AR, call="cuLaunchKernelEx"), None, ""),
+    "ddp_trace_own_ranks_allreduce_together": (TO, "steps", "exists", "overlaps", sel("kernel", AR, device=0),
+                                               sel("kernel", AR, device=1), ""),
+    "ddp_trace_own_every_div_after_every_allreduce": (TO, "steps", "forall", "precedes", sel("kernel", AR),
+                                                      sel("kernel", DIV, in_="comm_hook", stream=21), ""),
+    "ddp_trace_one_connection_blocks_gpu1": (T1, "steps", "~exists", "overlaps", sel("kernel", AR, device=1),
+                                             sel("kernel", NV, during="backward", stream=7, device=1), ""),
+    "ddp_trace_one_connection_div_launch_returns_early": (T1, "steps", "forall", "returns_before",
+                                                          sel("kernel", DIV, in_="comm_hook"), None, ""),
+    "ddp_trace_one_connection_gemm_launch_holds_host": (T1, "steps", "exists", "blocks",
+                                                        sel("kernel", NV, during="backward", stream=7), None, ""),
+    # two recordings (`as SAME`, `as OWN`): `from` is the op's file
+    "ddp_trace_own_backward_faster_than_same": (TS + TO, "steps", "", "faster", sel(during="backward", device=0, file=TS[0]),
+                                                sel(during="backward", device=0, file=TO[0]), ""),
     # CUDA C: stream_basics
     "cu_basics_sync_d2h_returns_after": (SB, "markers", "one", "returns_after", sel("copy", dir="d2h", mem="pinned", call="cudaMemcpy"), None, ""),
     "cu_basics_async_d2h_returns_at_once": (SB, "markers", "one", "returns_before", sel("copy", dir="d2h", call="cudaMemcpyAsync"), None, ""),
