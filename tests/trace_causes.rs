@@ -50,7 +50,7 @@ fn a_first_launch_is_named_as_lazy_module_loading() {
 fn an_event_wait_before_the_launch_is_named() {
     let r = reason(true, true);
     assert!(
-        r.contains("right after a cudaStreamWaitEvent on its thread"),
+        r.contains("its thread called cudaStreamWaitEvent since its previous launch"),
         "{r}"
     );
 }

@@ -182,7 +182,7 @@ fn cause(trial: &Trial, op: OpId) -> &'static str {
          which waits for the work already running; CUDA_MODULE_LOADING=EAGER or a warm-up \
          launch removes the wait"
     } else if facts.after_wait {
-        "its launch came right after a cudaStreamWaitEvent on its thread: an event wait may \
+        "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
          have ordered it"
     } else {
         "nothing in the trace says why: not its stream's order, no event wait before its \
@@ -345,8 +345,9 @@ fn pairs(
         Quantifier::NotExists if !yes.is_empty() => {
             say(Truth::No, largest(&yes), yes.len(), "show it")
         }
+        // The pair nearest to showing it: for `~exists overlaps`, the closest two ops.
         Quantifier::NotExists if unknown.is_empty() => {
-            say(Truth::Yes, smallest(&no), no.len(), "refute it")
+            say(Truth::Yes, largest(&no), no.len(), "refute it")
         }
         _ => say(
             Truth::Unknown,

@@ -94,6 +94,9 @@ pub struct Call {
     /// The thread's previous CUDA call was `cudaStreamWaitEvent`: the op may have waited for
     /// another stream, so its delay is not taken for launch latency.
     pub after_wait: bool,
+    /// The thread called `cudaStreamWaitEvent` since its previous launch, copy or memset: an
+    /// event wait may have ordered this op (a cause, `checks.rs`).
+    pub waited: bool,
 }
 
 /// A CUDA call as the reader takes it, before calls are linked to their ops

@@ -123,6 +123,7 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
                     end_ns: c.end_ns,
                     tid: c.tid,
                     after_wait: false,
+                    waited: false,
                 }),
                 bytes: None,
             });

@@ -337,6 +337,25 @@ impl Collector {
                     && w[0].name.contains("StreamWaitEvent")
             }))
             .collect();
+        // A `cudaStreamWaitEvent` on the thread since its previous launch, copy or memset
+        // (NCCL records, waits, then sets the device and looks the kernel up before launching):
+        // what may explain a wait, not counted out of the launch delays as `after_wait` is.
+        let mut waited = vec![false; self.calls.len()];
+        let mut pending = false;
+        for (i, c) in self.calls.iter().enumerate() {
+            if i > 0 && (c.pid, c.tid) != (self.calls[i - 1].pid, self.calls[i - 1].tid) {
+                pending = false;
+            }
+            waited[i] = pending;
+            if c.name.contains("StreamWaitEvent") {
+                pending = true;
+            } else if ["Launch", "Memcpy", "Memset"]
+                .iter()
+                .any(|k| c.name.contains(k))
+            {
+                pending = false;
+            }
+        }
         // The outermost call of each correlation of each process (a runtime call around its
         // driver call). Correlation ids count from 1 in every process: an op is joined to a call
         // of its own process, where the trace names it (`trace --` recordings); where it does not
@@ -386,6 +405,7 @@ impl Collector {
                                 end_ns: c.end_ns,
                                 tid: c.tid,
                                 after_wait: after_wait[i],
+                                waited: waited[i],
                             },
                         )
                     });
