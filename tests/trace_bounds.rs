@@ -136,6 +136,16 @@ fn a_trace_named_twenty_thousand_times_is_refused_at_once() {
     assert!(err.len() < 4096, "{} bytes of error", err.len());
 }
 
+/// `n` kernels of 5 µs, 10 µs apart on stream 7, each launched 5 µs before it starts.
+fn launches(n: usize) -> Vec<common::kineto::MadeOp<'static>> {
+    (0..n)
+        .map(|i| {
+            let at = 1000.0 + 10.0 * i as f64;
+            ("kernel", "k", 7, at, 5.0, at - 5.0)
+        })
+        .collect()
+}
+
 /// Row 4: many nested ranges and a selection `in "NOPE*"`: each selection merges its ranges once
 /// per file and finds a launch by a binary search, so the cost is the reading (a scan of the
 /// ranges per op was quadratic: 40,000 ranges took 1.6 s, a million hung).
@@ -143,18 +153,7 @@ fn a_trace_named_twenty_thousand_times_is_refused_at_once() {
 fn many_nested_ranges_and_an_in_selection_are_linear() {
     let dir = tempfile::tempdir().unwrap();
     let n = 200_000usize;
-    let ops: Vec<common::kineto::MadeOp> = (0..2000)
-        .map(|i| {
-            (
-                "kernel",
-                "k",
-                7,
-                1000.0 + 10.0 * i as f64,
-                5.0,
-                995.0 + 10.0 * i as f64,
-            )
-        })
-        .collect();
+    let ops = launches(2000);
     let mut text = common::kineto::made(&ops, &[]);
     let ranges: Vec<String> = (0..n)
         .map(|i| {
@@ -200,18 +199,7 @@ fn many_nested_ranges_and_an_in_selection_are_linear() {
 #[test]
 fn overlapping_steps_that_would_hold_millions_of_ops_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let ops: Vec<common::kineto::MadeOp> = (0..1000)
-        .map(|i| {
-            (
-                "kernel",
-                "k",
-                7,
-                1000.0 + 10.0 * i as f64,
-                5.0,
-                995.0 + 10.0 * i as f64,
-            )
-        })
-        .collect();
+    let ops = launches(1000);
     let ranges: Vec<String> = (0..10_000)
         .map(|i| {
             format!(
