@@ -46,6 +46,7 @@ mod print;
 mod resolve;
 mod syntax;
 mod traced;
+mod traced_checks;
 mod units;
 mod words;
 
