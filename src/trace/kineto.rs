@@ -331,7 +331,7 @@ impl Collector {
         }
         // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
         self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
-        let (after_wait, waited) = event_waits(&self.calls);
+        let (after_wait, waited) = super::events::event_waits(&self.calls);
         // The outermost call of each correlation of each process (a runtime call around its
         // driver call). Correlation ids count from 1 in every process: an op is joined to a call
         // of its own process, where the trace names it (`trace --` recordings); where it does not
@@ -483,38 +483,4 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
         }
         Ok(())
     }
-}
-
-/// For calls sorted by (process, thread, begin): whether each came right after a
-/// `cudaStreamWaitEvent` of its thread (its op may have waited, so its delay is no launch
-/// latency), and whether its thread called `cudaStreamWaitEvent` since its previous launch, copy
-/// or memset (NCCL records, waits, sets the device and looks the kernel up before launching):
-/// what may explain a wait, not counted out of the launch delays.
-fn event_waits(calls: &[RawCall]) -> (Vec<bool>, Vec<bool>) {
-    let thread = |c: &RawCall| (c.pid, c.tid);
-    let is_wait = |c: &RawCall| c.name.contains("StreamWaitEvent");
-    let after_wait = std::iter::once(false)
-        .chain(
-            calls
-                .windows(2)
-                .map(|w| thread(&w[0]) == thread(&w[1]) && is_wait(&w[0])),
-        )
-        .collect();
-    let mut waited = vec![false; calls.len()];
-    let mut pending = false;
-    for (i, c) in calls.iter().enumerate() {
-        if i > 0 && thread(c) != thread(&calls[i - 1]) {
-            pending = false;
-        }
-        waited[i] = pending;
-        if is_wait(c) {
-            pending = true;
-        } else if ["Launch", "Memcpy", "Memset"]
-            .iter()
-            .any(|k| c.name.contains(k))
-        {
-            pending = false;
-        }
-    }
-    (after_wait, waited)
 }
