@@ -173,7 +173,8 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
 }
 
 /// Why an op waited for one of another stream, as far as the trace shows: a first launch
-/// (lazy module loading), an event wait just before its launch, or nothing it records.
+/// (lazy module loading), an event wait on its thread since its previous launch, or nothing it
+/// records.
 fn cause(trial: &Trial, op: OpId) -> &'static str {
     let facts = trial.facts.get(op.0).copied().unwrap_or_default();
     if facts.first_launch {
@@ -181,7 +182,7 @@ fn cause(trial: &Trial, op: OpId) -> &'static str {
          (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), that launch loads its module, \
          which waits for the work already running; CUDA_MODULE_LOADING=EAGER or a warm-up \
          launch removes the wait"
-    } else if facts.after_wait {
+    } else if facts.event_wait {
         "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
          have ordered it"
     } else {

@@ -284,7 +284,7 @@ impl Trace {
         let facts = (ops.iter())
             .map(|&r| Facts {
                 first_launch: self.firsts[r.0].contains(&r.1),
-                after_wait: self.op(r).call.as_ref().is_some_and(|c| c.waited),
+                event_wait: self.op(r).call.as_ref().is_some_and(|c| c.waited),
             })
             .collect();
         Trial {
@@ -388,7 +388,7 @@ pub(crate) struct Facts {
     /// The first launch of its kernel's name in its process.
     pub(crate) first_launch: bool,
     /// Its issuing thread called `cudaStreamWaitEvent` since its previous launch.
-    pub(crate) after_wait: bool,
+    pub(crate) event_wait: bool,
 }
 
 impl Trial {
