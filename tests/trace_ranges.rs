@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::kineto::{judged, made, MadeOp};
+use common::kineto::{judged, made, try_judged, MadeOp};
 use stream_litmus::trace::TraceJudgement;
 use stream_litmus::Verdict;
 
@@ -55,16 +55,10 @@ fn a_pytorch_op_selects_the_kernels_it_launched() {
 #[test]
 fn in_takes_the_ranges_own_thread_and_during_any_thread() {
     let claim = |word: &str| {
-        let text = format!("select K = kernel {word} \"backward\"\ncheck exists overlaps(K, K)");
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.json");
-        std::fs::write(&path, trace()).unwrap();
-        let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
-        let text = format!(
-            "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{text}\n"
-        );
-        let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
-        stream_litmus::trace::judge(&claims[0], &trace)
+        try_judged(
+            &trace(),
+            &format!("select K = kernel {word} \"backward\"\ncheck exists overlaps(K, K)"),
+        )
     };
     // Thread 1 launched both while thread 5's `backward` was open.
     let during = claim("during").unwrap();

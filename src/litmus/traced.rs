@@ -174,11 +174,13 @@ fn recordings(
         .collect();
     for from in froms.iter().flatten() {
         if !runs.contains(&from.text) {
+            // Each name once, though the ranks of a recording repeat it.
+            let names: std::collections::BTreeSet<&String> = runs.iter().collect();
             return Err(unknown(
                 cx,
                 from,
                 "recording",
-                runs.iter(),
+                names.into_iter(),
                 ("in this claim", "name its traces: `trace \"FILE\" as NAME`"),
             ));
         }

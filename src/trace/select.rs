@@ -174,11 +174,6 @@ impl Selection {
             during: (self.during.as_ref()).map(|w| spans(&file.ranges, w, |r| (r.pid, 0))),
         }
     }
-
-    /// Whether `op` of `file` belongs to the selection (for one op; [`Selection::on`] for many).
-    pub fn admits(&self, file: &TraceFile, op: &GpuOp) -> bool {
-        self.on(file).admits(op)
-    }
 }
 
 /// Merged spans `(begin, end)` of the ranges a pattern names, by (process, thread) key.

@@ -80,6 +80,14 @@ pub fn made(ops: &[MadeOp], ranges: &[(&str, f64, f64)]) -> String {
 
 /// `trace` judged by one claim on traces whose selections, trials and checks are `lines`.
 pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace::TraceJudgement {
+    try_judged(trace, lines).unwrap()
+}
+
+/// [`judged`], or the error of a claim that cannot be judged on `trace`.
+pub fn try_judged(
+    trace: &str,
+    lines: &str,
+) -> Result<stream_litmus::trace::TraceJudgement, String> {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
@@ -91,5 +99,5 @@ pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace::TraceJudgement 
     let text =
         format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
     let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
-    stream_litmus::trace::judge(&claims[0], &trace).unwrap()
+    stream_litmus::trace::judge(&claims[0], &trace)
 }
