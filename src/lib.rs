@@ -23,6 +23,8 @@
 //! - [`sweep`]: measurements over a parameter (launch offsets, hardware queues), as tables.
 //! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
 //!   to a temporary file and renamed into place, so no failure destroys a file.
+//! - [`trace`]: profiler traces of the user's own programs, read and cut into trials;
+//!   [`trace_claims`]: claims judged on them.
 //! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare,
 //!   the scenario tables.
 //!
@@ -64,6 +66,7 @@ mod program;
 mod record;
 pub mod report;
 pub mod trace;
+pub mod trace_claims;
 
 // Modules that were public before the layers had folders keep their paths.
 pub use border::{allowed_env, atomic_write, bounded_json, heap, input_file, limits};

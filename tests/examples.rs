@@ -12,7 +12,8 @@
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::path::{Path, PathBuf};
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::judge;
 
 /// The verdict each example claim had on its committed trace (H100, 2026-11-25). Where it
 /// differs from the claim's expectation, that is a finding (docs/claims.md).

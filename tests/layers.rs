@@ -20,11 +20,18 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("program", &["border"]),
     ("measured", &["program", "border"]),
     ("gpu", &["measured", "program", "border"]),
+    ("trace", &["measured", "program", "border"]),
     ("judge", &["measured", "program", "border"]),
     ("record", &["judge", "measured", "program", "border"]),
     ("catalogue", &["judge", "program", "border"]),
-    ("trace", &["judge", "measured", "program", "border"]),
-    ("litmus", &["trace", "judge", "program", "border"]),
+    (
+        "trace_claims",
+        &["trace", "judge", "measured", "program", "border"],
+    ),
+    (
+        "litmus",
+        &["trace_claims", "trace", "judge", "program", "border"],
+    ),
     ("fuzz", &["judge", "measured", "program", "border"]),
     (
         "lab",
@@ -35,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "lab",
             "fuzz",
+            "trace_claims",
             "trace",
             "catalogue",
             "record",

@@ -77,7 +77,7 @@ fn the_cuda_examples_first_repetition_waited_for_a_module_load() {
         .unwrap();
     let trace = stream_litmus::trace::Trace::read(&[root.join("traces/event_two_streams.json.gz")])
         .unwrap();
-    let j = stream_litmus::trace::judge(c, &trace).unwrap();
+    let j = stream_litmus::trace_claims::judge(c, &trace).unwrap();
     assert_eq!(j.verdict, Verdict::Violated);
     let first = &j.trials[0].checks[0].reason;
     assert!(

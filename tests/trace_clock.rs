@@ -5,7 +5,7 @@
 mod common;
 
 use common::kineto::{judged, made};
-use stream_litmus::trace::TraceJudgement;
+use stream_litmus::trace_claims::TraceJudgement;
 use stream_litmus::Verdict;
 
 /// A trace in the shape of a DDP comm hook (`examples/pytorch/traces/ddp_own_stream`): three

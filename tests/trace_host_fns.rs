@@ -3,7 +3,8 @@
 //! "callback"`). Hand-made traces at the relations' boundaries.
 
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::judge;
 use stream_litmus::Verdict;
 
 /// A trace of one stream (7): `before_callback` issued at 1000 µs and running 1007..9007 µs,

@@ -5,7 +5,8 @@ mod common;
 
 use common::kineto::two_kernels as trace;
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::judge;
 use stream_litmus::Verdict;
 
 fn verdict(trace_text: &str, claim: &str) -> Verdict {

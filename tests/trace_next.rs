@@ -4,7 +4,7 @@
 mod common;
 
 use common::kineto::{judged, made, MadeOp};
-use stream_litmus::trace::TraceJudgement;
+use stream_litmus::trace_claims::TraceJudgement;
 use stream_litmus::Verdict;
 
 fn reason(j: &TraceJudgement) -> String {

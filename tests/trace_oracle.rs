@@ -10,7 +10,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::judge;
 
 fn main() {
     let args = Arguments::from_args();
@@ -75,7 +76,7 @@ fn oracle(dir: &Path) -> Result<Value, String> {
 
 fn agrees(
     file: &Path,
-    c: &stream_litmus::trace::TraceClaim,
+    c: &stream_litmus::trace_claims::TraceClaim,
     answers: &Value,
 ) -> Result<(), Failed> {
     let paths: Vec<PathBuf> = (c.traces.iter())

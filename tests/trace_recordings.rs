@@ -5,7 +5,8 @@
 mod common;
 
 use common::kineto::{made, MadeOp};
-use stream_litmus::trace::{judge, Trace, TraceJudgement};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::{judge, TraceJudgement};
 use stream_litmus::Verdict;
 
 /// One kernel of `us` µs, after the idle-issued memsets of [`made`].

@@ -5,7 +5,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 use stream_litmus::litmus;
-use stream_litmus::trace::{judge, Trace, TraceJudgement};
+use stream_litmus::trace::Trace;
+use stream_litmus::trace_claims::{judge, TraceJudgement};
 use stream_litmus::Verdict;
 
 /// One GPU op: category, name, stream, start and duration (µs), its launch call's begin (µs).

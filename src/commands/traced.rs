@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 use stream_litmus::litmus;
 use stream_litmus::report::shown::one_line;
-use stream_litmus::trace::{judge, GpuKind, Trace, TraceClaim};
+use stream_litmus::trace::{GpuKind, Trace};
+use stream_litmus::trace_claims::{judge, TraceClaim};
 
 /// Whether every path is a file of claims on traces (then `check` judges them here).
 pub fn all_traced(paths: &[PathBuf]) -> bool {

@@ -57,7 +57,7 @@ pub use print::{claim as print_claim, claims as print_claims};
 
 use crate::judge::claim::Claim;
 use crate::program::{OpKind, Program};
-use crate::trace::TraceClaim;
+use crate::trace_claims::TraceClaim;
 use std::io::Read;
 use std::path::Path;
 

@@ -19,8 +19,9 @@ use super::resolve::expectation;
 use super::syntax::{Line, Name, Stmt, Word};
 use super::traced_checks::check;
 use crate::judge::claim::Source;
-use crate::trace::{
-    Dir, Host, KindFilter, Pattern, Selection, TraceCheck, TraceClaim, TraceRelation, TrialSpec,
+use crate::trace::{Pattern, TrialSpec};
+use crate::trace_claims::{
+    Dir, Host, KindFilter, Selection, TraceCheck, TraceClaim, TraceRelation,
 };
 
 type R<T> = Result<T, super::LitmusError>;

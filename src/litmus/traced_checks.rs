@@ -3,7 +3,7 @@
 
 use super::error::{unknown, Cx};
 use super::syntax::{Arg, Name, OpRef};
-use crate::trace::{Quantifier, Selection, TraceCheck, TraceRelation};
+use crate::trace_claims::{Quantifier, Selection, TraceCheck, TraceRelation};
 
 type R<T> = Result<T, super::LitmusError>;
 

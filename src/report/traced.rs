@@ -6,7 +6,8 @@
 //! it belongs to ("AR,GEMM", or "other"), whose args give its full name, its label in the
 //! reasons and its launch call. The trial's check reasons are an instant event at its start.
 
-use crate::trace::{Trace, TraceClaim, TraceJudgement};
+use crate::trace::Trace;
+use crate::trace_claims::{TraceClaim, TraceJudgement};
 use serde_json::{json, Value};
 
 /// The trace of every trial of every judged claim.

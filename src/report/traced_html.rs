@@ -4,7 +4,8 @@
 //! file) and well-formed XML, like the lab's own report.
 
 use super::canvas::{anchor, esc};
-use crate::trace::{Trace, TraceClaim, TraceJudgement};
+use crate::trace::Trace;
+use crate::trace_claims::{TraceClaim, TraceJudgement};
 use std::fmt::Write;
 
 /// The most ops drawn for one trial: a training step has hundreds; beyond this the page would

@@ -95,7 +95,7 @@ pub struct Call {
     /// another stream, so its delay is not taken for launch latency.
     pub after_wait: bool,
     /// The thread called `cudaStreamWaitEvent` since its previous launch, copy or memset: an
-    /// event wait may have ordered this op (a cause, `checks.rs`).
+    /// event wait may have ordered this op (a cause, `trace_claims/checks.rs`).
     pub waited: bool,
 }
 

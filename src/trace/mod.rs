@@ -1,41 +1,35 @@
 //! Traces of the user's own programs: the second source of timelines beside the GPU.
 //!
-//! The lab runs programs it wrote and stamps them; a trace records a program someone else wrote
-//! (a PyTorch training step under `torch.profiler`). Here a trace is read (`kineto.rs`, streamed),
-//! cut into trials (`trials.rs`: each `ProfilerStep#N`, or each instance of a named range), and
-//! every trial becomes a [`Timeline`](crate::measured::timeline::Timeline) that the lab's own
-//! relations judge with tolerances measured from the trace (`tolerance.rs`). A claim on a trace
-//! ([`TraceClaim`], written in a claim file with `select` and quantified checks) names ops by
-//! kind, name pattern, stream, device, rank and annotated range (`select.rs`), and `judge.rs`
-//! counts its verdict over the trials as the lab counts trials. `recorded.rs` joins what
+//! The lab runs programs it wrote and stamps them (`gpu/`); a trace records a program someone
+//! else wrote (a PyTorch training step under `torch.profiler`, or any program under
+//! `stream-litmus trace --`). Here a trace is read (`kineto.rs`, streamed; names clipped and
+//! interned in `names.rs`, numbers checked in `number.rs`), its calls' event waits and host
+//! functions found (`events.rs`, `host_fns.rs`), its tolerances measured (`tolerance.rs`), and
+//! it is cut into trials (`trials.rs`: each `ProfilerStep#N`, each instance of a named range, or
+//! each launch of a marker kernel), every trial a
+//! [`Timeline`](crate::measured::timeline::Timeline) as the lab's own. `recorded.rs` joins what
 //! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
+//! Judging claims on those timelines is `trace_claims/`, one floor up.
 //!
-//! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
-//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `host_fns` (host functions'
-//! runs, from the ranges they open), `kineto`, `select`,
-//! `claim`, `tolerance`, `trials`, `recorded`, `checks` (one check on one trial), `judge`.
+//! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
+//! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `names`,
+//! `host_fns`, `kineto`, `tolerance`, `trials`, `recorded`.
 
-mod checks;
-mod claim;
 mod events;
 mod glob;
 mod host_fns;
-mod judge;
 mod kineto;
 mod names;
 mod number;
 mod recorded;
-mod select;
 mod tolerance;
 mod trials;
 
-pub use checks::{CheckOutcome, MAX_PAIRS};
-pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
 pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
-pub use judge::{judge, TraceJudgement, TracedTrial};
+pub use glob::Pattern;
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
 pub use names::MAX_NAME_BYTES;
+pub(crate) use names::{clip, clip_at};
 pub use recorded::{join, Joined};
-pub use select::{Dir, Host, KindFilter, Pattern, Selection};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
-pub use trials::{short_name, Trace, Trial, MAX_TRIAL_OPS};
+pub use trials::{short_name, Trace, Trial, TrialSpec, MAX_TRIAL_OPS};

@@ -7,14 +7,14 @@
 //! The host and GPU times share the profiler's clock: the clock sync is the identity, within the
 //! clock error the trace shows (`tolerance.rs`).
 
-use super::claim::TrialSpec;
 use super::events::{GpuKind, GpuOp, TraceFile};
+use super::glob::Pattern;
 use super::host_fns::behind;
 use super::names::clip;
 use super::tolerance::TraceTolerances;
-use crate::judge::relation::HostWaits;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -22,6 +22,21 @@ use std::path::PathBuf;
 /// 6.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials), about 200 MB
 /// of trials at most.
 pub const MAX_TRIAL_OPS: usize = 1_000_000;
+
+/// What one trial of a trace is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialSpec {
+    /// The whole trace is one trial.
+    Whole,
+    /// Each host range whose name matches (`ProfilerStep#*`, a `record_function` name); the
+    /// n-th range of every file (rank) together make trial n.
+    Each(Pattern),
+    /// Each launch of a kernel whose name matches starts a trial, which holds the ops launched
+    /// from it up to the next such launch (a marker kernel a program launches once per
+    /// repetition, in a program without annotated ranges).
+    EachKernel(Pattern),
+}
 
 /// The traces of one run, read and checked to belong together.
 #[derive(Debug, Clone)]
@@ -186,7 +201,7 @@ impl Trace {
 
     /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together:
     /// from one launch's call up to (not including) the next one's.
-    fn each_kernel(&self, pattern: &super::select::Pattern) -> Result<Vec<Trial>, String> {
+    fn each_kernel(&self, pattern: &Pattern) -> Result<Vec<Trial>, String> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
@@ -289,7 +304,7 @@ impl Trace {
             .collect();
         Trial {
             name,
-            waits: HostWaits::listed(labels),
+            labels,
             places,
             ops,
             timeline,
@@ -373,7 +388,9 @@ pub struct Trial {
     /// (file, op) of each op, by op id.
     pub ops: Vec<(usize, usize)>,
     pub timeline: Timeline,
-    pub(crate) waits: HostWaits,
+    /// Each op's label, and whether it depended on nothing (its stream idle when it was
+    /// issued, so its start minus its issue is launch delay), by op id.
+    pub labels: Vec<(String, bool)>,
     /// Where each op ran: (file, process, device, stream), by op id.
     pub places: Vec<(usize, i64, u32, u64)>,
     /// The recording of each file (`trace "FILE" as NAME`), by file.
@@ -382,7 +399,7 @@ pub struct Trial {
     pub(crate) facts: Vec<Facts>,
 }
 
-/// What a trace shows about an op's issue that can explain a wait (`checks.rs`, `held_back`).
+/// What a trace shows about an op's issue that can explain a wait (`trace_claims/checks.rs`, `held_back`).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Facts {
     /// The first launch of its kernel's name in its process.
@@ -420,7 +437,7 @@ impl Trial {
     }
 
     pub fn label(&self, op: OpId) -> String {
-        self.waits.label(op)
+        (self.labels.get(op.0)).map_or_else(|| format!("op {}", op.0), |(l, _)| l.clone())
     }
 
     /// Whether two ops are of one recording, on one clock: only `faster` compares recordings.

@@ -79,7 +79,7 @@ pub fn made(ops: &[MadeOp], ranges: &[(&str, f64, f64)]) -> String {
 }
 
 /// `trace` judged by one claim on traces whose selections, trials and checks are `lines`.
-pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace::TraceJudgement {
+pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace_claims::TraceJudgement {
     try_judged(trace, lines).unwrap()
 }
 
@@ -87,7 +87,7 @@ pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace::TraceJudgement 
 pub fn try_judged(
     trace: &str,
     lines: &str,
-) -> Result<stream_litmus::trace::TraceJudgement, String> {
+) -> Result<stream_litmus::trace_claims::TraceJudgement, String> {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
@@ -99,5 +99,5 @@ pub fn try_judged(
     let text =
         format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
     let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
-    stream_litmus::trace::judge(&claims[0], &trace)
+    stream_litmus::trace_claims::judge(&claims[0], &trace)
 }

@@ -1,25 +1,11 @@
 //! A claim about a recorded program: which traces, what a trial is, which ops it speaks of, and
 //! the relations that must hold between them, as data (printed, serialized, judged anywhere).
 
-use super::select::{Pattern, Selection};
+use super::select::Selection;
 use crate::judge::claim::Source;
 use crate::judge::verdict::Expect;
+use crate::trace::TrialSpec;
 use serde::{Deserialize, Serialize};
-
-/// What one trial of a trace is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrialSpec {
-    /// The whole trace is one trial.
-    Whole,
-    /// Each host range whose name matches (`ProfilerStep#*`, a `record_function` name); the
-    /// n-th range of every file (rank) together make trial n.
-    Each(Pattern),
-    /// Each launch of a kernel whose name matches starts a trial, which holds the ops launched
-    /// from it up to the next such launch (a marker kernel a program launches once per
-    /// repetition, in a program without annotated ranges).
-    EachKernel(Pattern),
-}
 
 /// How a check ranges over the ops of its selections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,15 +11,14 @@
 //! undecided pair's reason. An order or a missing overlap comes with what held the later op
 //! back: the op whose end it started after.
 
-use super::checks::{measure, CheckOutcome};
-use super::claim::{TraceClaim, TrialSpec};
-use super::events::GpuKind;
-use super::select::{KindFilter, Pattern, Selection};
-use super::trials::{Trace, Trial};
+use super::checks::{measure, CheckOutcome, OnTrial};
+use super::claim::TraceClaim;
+use super::select::{KindFilter, Selection};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;
 use crate::program::OpId;
+use crate::trace::{clip, clip_at, GpuKind, Pattern, Trace, Trial, TrialSpec};
 
 /// One trial of a trace: its checks, and the ops of each selection (the lab's trial is
 /// [`crate::judge::verdict::TrialOutcome`]).
@@ -119,7 +118,7 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
         n => format!(
             ". `in \"{0}\"` takes the ops issued on the range's own thread; other threads \
              issued {n} that match while it was open: `during \"{0}\"` takes them",
-            super::names::clip(range.text())
+            clip(range.text())
         ),
     }
 }
@@ -134,13 +133,13 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
                 "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
                  named: {}",
                 claim.id,
-                super::names::clip(p.text()),
+                clip(p.text()),
                 shown_names(&trace.kernel_names(), Some(p))
             ),
             TrialSpec::Each(p) => format!(
                 "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
                 claim.id,
-                super::names::clip(p.text()),
+                clip(p.text()),
                 shown_names(&trace.range_names(), Some(p))
             ),
             TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
@@ -202,8 +201,9 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
     let tol = trace.tolerances.tolerances;
     let outcomes: Vec<TracedTrial> = (trials.iter().zip(&members))
         .map(|(t, m)| {
+            let on = OnTrial::new(t);
             let checks: Vec<CheckOutcome> = (claim.checks.iter())
-                .map(|c| measure(claim, t, m, c, &tol))
+                .map(|c| measure(claim, &on, m, c, &tol))
                 .collect();
             TracedTrial {
                 name: t.name.clone(),
@@ -255,7 +255,7 @@ fn shown_names(names: &[String], pattern: Option<&Pattern>) -> String {
     let mut ranked: Vec<&String> = names.iter().collect();
     ranked.sort_by_key(|n| std::cmp::Reverse(likeness(n)));
     let mut shown: Vec<String> = (ranked.iter().take(SHOWN))
-        .map(|n| format!("`{}`", super::names::clip_at(n, 120)))
+        .map(|n| format!("`{}`", clip_at(n, 120)))
         .collect();
     if names.len() > SHOWN {
         shown.push(format!("and {} more", names.len() - SHOWN));

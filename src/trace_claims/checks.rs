@@ -1,12 +1,12 @@
 //! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
-//! quantifier over the pairs that could have met (see `judge.rs`), and what held an op back.
+//! quantifier over the pairs that could have met (see `judgement.rs`), and what held an op back.
 
 use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
-use super::trials::Trial;
-use crate::judge::relation::{latest_free_start, Check, Measurement, Truth};
+use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Span, Timeline};
 use crate::program::OpId;
+use crate::trace::Trial;
 
 /// The most pairs one check looks at in one trial: beyond, the selections are too wide to say
 /// anything readable, and the check asks for narrower ones.
@@ -22,6 +22,27 @@ pub struct CheckOutcome {
     /// The relation the value belongs to, for its unit and words.
     pub measured: Option<Check>,
     pub reason: String,
+}
+
+/// A trial with what the lab's relations know of its ops' calls: each op issued by a call that
+/// blocks nothing, labelled, free where its stream was idle when it was issued.
+pub(super) struct OnTrial<'a> {
+    trial: &'a Trial,
+    waits: HostWaits,
+}
+
+impl<'a> OnTrial<'a> {
+    pub(super) fn new(trial: &'a Trial) -> OnTrial<'a> {
+        let waits = HostWaits::listed(trial.labels.iter().cloned());
+        OnTrial { trial, waits }
+    }
+}
+
+impl std::ops::Deref for OnTrial<'_> {
+    type Target = Trial;
+    fn deref(&self) -> &Trial {
+        self.trial
+    }
 }
 
 /// The relation between ops `a` and `b` as the lab's check.
@@ -60,7 +81,7 @@ fn outcome(
 
 pub(super) fn measure(
     claim: &TraceClaim,
-    trial: &Trial,
+    trial: &OnTrial,
     members: &[Vec<OpId>],
     c: &TraceCheck,
     tol: &Tolerances,
@@ -115,7 +136,7 @@ pub(super) fn measure(
 }
 
 /// The measurement's reason, with what held the later op back where it waited.
-fn explained(trial: &Trial, m: &Measurement, tol: &Tolerances) -> String {
+fn explained(trial: &OnTrial, m: &Measurement, tol: &Tolerances) -> String {
     let names = m
         .check
         .ops()
@@ -141,7 +162,7 @@ fn explained(trial: &Trial, m: &Measurement, tol: &Tolerances) -> String {
 }
 
 /// The op of an order or overlap that started later.
-fn later(trial: &Trial, c: Check) -> Option<OpId> {
+fn later(trial: &OnTrial, c: Check) -> Option<OpId> {
     let ops = c.ops();
     let (&a, &b) = (ops.first()?, ops.get(1)?);
     let start = |o: OpId| trial.timeline.span(o).map(|s| s.start());
@@ -152,7 +173,7 @@ fn later(trial: &Trial, c: Check) -> Option<OpId> {
 /// stream" where X is the op before it in its stream. X ran on the same GPU: the same device of
 /// the same trace file. (An op of another rank cannot hold it back, and a device number names
 /// the same GPU only within one file: a launcher may give every rank its own device 0.)
-fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
+fn held_back(trial: &OnTrial, op: OpId, tol: &Tolerances) -> Option<String> {
     let t = &trial.timeline;
     let start = t.span(op)?.start();
     let step = tol.timer_step_ns.max(1);
@@ -175,7 +196,7 @@ fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<String> {
 /// Why an op waited for one of another stream, as far as the trace shows: a first launch
 /// (lazy module loading), an event wait on its thread since its previous launch, or nothing it
 /// records.
-fn cause(trial: &Trial, op: OpId) -> &'static str {
+fn cause(trial: &OnTrial, op: OpId) -> &'static str {
     let facts = trial.facts.get(op.0).copied().unwrap_or_default();
     if facts.first_launch {
         "it is the first launch of its kernel in its process: where modules load lazily \
@@ -194,7 +215,7 @@ fn cause(trial: &Trial, op: OpId) -> &'static str {
 
 /// Whether a pair could have run together: the op that started later was ready before the
 /// other ended. Unknown ready time: kept (the relation says why it cannot decide).
-fn could_meet(trial: &Trial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
+fn could_meet(trial: &OnTrial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
     let t = &trial.timeline;
     // Host functions' runs too (their host spans), not GPU spans only: a pair with a host
     // function is left out like any other that could not have met.
@@ -213,7 +234,7 @@ fn could_meet(trial: &Trial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
 }
 
 fn pairs(
-    trial: &Trial,
+    trial: &OnTrial,
     sa: &[OpId],
     sb: &[OpId],
     c: &TraceCheck,
@@ -363,7 +384,7 @@ fn pairs(
 /// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
 /// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
 fn next_pairs(
-    trial: &Trial,
+    trial: &OnTrial,
     sa: &[OpId],
     sb: &[OpId],
     unordered: &mut usize,
@@ -394,7 +415,7 @@ fn next_pairs(
 /// `faster(SLOW, FAST)`: each selection's first start to last end, as one phase each, judged by
 /// the lab's `faster` on a timeline of the two phases.
 fn faster(
-    trial: &Trial,
+    trial: &OnTrial,
     sa: &[OpId],
     sb: &[OpId],
     c: &TraceCheck,
