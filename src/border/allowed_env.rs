@@ -13,6 +13,16 @@
 //! The Rust builder ([`crate::ClaimBuilder::env`]) is not held to this list: Rust code already
 //! runs as its user, so it keeps full power.
 
+/// The variables the CUDA driver reads as a process starts that change how its work waits
+/// (one hardware queue, lazy module loading, blocking launches): `stream-litmus trace` records
+/// them for each process it traces (`gpu/inject.rs`), and a trace's causes name them
+/// (`trace::DriverEnv`).
+pub const DRIVER_ENV: [&str; 3] = [
+    "CUDA_DEVICE_MAX_CONNECTIONS",
+    "CUDA_MODULE_LOADING",
+    "CUDA_LAUNCH_BLOCKING",
+];
+
 /// Which values an allowed variable takes.
 #[derive(Debug, Clone, Copy)]
 pub enum Values {

@@ -85,6 +85,7 @@ fn start() -> Result<(), String> {
         names: HashMap::new(),
         base_ns,
     });
+    write_env();
     if super::probe::cupti().is_none() {
         return Err("libcupti not found by the loader (add its directory, e.g. \
                     /usr/local/cuda/extras/CUPTI/lib64, to LD_LIBRARY_PATH)"
@@ -192,6 +193,26 @@ extern "C" fn at_exit() {
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Out>> {
     OUT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The environment the driver read as this process started (`DRIVER_ENV`), as a metadata
+/// event of the profiler's format: what explains waits that no stream order asks for. A
+/// variable left unset is left out; values are clipped (they are short words and numbers).
+fn write_env() {
+    let mut env = serde_json::Map::new();
+    for name in crate::border::allowed_env::DRIVER_ENV {
+        if let Some(v) = std::env::var_os(name) {
+            let v: String = v.to_string_lossy().chars().take(64).collect();
+            env.insert(name.to_string(), v.into());
+        }
+    }
+    let line = serde_json::json!({
+        "ph": "M", "name": "process_env", "pid": std::process::id(),
+        "args": { "env": env },
+    });
+    if let Some(out) = lock().as_mut() {
+        let _ = writeln!(out.file, "{line}");
+    }
 }
 
 /// A line saying what went wrong, for the `trace` command to show.

@@ -97,6 +97,49 @@ pub struct Call {
     /// The thread called `cudaStreamWaitEvent` since its previous launch, copy or memset: an
     /// event wait may have ordered this op (a cause, `trace_claims/checks.rs`).
     pub waited: bool,
+    /// The thread's CUDA call before this one (the outermost: a runtime call, not the driver
+    /// call inside it): a call that returned late (a sync, a pageable copy) held the thread and
+    /// issued this op late.
+    pub before: Option<Before>,
+}
+
+/// A thread's previous CUDA call: its name and span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Before {
+    pub name: Arc<str>,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+}
+
+/// What the driver read from a process's environment when it started, as `stream-litmus trace`
+/// records it (a profiler's trace records none): each variable's value, `None` where it was
+/// unset. The variables are [`DRIVER_ENV`](crate::border::allowed_env::DRIVER_ENV).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverEnv {
+    /// `CUDA_DEVICE_MAX_CONNECTIONS`: the hardware queues the streams share (8 when unset).
+    pub max_connections: Option<String>,
+    /// `CUDA_MODULE_LOADING`: `LAZY` (the default since CUDA 12.2) or `EAGER`.
+    pub module_loading: Option<String>,
+    /// `CUDA_LAUNCH_BLOCKING`: `1` makes every launch return only once its work has ended.
+    pub launch_blocking: Option<String>,
+}
+
+impl DriverEnv {
+    /// The hardware queues its streams share, where the variable was set to a number.
+    pub fn connections(&self) -> Option<u32> {
+        self.max_connections.as_deref()?.trim().parse().ok()
+    }
+
+    /// Whether modules were loaded eagerly (`CUDA_MODULE_LOADING=EAGER`): no first launch
+    /// loads a module then.
+    pub fn eager(&self) -> bool {
+        (self.module_loading.as_deref()).is_some_and(|v| v.trim().eq_ignore_ascii_case("EAGER"))
+    }
+
+    /// Whether every launch blocked the host (`CUDA_LAUNCH_BLOCKING=1`).
+    pub fn launch_blocking(&self) -> bool {
+        self.launch_blocking.as_deref().map(str::trim) == Some("1")
+    }
 }
 
 /// A CUDA call as the reader takes it, before calls are linked to their ops
@@ -158,6 +201,9 @@ pub struct TraceFile {
     pub host_fn_pending: Vec<(i64, i64, i64)>,
     /// Why some GPU ops have no call, where the trace could not tell which process issued them.
     pub join_note: Option<String>,
+    /// What the driver read from each process's environment, by process, where the trace
+    /// records it (`stream-litmus trace` does; a profiler's trace does not).
+    pub env: HashMap<i64, DriverEnv>,
     /// The compiler's form of each name shown demangled (`trace/names.rs`): a name pattern
     /// matches either.
     pub mangled: HashMap<Arc<str>, Arc<str>>,
@@ -187,6 +233,32 @@ impl TraceFile {
             None => self.path.clone(),
         }
     }
+}
+
+/// For calls sorted by (process, thread, begin): the outermost call of its thread before each
+/// (a runtime call holds the driver call it makes; the call before a launch is the runtime call
+/// that returned before it, not the driver call inside that one).
+pub(super) fn previous_calls(calls: &[RawCall]) -> Vec<Option<usize>> {
+    let thread = |c: &RawCall| (c.pid, c.tid);
+    let mut before = vec![None; calls.len()];
+    // The outermost call last begun on this thread, and the one before it.
+    let mut outer: Option<usize> = None;
+    let mut previous: Option<usize> = None;
+    for (i, c) in calls.iter().enumerate() {
+        if i > 0 && thread(c) != thread(&calls[i - 1]) {
+            (outer, previous) = (None, None);
+        }
+        match outer {
+            // Inside the outer call: a driver call of a runtime call.
+            Some(o) if c.begin_ns < calls[o].end_ns => before[i] = previous,
+            _ => {
+                previous = outer;
+                outer = Some(i);
+                before[i] = previous;
+            }
+        }
+    }
+    before
 }
 
 /// For calls sorted by (process, thread, begin): whether each came right after a

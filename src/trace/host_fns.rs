@@ -124,6 +124,7 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
                     tid: c.tid,
                     after_wait: false,
                     waited: false,
+                    before: None,
                 }),
                 bytes: None,
             });

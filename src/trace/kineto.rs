@@ -10,8 +10,8 @@
 //! read as f64 and rounded to ns they are exact to within 2 ns at today's magnitudes, far below
 //! the timer step the judging allows (`tolerance.rs`).
 
-use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
-use super::names::{clip, Names};
+use super::events::{Before, Call, DriverEnv, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
+use super::names::{clip, clip_at, Names};
 use super::number::Num;
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
@@ -128,7 +128,26 @@ struct Args {
     correlation: Num,
     #[serde(default)]
     bytes: Num,
+    /// The driver's environment of a process (`process_env`, written by `stream-litmus trace`).
+    #[serde(default)]
+    env: Option<EnvArgs>,
 }
+
+/// The variables of [`DRIVER_ENV`](crate::border::allowed_env::DRIVER_ENV); others are not
+/// read.
+#[derive(Deserialize, Default)]
+struct EnvArgs {
+    #[serde(default, rename = "CUDA_DEVICE_MAX_CONNECTIONS")]
+    max_connections: Option<String>,
+    #[serde(default, rename = "CUDA_MODULE_LOADING")]
+    module_loading: Option<String>,
+    #[serde(default, rename = "CUDA_LAUNCH_BLOCKING")]
+    launch_blocking: Option<String>,
+}
+
+/// The most characters of an environment value kept: the values the driver reads are short words
+/// and numbers.
+const ENV_VALUE_CHARS: usize = 64;
 
 #[derive(Deserialize)]
 struct Event {
@@ -181,6 +200,7 @@ struct Collector {
     saw_events: bool,
     kineto: bool,
     info: DistributedInfo,
+    env: HashMap<i64, DriverEnv>,
 }
 
 impl Collector {
@@ -197,6 +217,19 @@ impl Collector {
     /// Takes one event; an error message for a damaged one.
     fn take(&mut self, e: Event) -> Result<(), String> {
         self.events += 1;
+        if e.ph.as_deref() == Some("M") && e.name.as_deref() == Some("process_env") {
+            let env = e.args.and_then(|a| a.env).unwrap_or_default();
+            let keep = |v: Option<String>| v.map(|v| clip_at(&v, ENV_VALUE_CHARS));
+            self.env.insert(
+                e.pid.0.unwrap_or(0),
+                DriverEnv {
+                    max_connections: keep(env.max_connections),
+                    module_loading: keep(env.module_loading),
+                    launch_blocking: keep(env.launch_blocking),
+                },
+            );
+            return Ok(());
+        }
         if e.ph.as_deref() != Some("X") {
             return Ok(());
         }
@@ -332,6 +365,7 @@ impl Collector {
         // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
         self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
         let (after_wait, waited) = super::events::event_waits(&self.calls);
+        let before = super::events::previous_calls(&self.calls);
         // The outermost call of each correlation of each process (a runtime call around its
         // driver call). Correlation ids count from 1 in every process: an op is joined to a call
         // of its own process, where the trace names it (`trace --` recordings); where it does not
@@ -382,6 +416,11 @@ impl Collector {
                                 tid: c.tid,
                                 after_wait: after_wait[i],
                                 waited: waited[i],
+                                before: before[i].map(|b| Before {
+                                    name: self.calls[b].name.clone(),
+                                    begin_ns: self.calls[b].begin_ns,
+                                    end_ns: self.calls[b].end_ns,
+                                }),
                             },
                         )
                     });
@@ -419,6 +458,7 @@ impl Collector {
             host_fn_note,
             host_fn_pending,
             mangled: self.names.into_mangled(),
+            env: self.env,
             join_note: (unjoined > 0).then(|| {
                 format!(
                     "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \

@@ -25,7 +25,9 @@ mod recorded;
 mod tolerance;
 mod trials;
 
-pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
+pub use events::{
+    Before, Call, CopyDir, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
+};
 pub use glob::Pattern;
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
 pub use names::MAX_NAME_BYTES;

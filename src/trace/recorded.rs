@@ -120,6 +120,11 @@ fn copy_lines(
             joined.notes.push(note.to_string());
             continue;
         }
+        if event.get("ph").and_then(|p| p.as_str()) == Some("M") {
+            // A process's recorded environment (`process_env`): kept as it is.
+            put(w, first, line.trim_end())?;
+            continue;
+        }
         let key = |e: &serde_json::Value| {
             let n = |k: &str| e.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
             (n("pid"), n("id"))
