@@ -84,7 +84,7 @@ fn idle_runs_have_no_stall_and_stay_far_below_the_threshold() {
             );
             for s in stalls_longer_than(program, t, &tol, 0) {
                 // The thresholds are twice the longest idle stretch seen and four times the
-                // longest pause (docs/design.md, 17).
+                // longest pause (docs/measurements.md, "Disturbance on a shared GPU").
                 let (limit, kind) = match s.kind {
                     StallKind::Idle => (stall_threshold(&tol) / 2, "idle"),
                     StallKind::Paused => (PAUSE_FLOOR_NS / 4, "pause"),

@@ -166,7 +166,7 @@ fn a_preempted_issuing_thread_sets_aside_host_time_checks_only() {
 }
 
 /// `slow-host-h100` holds `graph.launch_cost.100` and `.1000` as recorded on a calm H100 VM with
-/// the pace thread (docs/design.md, 17): the first 6 trials of a 1,000-trial run of each, the
+/// the pace thread (docs/measurements.md, "A slow host"): the first 6 trials of a 1,000-trial run of each, the
 /// trials the slow-host rules set aside, and the one trial of the 2,000 in which the graph launch
 /// came out dearer (3.60 ms against 3.34 ms of launches) with nothing seen: the pace thread lost
 /// only its usual tick time, the issuing thread's units ran at pace, nobody was preempted.

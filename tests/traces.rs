@@ -472,7 +472,8 @@ fn what_trace_recorded_joins_into_one_readable_trace() {
     let dir = tempfile::tempdir().unwrap();
     let call = recorded_call;
     let kernel = |ts: f64, c: u32| recorded_kernel(None, ts, c);
-    let mut a = String::new();
+    // The driver environment the injection writes first (`process_env`).
+    let mut a = r#"{"ph":"M","name":"process_env","pid":11,"args":{"env":{"CUDA_DEVICE_MAX_CONNECTIONS":"1"}}}"#.to_string() + "\n";
     for i in 0..4u32 {
         a += &format!(
             "{}\n{}\n",
@@ -495,6 +496,10 @@ fn what_trace_recorded_joins_into_one_readable_trace() {
         (1, vec!["x".to_string()])
     );
     let trace = Trace::read(&[out]).unwrap();
+    // Kept through the join and read per process; process 12 recorded none.
+    let env = &trace.files[0].env;
+    assert_eq!(env.len(), 1, "{env:?}");
+    assert_eq!(env.get(&11).and_then(|e| e.connections()), Some(1));
     let ops = &trace.files[0].ops;
     assert_eq!(ops.len(), 4);
     assert!(ops.iter().all(|o| o

@@ -7,7 +7,7 @@
 //! in the same folder (so the rename cannot cross file systems), flushed to disk, and renamed
 //! over the target, which POSIX makes atomic: the target is either the old file or the new one.
 //! A failed write removes its temporary file. [`write_all_or_none`] does the same for several
-//! files at once, renaming only after every one was written (docs/design.md, 13).
+//! files at once, renaming only after every one was written (docs/design.md, 14).
 //!
 //! A target that exists and is not a regular file (`/dev/full`, a FIFO), or is reached through
 //! `/dev` or `/proc` (`/dev/stdout`), is written directly: renaming over it would replace a

@@ -148,7 +148,7 @@ pub enum OpKind {
     GraphLaunch { stream: StreamId, graph: OpId },
     /// `cuMemcpyAsync` of `bytes` bytes from buffer `src` to buffer `dst` on `stream`; the
     /// direction follows from the buffers' places (see [`CopyDir`]). No kernel can stamp a copy:
-    /// its span comes from a witness (CUPTI, or events around it; see `docs/design.md`).
+    /// its span comes from a witness (CUPTI, or events around it; see `docs/design.md`, decision 11).
     Copy {
         stream: StreamId,
         src: BufferId,

@@ -2,7 +2,7 @@
 //!
 //! A results file is user input: it may be damaged, edited by hand, or crafted. Everything the
 //! analysis later indexes or subtracts is checked here, once, at the boundary, so the analysis
-//! itself can stay plain arithmetic on trusted values (docs/design.md, 13):
+//! itself can stay plain arithmetic on trusted values (docs/design.md, 14):
 //! - the claims: unique ids; for each claim that ran (a failed one is reported by its error
 //!   alone), a valid program ([`Program::validate`]) with at least one op, at least one check,
 //!   and every op and buffer a check or observation names;

@@ -4,7 +4,8 @@
 //! One process per trial, named "claim · ProfilerStep#3 · yes"; one track per (rank, device,
 //! stream), named "r1 gpu0 stream 7"; each op a complete event whose category is the selections
 //! it belongs to ("AR,GEMM", or "other"), whose args give its full name, its label in the
-//! reasons and its launch call. The trial's check reasons are an instant event at its start.
+//! reasons and its launch call. The trial's check reasons are an instant event at its start, and
+//! what held an op back a flow (an arrow) from the op it waited for to it, named for its cause.
 
 use crate::trace::Trace;
 use crate::trace_claims::{TraceClaim, TraceJudgement};
@@ -14,6 +15,7 @@ use serde_json::{json, Value};
 pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value {
     let mut events = Vec::new();
     let mut pid = 0u64;
+    let mut flow = 0u64;
     for (claim, trace, judgement) in judged {
         // Judged already: its trials were cut once within the bound.
         let trials = trace.trials(&claim.trial).unwrap_or_default();
@@ -33,7 +35,8 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
                     "args": {"name": trial.lane_name(trace, place)}}),
                 );
             }
-            for (op_id, start, end) in trial.drawn() {
+            let drawn = trial.drawn();
+            for &(op_id, start, end) in &drawn {
                 let place = trial.places[op_id.0];
                 let tid = tracks.iter().position(|&t| t == place).map_or(0, |i| i + 1);
                 let op = trace.op(trial.ops[op_id.0]);
@@ -58,6 +61,28 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
                         "bytes": op.bytes,
                     }
                 }));
+            }
+            // What held an op back: a flow from the op it waited for to it, named for the cause.
+            for held in outcome.checks.iter().filter_map(|c| c.held.as_ref()) {
+                let at = |o: crate::program::OpId| {
+                    let place = trial.places.get(o.0)?;
+                    let tid = tracks.iter().position(|t| t == place)? + 1;
+                    let span = drawn.iter().find(|d| d.0 == o)?;
+                    Some((tid, span.1 as f64 / 1e3))
+                };
+                let (Some((from_tid, from)), Some((to_tid, to))) = (at(held.by), at(held.op))
+                else {
+                    continue;
+                };
+                flow += 1;
+                let name = format!("held back: {}", held.kind.word());
+                let args = json!({ "cause": held.words(&trial.label(held.by)) });
+                events.push(json!({"ph": "s", "id": flow, "pid": pid, "tid": from_tid,
+                    "ts": from, "cat": "cause", "name": name, "args": args}));
+                events.push(
+                    json!({"ph": "f", "bp": "e", "id": flow, "pid": pid, "tid": to_tid,
+                    "ts": to, "cat": "cause", "name": name, "args": args}),
+                );
             }
             let reasons: Vec<String> = (outcome.checks.iter())
                 .map(|c| format!("{}: {} — {}", claim.describe(&c.check), c.truth, c.reason))

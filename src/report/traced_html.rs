@@ -4,8 +4,9 @@
 //! file) and well-formed XML, like the lab's own report.
 
 use super::canvas::{anchor, esc};
-use crate::trace::Trace;
-use crate::trace_claims::{TraceClaim, TraceJudgement};
+use crate::program::OpId;
+use crate::trace::{Trace, Trial};
+use crate::trace_claims::{TraceClaim, TraceJudgement, TracedTrial};
 use std::fmt::Write;
 
 /// The most ops drawn for one trial: a training step has hundreds; beyond this the page would
@@ -16,6 +17,9 @@ const PALETTE: [&str; 6] = [
     "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
 ];
 const OTHER: &str = "#b8b8b8";
+
+/// The head of the arrows drawn from an op to one it held back.
+const ARROW_HEAD: &str = "<defs><marker id=\"held\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c0392b\"/></marker></defs>";
 
 /// The whole page.
 pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String {
@@ -71,7 +75,8 @@ pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String 
 }
 
 /// The SVG of trial `w`: one lane per (file, process, device, stream), each op a rectangle
-/// coloured by its first selection, with its label and times as a tooltip.
+/// coloured by its first selection, with its label and times (µs on the trial's axis, as in the
+/// evidence) as a tooltip; an arrow from each op that held another back to it.
 fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> String {
     let trials = trace.trials(&c.trial).unwrap_or_default();
     let (Some(trial), Some(outcome)) = (trials.get(w), j.trials.get(w)) else {
@@ -93,7 +98,7 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
     let mut s = String::new();
     let _ = write!(
         s,
-        "<p>{} (the trial that shows the verdict best)</p><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-size=\"11\">",
+        "<p>{} (the trial that shows the verdict best; a red arrow runs from an op to one it held back)</p><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-size=\"11\">{ARROW_HEAD}",
         esc(&trial.name)
     );
     for (i, &place) in lanes.iter().enumerate() {
@@ -124,11 +129,13 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
             esc(&format!(
                 "{} ({name}): {:.2}–{:.2} µs",
                 trial.label(op),
-                (start - lo) as f64 / 1e3,
-                (end - lo) as f64 / 1e3
+                start as f64 / 1e3,
+                end as f64 / 1e3
             ))
         );
     }
+    let (arrows, causes) = held_arrows(trial, outcome, &spans, &lanes, (lo, left, scale, lane_h));
+    s.push_str(&arrows);
     let mut x = left;
     for (k, sel) in c.selections.iter().enumerate() {
         let _ = write!(
@@ -151,5 +158,45 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
         );
     }
     s.push_str("</svg>");
+    if !causes.is_empty() {
+        let _ = write!(s, "<ul class=\"causes\">{causes}</ul>");
+    }
     s
+}
+
+/// The arrows from each op that held another back to it, and the causes as list items. `axis`:
+/// the picture's first instant, left margin, scale (px per ns) and lane height.
+fn held_arrows(
+    trial: &Trial,
+    outcome: &TracedTrial,
+    spans: &[(OpId, u64, u64)],
+    lanes: &[(usize, i64, u32, u64)],
+    (lo, left, scale, lane_h): (u64, f64, f64, f64),
+) -> (String, String) {
+    let (mut s, mut causes) = (String::new(), String::new());
+    let at = |op: OpId| {
+        let lane = lanes.iter().position(|&l| Some(l) == trial.place(op))?;
+        let &(_, start, end) = spans.iter().find(|d| d.0 == op)?;
+        let x = |t: u64| left + (t - lo) as f64 * scale;
+        Some((lane_h * lane as f64 + lane_h / 2.0, x(start), x(end)))
+    };
+    for held in outcome.checks.iter().filter_map(|c| c.held.as_ref()) {
+        let (Some((y1, _, x1)), Some((y2, x2, _))) = (at(held.by), at(held.op)) else {
+            continue;
+        };
+        let words = held.words(&trial.label(held.by));
+        let _ = write!(
+            s,
+            "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#c0392b\" stroke-width=\"1.5\" marker-end=\"url(#held)\"><title>{}</title></line>",
+            esc(&words)
+        );
+        let _ = write!(
+            causes,
+            "<li>{} held back ({}): {}</li>",
+            esc(&trial.label(held.op)),
+            esc(held.kind.word()),
+            esc(&words)
+        );
+    }
+    (s, causes)
 }

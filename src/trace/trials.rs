@@ -7,7 +7,7 @@
 //! The host and GPU times share the profiler's clock: the clock sync is the identity, within the
 //! clock error the trace shows (`tolerance.rs`).
 
-use super::events::{GpuKind, GpuOp, TraceFile};
+use super::events::{DriverEnv, GpuKind, GpuOp, TraceFile};
 use super::glob::Pattern;
 use super::host_fns::behind;
 use super::names::clip;
@@ -297,9 +297,18 @@ impl Trace {
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
             .collect();
         let facts = (ops.iter())
-            .map(|&r| Facts {
-                first_launch: self.firsts[r.0].contains(&r.1),
-                event_wait: self.op(r).call.as_ref().is_some_and(|c| c.waited),
+            .map(|&r| {
+                let call = self.op(r).call.as_ref();
+                Facts {
+                    first_launch: self.firsts[r.0].contains(&r.1),
+                    event_wait: call.is_some_and(|c| c.waited),
+                    before: (call.and_then(|c| c.before.as_ref())).map(|b| HeldBy {
+                        name: b.name.clone(),
+                        begin_ns: b.begin_ns - origin,
+                        end_ns: b.end_ns - origin,
+                    }),
+                    env: self.files[r.0].env.get(&self.op(r).pid).cloned(),
+                }
             })
             .collect();
         Trial {
@@ -400,12 +409,24 @@ pub struct Trial {
 }
 
 /// What a trace shows about an op's issue that can explain a wait (`trace_claims/checks.rs`, `held_back`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Facts {
     /// The first launch of its kernel's name in its process.
     pub(crate) first_launch: bool,
     /// Its issuing thread called `cudaStreamWaitEvent` since its previous launch.
     pub(crate) event_wait: bool,
+    /// Its thread's CUDA call before its own, on the trial's axis.
+    pub(crate) before: Option<HeldBy>,
+    /// What the driver read from its process's environment, where the trace recorded it.
+    pub(crate) env: Option<DriverEnv>,
+}
+
+/// A host call on the trial's axis (ns from the trial's first instant; before it, negative).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeldBy {
+    pub(crate) name: std::sync::Arc<str>,
+    pub(crate) begin_ns: i64,
+    pub(crate) end_ns: i64,
 }
 
 impl Trial {

@@ -1,6 +1,7 @@
 //! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
 //! quantifier over the pairs that could have met (see `judgement.rs`), and what held an op back.
 
+use super::causes::{held_back, CauseKind, Held};
 use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
@@ -22,6 +23,8 @@ pub struct CheckOutcome {
     /// The relation the value belongs to, for its unit and words.
     pub measured: Option<Check>,
     pub reason: String,
+    /// What held the deciding pair's later op back, where it waited.
+    pub held: Option<Held>,
 }
 
 /// A trial with what the lab's relations know of its ops' calls: each op issued by a call that
@@ -76,6 +79,7 @@ fn outcome(
         value_ns: m.map_or(0, |m| m.value_ns),
         measured: m.map(|m| m.check),
         reason,
+        held: None,
     }
 }
 
@@ -129,14 +133,17 @@ pub(super) fn measure(
             );
         }
         let m = check_of(c.relation, sa[0], sb[0]).measure_with(&trial.waits, &trial.timeline, tol);
-        let why = explained(trial, &m, tol);
-        return outcome(*c, m.truth, Some(&m), why);
+        let (why, held) = explained(trial, &m, tol);
+        return CheckOutcome {
+            held,
+            ..outcome(*c, m.truth, Some(&m), why)
+        };
     }
     pairs(trial, sa, sb, c, tol, nb)
 }
 
 /// The measurement's reason, with what held the later op back where it waited.
-fn explained(trial: &OnTrial, m: &Measurement, tol: &Tolerances) -> String {
+fn explained(trial: &OnTrial, m: &Measurement, tol: &Tolerances) -> (String, Option<Held>) {
     let names = m
         .check
         .ops()
@@ -150,15 +157,24 @@ fn explained(trial: &OnTrial, m: &Measurement, tol: &Tolerances) -> String {
             | (Check::Overlaps { .. }, Truth::No)
             | (Check::Serializes { .. }, Truth::Yes)
     );
-    let held = match waited {
-        true => later(trial, m.check).and_then(|o| held_back(trial, o, tol)),
-        false => None,
+    // An undecided order whose later op was issued late: the host held it, and the trace may
+    // say how (a sync, a pageable copy); its other causes would explain a wait it did not have.
+    let held = match (waited, m.truth) {
+        (true, _) => later(trial, m.check).and_then(|o| held_back(trial, o, tol)),
+        (false, Truth::Unknown) => (later(trial, m.check))
+            .and_then(|o| held_back(trial, o, tol))
+            .filter(|h| matches!(h.kind, CauseKind::HostCall | CauseKind::IssuedLate)),
+        (false, _) => None,
     };
-    format!(
+    let why = format!(
         "{names}: {}{}",
         m.reason,
-        held.map_or(String::new(), |h| format!("; {h}"))
-    )
+        (held.as_ref()).map_or(String::new(), |h| format!(
+            "; {}",
+            h.words(&trial.label(h.by))
+        ))
+    );
+    (why, held)
 }
 
 /// The op of an order or overlap that started later.
@@ -167,50 +183,6 @@ fn later(trial: &OnTrial, c: Check) -> Option<OpId> {
     let (&a, &b) = (ops.first()?, ops.get(1)?);
     let start = |o: OpId| trial.timeline.span(o).map(|s| s.start());
     Some(if start(a)? > start(b)? { a } else { b })
-}
-
-/// "held back by X (stream 21), which ended 1.9 µs before it started"; "queued behind X in its
-/// stream" where X is the op before it in its stream. X ran on the same GPU: the same device of
-/// the same trace file. (An op of another rank cannot hold it back, and a device number names
-/// the same GPU only within one file: a launcher may give every rank its own device 0.)
-fn held_back(trial: &OnTrial, op: OpId, tol: &Tolerances) -> Option<String> {
-    let t = &trial.timeline;
-    let start = t.span(op)?.start();
-    let step = tol.timer_step_ns.max(1);
-    let gpu = |o: OpId| trial.place(o).map(|(file, _, device, _)| (file, device));
-    let holder = (t.spans.iter())
-        .filter(|s| s.op != op && s.end() <= start + step && gpu(s.op) == gpu(op))
-        .max_by_key(|s| s.end())?;
-    let label = trial.label(holder.op);
-    let gap = start as i64 - holder.end() as i64;
-    let how = match trial.place(holder.op) == trial.place(op) {
-        true => "queued behind it in its stream".to_string(),
-        false => format!("on another stream; {}", cause(trial, op)),
-    };
-    Some(format!(
-        "it started {:+.2} µs after {label} ended ({how})",
-        gap as f64 / 1e3
-    ))
-}
-
-/// Why an op waited for one of another stream, as far as the trace shows: a first launch
-/// (lazy module loading), an event wait on its thread since its previous launch, or nothing it
-/// records.
-fn cause(trial: &OnTrial, op: OpId) -> &'static str {
-    let facts = trial.facts.get(op.0).copied().unwrap_or_default();
-    if facts.first_launch {
-        "it is the first launch of its kernel in its process: where modules load lazily \
-         (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), that launch loads its module, \
-         which waits for the work already running; CUDA_MODULE_LOADING=EAGER or a warm-up \
-         launch removes the wait"
-    } else if facts.event_wait {
-        "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
-         have ordered it"
-    } else {
-        "nothing in the trace says why: not its stream's order, no event wait before its \
-         launch, not a first launch (one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1, \
-         or the legacy default stream would do this, and the trace records neither)"
-    }
 }
 
 /// Whether a pair could have run together: the op that started later was ready before the
@@ -339,15 +311,14 @@ fn pairs(
     let say = |truth: Truth, m: Option<Measurement>, n: usize, what: &str| {
         let head = counted.replacen("{}", &n.to_string(), 1);
         match m {
-            Some(m) => outcome(
-                *c,
-                truth,
-                Some(&m),
-                format!(
-                    "{head} {what}; e.g. {}{left_out}",
-                    explained(trial, &m, tol)
-                ),
-            ),
+            Some(m) => {
+                let (why, held) = explained(trial, &m, tol);
+                let why = format!("{head} {what}; e.g. {why}{left_out}");
+                CheckOutcome {
+                    held,
+                    ..outcome(*c, truth, Some(&m), why)
+                }
+            }
             None => outcome(*c, truth, None, format!("{head} {what}{left_out}")),
         }
     };

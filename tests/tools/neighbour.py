@@ -1,4 +1,4 @@
-"""A neighbour on the GPU, for measuring verdicts on a shared GPU (issue 25, docs/design.md).
+"""A neighbour on the GPU, for measuring verdicts on a shared GPU (issue 25, docs/measurements.md).
 
     python3 tests/tools/neighbour.py matmul SECONDS   # bf16 8192x8192 products, back to back
     python3 tests/tools/neighbour.py copies SECONDS   # pinned 256 MiB H2D and D2H, both engines

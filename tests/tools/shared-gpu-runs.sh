@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Catalogue runs on the GPU machine, on the idle GPU and beside neighbours: the measurement behind
-# issue 25 and docs/design.md decision 24. A tool for the GPU machine, not part of the crate.
+# issue 25 and docs/measurements.md, "A shared GPU: the catalogue beside three neighbours". A tool for the GPU machine, not part of the crate.
 #
 #   bash tests/tools/shared-gpu-runs.sh BIN IDLE CLI MATMUL COPIES [RECORD_DIR]
 #

@@ -191,8 +191,19 @@ pub(super) fn cause(
              wait for the earlier op would decide the order; else lengthen the spins"
             .to_string(),
         HostOrder::None => format!(
-            "no host wait came between them: the host issued {b} at its own pace (launch \
-             latency, the calls in between), too late to {}; {}",
+            "{}, too late to {}; {}",
+            match timeline.one_clock() {
+                // A trace's calls are not tied to the ops they wait for: a sync may have come
+                // between (the cause, where the trace shows one, follows the reason).
+                true => format!(
+                    "the trace ties no host wait to {a}: the host issued {b} late (launch \
+                     latency, the calls in between)"
+                ),
+                false => format!(
+                    "no host wait came between them: the host issued {b} at its own pace \
+                     (launch latency, the calls in between)"
+                ),
+            },
             if overlap {
                 "tell waiting from late issue"
             } else {

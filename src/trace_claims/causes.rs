@@ -1,0 +1,239 @@
+//! What held an op back, as far as the trace shows: the op it started after, and why it waited.
+//!
+//! An order or a missing overlap on a trace is a finding only with its cause: the user wants to
+//! know whether their program asked for the wait. The causes are tried from what the trace
+//! shows most directly to what it shows least:
+//! 1. **issued late**: its launch call began only after the op it started after had ended, so
+//!    the GPU never held it; where the thread's call before it returned only then (a sync, a
+//!    pageable or synchronous copy), that call held the thread;
+//! 2. **queued** behind the op before it in its own stream;
+//! 3. on another stream: an **event wait** its thread called since its previous launch; the
+//!    **first launch** of its kernel in its process (lazy module loading, unless the recorded
+//!    environment says `CUDA_MODULE_LOADING=EAGER`); **shared hardware queues** where the
+//!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; else **nothing in the trace**
+//!    says why, naming what it does not record.
+//!
+//! Every figure is on the trial's axis, the one the evidence's other figures use.
+
+use crate::measured::calibration::Tolerances;
+use crate::program::OpId;
+use crate::trace::Trial;
+
+/// The kinds of cause, for summing and for pictures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CauseKind {
+    /// A host call of its thread returned only after the op it started after ended.
+    HostCall,
+    /// Its launch call began only after the op it started after ended.
+    IssuedLate,
+    /// Behind the op before it in its stream.
+    Queued,
+    /// An event wait its thread called since its previous launch.
+    EventWait,
+    /// The first launch of its kernel in its process (lazy module loading).
+    FirstLaunch,
+    /// The process's streams share few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
+    SharedQueues,
+    /// Nothing the trace records.
+    Unknown,
+}
+
+impl CauseKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            CauseKind::HostCall => "a host call held the thread",
+            CauseKind::IssuedLate => "issued late",
+            CauseKind::Queued => "queued in its stream",
+            CauseKind::EventWait => "an event wait",
+            CauseKind::FirstLaunch => "a first launch (lazy module loading)",
+            CauseKind::SharedQueues => "shared hardware queues",
+            CauseKind::Unknown => "not in the trace",
+        }
+    }
+}
+
+/// An op that started after another ended, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The op that waited.
+    pub op: OpId,
+    /// The op on its GPU whose end it started after.
+    pub by: OpId,
+    /// Its start minus `by`'s end.
+    pub gap_ns: i64,
+    pub kind: CauseKind,
+    /// The cause in words, with the figures it rests on.
+    pub cause: String,
+}
+
+impl Held {
+    /// "it started +1.90 µs after X ended (queued behind it in its stream)".
+    pub fn words(&self, by: &str) -> String {
+        format!(
+            "it started {:+.2} µs after {by} ended ({})",
+            self.gap_ns as f64 / 1e3,
+            self.cause
+        )
+    }
+}
+
+fn us(ns: i64) -> String {
+    format!("{:.2} µs", ns as f64 / 1e3)
+}
+
+/// What held `op` back: the op on its GPU that ended last before it started, and why. That op
+/// ran on the same GPU: the same device of the same trace file (an op of another rank cannot
+/// hold it back, and a device number names the same GPU only within one file: a launcher may
+/// give every rank its own device 0).
+pub(super) fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<Held> {
+    let t = &trial.timeline;
+    let start = t.span(op)?.start();
+    let step = tol.timer_step_ns.max(1);
+    let gpu = |o: OpId| trial.place(o).map(|(file, _, device, _)| (file, device));
+    let holder = (t.spans.iter())
+        .filter(|s| s.op != op && s.end() <= start + step && gpu(s.op) == gpu(op))
+        .max_by_key(|s| s.end())?;
+    let label = trial.label(holder.op);
+    let (kind, cause) = match issued_late(trial, op, holder.end() as i64, &label) {
+        Some(late) => late,
+        None if trial.place(holder.op) == trial.place(op) => {
+            (CauseKind::Queued, "queued behind it in its stream".into())
+        }
+        None => {
+            let (kind, why) = other_stream(trial, op);
+            (kind, format!("on another stream; {why}"))
+        }
+    };
+    Some(Held {
+        op,
+        by: holder.op,
+        gap_ns: start as i64 - holder.end() as i64,
+        kind,
+        cause,
+    })
+}
+
+/// Where `op`'s launch call began only after `holder_end` (beyond the clock error): the host
+/// issued it late, and the call before it on its thread says whether a call held the thread.
+fn issued_late(
+    trial: &Trial,
+    op: OpId,
+    holder_end: i64,
+    label: &str,
+) -> Option<(CauseKind, String)> {
+    let call = trial.timeline.host_call(op)?;
+    let error = trial.timeline.clock.map_or(0, |c| c.error_ns) as i64;
+    let begin = call.begin_ns as i64;
+    if begin <= holder_end + error {
+        return None;
+    }
+    let facts = trial.facts.get(op.0).cloned().unwrap_or_default();
+    let blocking_launches = facts.env.as_ref().is_some_and(|e| e.launch_blocking());
+    let issued = format!(
+        "its call began at {}, {:+.2} µs after {label} ended",
+        us(begin),
+        (begin - holder_end) as f64 / 1e3
+    );
+    match facts.before {
+        // The call before returned after the holder ended: it held the thread until then.
+        Some(b) if b.end_ns > holder_end => {
+            let what = match &*b.name {
+                n if n.contains("Synchronize") => {
+                    " (a sync returns once the work it names has ended)".to_string()
+                }
+                n if n.contains("Memcpy") && !n.contains("Async") => {
+                    " (a synchronous copy returns once it is done)".to_string()
+                }
+                n if n.contains("Memcpy") => {
+                    " (an async copy of pageable memory returns once it is staged or done)"
+                        .to_string()
+                }
+                n if n.contains("Launch") && blocking_launches => {
+                    " (CUDA_LAUNCH_BLOCKING=1, recorded: every launch returns once its work \
+                     has ended)"
+                        .to_string()
+                }
+                _ => String::new(),
+            };
+            Some((
+                CauseKind::HostCall,
+                format!(
+                    "issued late: {issued}; its thread was in {} from {} to {}{what}",
+                    b.name,
+                    us(b.begin_ns),
+                    us(b.end_ns)
+                ),
+            ))
+        }
+        _ => Some((
+            CauseKind::IssuedLate,
+            format!(
+                "issued late: {issued}, and no CUDA call of its thread held it (the host's own \
+                 work between calls)"
+            ),
+        )),
+    }
+}
+
+/// Why an op waited for one of another stream, as far as the trace shows.
+fn other_stream(trial: &Trial, op: OpId) -> (CauseKind, String) {
+    let facts = trial.facts.get(op.0).cloned().unwrap_or_default();
+    let env = facts.env.as_ref();
+    if facts.first_launch && !env.is_some_and(|e| e.eager()) {
+        let recorded = match env {
+            Some(_) => " (CUDA_MODULE_LOADING not EAGER, recorded)",
+            None => " (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2)",
+        };
+        return (
+            CauseKind::FirstLaunch,
+            format!(
+                "it is the first launch of its kernel in its process: where modules load \
+                 lazily{recorded}, that launch loads its module, which waits for the work \
+                 already running; CUDA_MODULE_LOADING=EAGER or a warm-up launch removes the wait"
+            ),
+        );
+    }
+    if facts.event_wait {
+        return (
+            CauseKind::EventWait,
+            "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
+             have ordered it"
+                .into(),
+        );
+    }
+    if let Some(n) = env.and_then(|e| e.connections()) {
+        let queues = match n {
+            1 => "one hardware queue".to_string(),
+            n => format!("{n} hardware queues"),
+        };
+        return (
+            CauseKind::SharedQueues,
+            format!(
+                "its process ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded): its streams \
+                 share {queues}, and work in one queue runs in the order it was issued"
+            ),
+        );
+    }
+    let first = match facts.first_launch {
+        true => "a first launch, but modules load eagerly (CUDA_MODULE_LOADING=EAGER, recorded)",
+        false => "not a first launch",
+    };
+    let unrecorded = match env {
+        Some(_) => {
+            "CUDA_DEVICE_MAX_CONNECTIONS was unset (8 hardware queues, recorded); more streams \
+             than queues or the legacy default stream would do this, and the trace records \
+             neither"
+        }
+        None => {
+            "one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1, or the legacy default \
+             stream would do this, and the trace records neither"
+        }
+    };
+    (
+        CauseKind::Unknown,
+        format!(
+            "nothing in the trace says why: not its stream's order, no event wait before its \
+             launch, {first} ({unrecorded})"
+        ),
+    )
+}
