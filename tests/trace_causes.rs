@@ -87,6 +87,45 @@ fn the_cuda_examples_first_repetition_waited_for_a_module_load() {
     );
 }
 
+/// The same program recorded under `CUDA_DEVICE_MAX_CONNECTIONS=1` (one H100 of an
+/// `nvidia-h100-x2` machine, 2026-11-27): the recording holds the environment its process ran
+/// with. One hardware queue did not serialize kernel3 with kernel1 (no op waits between them in
+/// the queue: they overlapped +100.87 µs in repetitions 2–5); repetition 1's wait is still the
+/// first launch, now said with the recorded loading mode.
+#[test]
+fn a_recording_under_one_connection_holds_its_environment() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cuda");
+    let trace = stream_litmus::trace::Trace::read(&[
+        root.join("traces/event_two_streams_one_connection.json.gz")
+    ])
+    .unwrap();
+    let env = &trace.files[0].env;
+    assert_eq!(env.len(), 1, "{env:?}");
+    let e = env.values().next().unwrap();
+    assert_eq!(e.connections(), Some(1));
+    assert!(!e.eager() && !e.launch_blocking());
+    let claims =
+        stream_litmus::litmus::load_traced(&root.join("event_two_streams.litmus")).unwrap();
+    let c = (claims.iter())
+        .find(|c| c.id == "cuda.no_wait_runs_together")
+        .unwrap();
+    let j = stream_litmus::trace_claims::judge(c, &trace).unwrap();
+    assert_eq!(j.verdict, Verdict::Violated);
+    assert_eq!(j.counts.positive, 4, "{}", j.counts);
+    let first = &j.trials[0].checks[0];
+    assert_eq!(
+        first.held.as_ref().map(|h| h.kind),
+        Some(CauseKind::FirstLaunch)
+    );
+    assert!(
+        first
+            .reason
+            .contains("(CUDA_MODULE_LOADING not EAGER, recorded)"),
+        "{}",
+        first.reason
+    );
+}
+
 /// [`reason`]'s trace with the driver environment `stream-litmus trace` records for process 1.
 fn with_env(trace: &str, env: &str) -> String {
     let event = format!(r#"{{"ph":"M","name":"process_env","pid":1,"args":{{"env":{{{env}}}}}}}"#);
