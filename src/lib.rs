@@ -24,7 +24,7 @@
 //! - [`limits`]: the bounds every input is checked against; [`atomic_write`]: outputs written
 //!   to a temporary file and renamed into place, so no failure destroys a file.
 //! - [`trace`]: profiler traces of the user's own programs, read and cut into trials;
-//!   [`trace_claims`]: claims judged on them.
+//!   [`trace_claims`]: claims judged on them; [`explain`]: what held a traced program back.
 //! - [`report`]: terminal lines, the HTML page with SVG timelines, the Chrome trace, compare,
 //!   the scenario tables.
 //!
@@ -56,6 +56,7 @@
 // `tests/layers.rs` holds every `use crate::` line to that.
 mod border;
 pub mod catalogue;
+pub mod explain;
 pub mod fuzz;
 mod gpu;
 mod judge;

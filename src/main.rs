@@ -9,7 +9,8 @@ mod commands;
 
 use commands::arguments::{Cli, Command};
 use commands::{
-    check, compare, fuzz, hog, judge, outln, predict, record, render, run, show, sweep, CliResult,
+    check, compare, explain, fuzz, hog, judge, outln, predict, record, render, run, show, sweep,
+    CliResult,
 };
 
 fn main() -> ExitCode {
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         Some(Command::List) => list(),
         Some(Command::Show { id, json, litmus }) => show(&id, json, litmus),
         Some(Command::Check(args)) => check(args),
+        Some(Command::Explain(args)) => explain(args),
         Some(Command::Hog { seconds }) => hog(seconds),
         Some(Command::Predict { files }) => predict(&files),
         Some(Command::Judge { results, write }) => judge(&results, write.as_deref()),

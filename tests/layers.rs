@@ -28,9 +28,17 @@ const LAYERS: &[(&str, &[&str])] = &[
         "trace_claims",
         &["trace", "judge", "measured", "program", "border"],
     ),
+    ("explain", &["trace", "measured", "program", "border"]),
     (
         "litmus",
-        &["trace_claims", "trace", "judge", "program", "border"],
+        &[
+            "explain",
+            "trace_claims",
+            "trace",
+            "judge",
+            "program",
+            "border",
+        ],
     ),
     ("fuzz", &["judge", "measured", "program", "border"]),
     (
@@ -42,6 +50,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "lab",
             "fuzz",
+            "explain",
             "trace_claims",
             "trace",
             "catalogue",

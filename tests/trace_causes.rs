@@ -5,7 +5,7 @@
 mod common;
 
 use common::kineto::{judged, made, MadeOp};
-use stream_litmus::trace_claims::CauseKind;
+use stream_litmus::trace::CauseKind;
 use stream_litmus::Verdict;
 
 /// `k1` runs 1010–1510 µs on stream 7; `k3`, launched 1 µs after it on stream 9, waited for its

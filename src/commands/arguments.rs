@@ -99,6 +99,24 @@ pub(crate) struct FuzzArgs {
     pub(crate) regressions: PathBuf,
 }
 
+/// `stream-litmus explain TRACE…`.
+#[derive(clap::Args)]
+pub(crate) struct ExplainArgs {
+    /// Profiler traces (one per rank of one run), or one `stream-litmus trace` recording.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Cut steps at each instance of this host range (default: each `ProfilerStep#*` where the
+    /// trace has them, else the whole trace).
+    #[arg(long)]
+    pub trial: Option<String>,
+    /// Directory for explain.txt and trace.json (each wait drawn as a flow).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write what was found as a claim file, to judge again on the next trace with `check`.
+    #[arg(long)]
+    pub claims: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Run the catalogue (the default).
@@ -118,6 +136,10 @@ pub(crate) enum Command {
     /// Run the claims of claim files on the GPU (all files are read and checked first); judge
     /// claims on traces (`select` lines) on their traces, with no GPU.
     Check(CheckArgs),
+    /// Explain what held a traced program back, step by step, with no GPU: the model's
+    /// must-precede pairs checked, every wait the program did not ask for with its cause and
+    /// the time lost, and surprises (docs/checking-your-program.md, "What held my program back").
+    Explain(ExplainArgs),
     /// Print the happens-before model's prediction for each check of claim files, without a GPU.
     Predict {
         /// Claim files (docs/writing-claims.md), or directories of them.

@@ -6,6 +6,7 @@
 pub mod arguments;
 mod check;
 mod cli_error;
+mod explain;
 mod fuzz;
 mod hog;
 mod predict;
@@ -18,6 +19,7 @@ mod timing;
 mod traced;
 
 pub use check::check;
+pub use explain::explain;
 pub use fuzz::fuzz;
 pub use hog::hog;
 pub use predict::predict;

@@ -40,6 +40,7 @@ mod ast;
 mod checks;
 mod draft;
 mod error;
+mod explained;
 mod ops;
 mod predict;
 mod print;
@@ -52,6 +53,7 @@ mod words;
 
 pub use checks::RELATIONS;
 pub use error::LitmusError;
+pub use explained::claims_from;
 pub use predict::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 

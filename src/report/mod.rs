@@ -19,6 +19,7 @@
 
 mod canvas;
 pub mod compare;
+pub mod explained;
 pub mod fuzz;
 pub mod html;
 mod marks;

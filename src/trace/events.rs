@@ -166,6 +166,9 @@ pub struct GpuOp {
     pub pid: i64,
     pub call: Option<Call>,
     pub bytes: Option<u64>,
+    /// A kernel's blocks per SM at launch, in hundredths, where the profiler wrote it: 100 or
+    /// more, and the kernel filled every SM as it started.
+    pub blocks_per_sm: Option<u32>,
 }
 
 /// A range the program annotated on the host (`record_function`, `ProfilerStep#N`, NVTX).
@@ -174,6 +177,16 @@ pub struct HostRange {
     pub name: Arc<str>,
     pub pid: i64,
     /// The thread that opened it.
+    pub tid: i64,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+}
+
+/// A call that waits for all work of its process's current device (`cudaDeviceSynchronize`,
+/// `cuCtxSynchronize`): every op the process issued before it has ended when it returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceSync {
+    pub pid: i64,
     pub tid: i64,
     pub begin_ns: i64,
     pub end_ns: i64,
@@ -201,6 +214,9 @@ pub struct TraceFile {
     pub host_fn_pending: Vec<(i64, i64, i64)>,
     /// Why some GPU ops have no call, where the trace could not tell which process issued them.
     pub join_note: Option<String>,
+    /// The device syncs of every process, by begin (outermost calls: a runtime sync, not the
+    /// driver call inside it).
+    pub device_syncs: Vec<DeviceSync>,
     /// What the driver read from each process's environment, by process, where the trace
     /// records it (`stream-litmus trace` does; a profiler's trace does not).
     pub env: HashMap<i64, DriverEnv>,
@@ -233,6 +249,27 @@ impl TraceFile {
             None => self.path.clone(),
         }
     }
+}
+
+/// For calls sorted by (process, thread, begin): the device syncs among them, outermost only.
+pub(super) fn device_syncs(calls: &[RawCall]) -> Vec<DeviceSync> {
+    let is_sync = |c: &RawCall| matches!(&*c.name, "cudaDeviceSynchronize" | "cuCtxSynchronize");
+    let mut syncs: Vec<DeviceSync> = Vec::new();
+    for c in calls.iter().filter(|c| is_sync(c)) {
+        let inside = syncs.last().is_some_and(|s| {
+            (s.pid, s.tid) == (c.pid, c.tid) && s.begin_ns <= c.begin_ns && c.end_ns <= s.end_ns
+        });
+        if !inside {
+            syncs.push(DeviceSync {
+                pid: c.pid,
+                tid: c.tid,
+                begin_ns: c.begin_ns,
+                end_ns: c.end_ns,
+            });
+        }
+    }
+    syncs.sort_by_key(|s| s.begin_ns);
+    syncs
 }
 
 /// For calls sorted by (process, thread, begin): the outermost call of its thread before each

@@ -127,6 +127,7 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
                     before: None,
                 }),
                 bytes: None,
+                blocks_per_sm: None,
             });
         }
     }

@@ -12,7 +12,7 @@
 
 use super::events::{Before, Call, DriverEnv, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
 use super::names::{clip, clip_at, Names};
-use super::number::Num;
+use super::number::{Num, Real};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -128,6 +128,9 @@ struct Args {
     correlation: Num,
     #[serde(default)]
     bytes: Num,
+    /// A kernel's blocks per SM at launch (the PyTorch profiler's figure).
+    #[serde(default, rename = "blocks per SM")]
+    blocks_per_sm: Real,
     /// The driver's environment of a process (`process_env`, written by `stream-litmus trace`).
     #[serde(default)]
     env: Option<EnvArgs>,
@@ -187,6 +190,7 @@ struct RawOp {
     correlation: Option<i64>,
     process: Option<i64>,
     bytes: Option<i64>,
+    blocks_per_sm: Option<f64>,
 }
 
 #[derive(Default)]
@@ -304,6 +308,7 @@ impl Collector {
                 correlation: args.correlation.0,
                 process: args.process.0,
                 bytes: args.bytes.0,
+                blocks_per_sm: args.blocks_per_sm.0,
             });
         } else if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
@@ -366,6 +371,7 @@ impl Collector {
         self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
         let (after_wait, waited) = super::events::event_waits(&self.calls);
         let before = super::events::previous_calls(&self.calls);
+        let device_syncs = super::events::device_syncs(&self.calls);
         // The outermost call of each correlation of each process (a runtime call around its
         // driver call). Correlation ids count from 1 in every process: an op is joined to a call
         // of its own process, where the trace names it (`trace --` recordings); where it does not
@@ -434,6 +440,9 @@ impl Collector {
                     pid: process.unwrap_or(file_pid),
                     call: call.map(|c| c.1),
                     bytes: o.bytes.and_then(|b| u64::try_from(b).ok()),
+                    blocks_per_sm: (o.blocks_per_sm)
+                        .filter(|b| (0.0..=1e7).contains(b))
+                        .map(|b| (b * 100.0).round() as u32),
                 }
             })
             .collect();
@@ -459,6 +468,7 @@ impl Collector {
             host_fn_pending,
             mangled: self.names.into_mangled(),
             env: self.env,
+            device_syncs,
             join_note: (unjoined > 0).then(|| {
                 format!(
                     "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \

@@ -7,14 +7,16 @@
 //! functions found (`events.rs`, `host_fns.rs`), its tolerances measured (`tolerance.rs`), and
 //! it is cut into trials (`trials.rs`: each `ProfilerStep#N`, each instance of a named range, or
 //! each launch of a marker kernel), every trial a
-//! [`Timeline`](crate::measured::timeline::Timeline) as the lab's own. `recorded.rs` joins what
+//! [`Timeline`](crate::measured::timeline::Timeline) as the lab's own. `causes.rs` says what
+//! held an op back and why, as far as the trace shows. `recorded.rs` joins what
 //! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
 //! Judging claims on those timelines is `trace_claims/`, one floor up.
 //!
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
 //! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `names`,
-//! `host_fns`, `kineto`, `tolerance`, `trials`, `recorded`.
+//! `host_fns`, `kineto`, `tolerance`, `trials`, `causes`, `recorded`.
 
+mod causes;
 mod events;
 mod glob;
 mod host_fns;
@@ -25,8 +27,9 @@ mod recorded;
 mod tolerance;
 mod trials;
 
+pub use causes::{held_back, held_by, CauseKind, Held};
 pub use events::{
-    Before, Call, CopyDir, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
+    Before, Call, CopyDir, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
 pub use glob::Pattern;
 pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};

@@ -49,3 +49,46 @@ impl<'de> Deserialize<'de> for Num {
         d.deserialize_any(V)
     }
 }
+
+/// A finite number of any form, fractions kept (`"blocks per SM": 124.12`); anything else none.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Real(pub(super) Option<f64>);
+
+impl<'de> Deserialize<'de> for Real {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Real, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Real;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Real, E> {
+                Ok(Real(Some(v as f64)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Real, E> {
+                Ok(Real(Some(v as f64)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Real, E> {
+                Ok(Real(v.is_finite().then_some(v)))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Real, E> {
+                Ok(Real(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Real, E> {
+                Ok(Real(None))
+            }
+            fn visit_unit<E>(self) -> Result<Real, E> {
+                Ok(Real(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Real, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Real(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Real, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Real(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -308,11 +308,13 @@ impl Trace {
                         end_ns: b.end_ns - origin,
                     }),
                     env: self.files[r.0].env.get(&self.op(r).pid).cloned(),
+                    blocks_per_sm: self.op(r).blocks_per_sm,
                 }
             })
             .collect();
         Trial {
             name,
+            origin_ns: origin,
             labels,
             places,
             ops,
@@ -394,6 +396,8 @@ type Windows = Vec<(i64, i64, i64, String)>;
 pub struct Trial {
     /// The range it is an instance of ("ProfilerStep#3").
     pub name: String,
+    /// The trace's instant (ns) that is 0 on the trial's axis: its first op's start or call.
+    pub origin_ns: i64,
     /// (file, op) of each op, by op id.
     pub ops: Vec<(usize, usize)>,
     pub timeline: Timeline,
@@ -419,6 +423,8 @@ pub(crate) struct Facts {
     pub(crate) before: Option<HeldBy>,
     /// What the driver read from its process's environment, where the trace recorded it.
     pub(crate) env: Option<DriverEnv>,
+    /// A kernel's blocks per SM at launch, in hundredths, where the profiler wrote it.
+    pub(crate) blocks_per_sm: Option<u32>,
 }
 
 /// A host call on the trial's axis (ns from the trial's first instant; before it, negative).

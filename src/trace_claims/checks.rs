@@ -1,13 +1,12 @@
 //! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
 //! quantifier over the pairs that could have met (see `judgement.rs`), and what held an op back.
 
-use super::causes::{held_back, CauseKind, Held};
 use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Span, Timeline};
 use crate::program::OpId;
-use crate::trace::Trial;
+use crate::trace::{held_back, CauseKind, Held, Trial};
 
 /// The most pairs one check looks at in one trial: beyond, the selections are too wide to say
 /// anything readable, and the check asks for narrower ones.

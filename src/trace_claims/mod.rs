@@ -3,21 +3,19 @@
 //! A claim on a trace ([`TraceClaim`], written in a claim file with `select` and quantified
 //! checks) names ops by kind, name pattern, stream, device, rank and annotated range
 //! (`select.rs`); `checks.rs` decides one check on one trial with the lab's relations and the
-//! trace's tolerances, `causes.rs` says what held an op back and why; `judgement.rs` counts the verdict over
+//! trace's tolerances, what held an op back and why comes from `trace/causes.rs`; `judgement.rs` counts the verdict over
 //! the trials as the lab counts its trials ("Always 5/5 steps"). The trials themselves come from
 //! the trace reader (`trace/`), which knows nothing of claims.
 //!
 //! **May import:** `trace` (trials, patterns), `judge` (relations, verdicts), `measured`
 //! (timelines, tolerances), `program` (op ids), `border`. Inside, from the ground up: `select`,
-//! `causes`, `claim`, `checks`, `judgement`.
+//! `claim`, `checks`, `judgement`.
 
-mod causes;
 mod checks;
 mod claim;
 mod judgement;
 mod select;
 
-pub use causes::{CauseKind, Held};
 pub use checks::{CheckOutcome, MAX_PAIRS};
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 pub use judgement::{judge, TraceJudgement, TracedTrial};

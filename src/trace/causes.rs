@@ -9,15 +9,16 @@
 //! 2. **queued** behind the op before it in its own stream;
 //! 3. on another stream: an **event wait** its thread called since its previous launch; the
 //!    **first launch** of its kernel in its process (lazy module loading, unless the recorded
-//!    environment says `CUDA_MODULE_LOADING=EAGER`); **shared hardware queues** where the
+//!    environment says `CUDA_MODULE_LOADING=EAGER`); **a full GPU** where the op it waited for
+//!    filled every SM as it started (the profiler's blocks per SM); **shared hardware queues** where the
 //!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; else **nothing in the trace**
 //!    says why, naming what it does not record.
 //!
 //! Every figure is on the trial's axis, the one the evidence's other figures use.
 
+use super::trials::Trial;
 use crate::measured::calibration::Tolerances;
 use crate::program::OpId;
-use crate::trace::Trial;
 
 /// The kinds of cause, for summing and for pictures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +33,8 @@ pub enum CauseKind {
     EventWait,
     /// The first launch of its kernel in its process (lazy module loading).
     FirstLaunch,
+    /// The kernel it waited for filled every SM as it started (the profiler's blocks per SM).
+    FullGpu,
     /// The process's streams share few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
     SharedQueues,
     /// Nothing the trace records.
@@ -39,6 +42,21 @@ pub enum CauseKind {
 }
 
 impl CauseKind {
+    /// Whether the wait was for room on the GPU: not an order, asked for or not.
+    pub fn room(self) -> bool {
+        self == CauseKind::FullGpu
+    }
+
+    /// Whether the program asked for the wait (its stream's order, an event wait, a host call
+    /// it made), as against the driver or the hardware (a module load, shared queues) or
+    /// nothing the trace shows.
+    pub fn asked(self) -> bool {
+        matches!(
+            self,
+            CauseKind::HostCall | CauseKind::IssuedLate | CauseKind::Queued | CauseKind::EventWait
+        )
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             CauseKind::HostCall => "a host call held the thread",
@@ -46,6 +64,7 @@ impl CauseKind {
             CauseKind::Queued => "queued in its stream",
             CauseKind::EventWait => "an event wait",
             CauseKind::FirstLaunch => "a first launch (lazy module loading)",
+            CauseKind::FullGpu => "the GPU was full",
             CauseKind::SharedQueues => "shared hardware queues",
             CauseKind::Unknown => "not in the trace",
         }
@@ -85,7 +104,7 @@ fn us(ns: i64) -> String {
 /// ran on the same GPU: the same device of the same trace file (an op of another rank cannot
 /// hold it back, and a device number names the same GPU only within one file: a launcher may
 /// give every rank its own device 0).
-pub(super) fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<Held> {
+pub fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<Held> {
     let t = &trial.timeline;
     let start = t.span(op)?.start();
     let step = tol.timer_step_ns.max(1);
@@ -93,21 +112,29 @@ pub(super) fn held_back(trial: &Trial, op: OpId, tol: &Tolerances) -> Option<Hel
     let holder = (t.spans.iter())
         .filter(|s| s.op != op && s.end() <= start + step && gpu(s.op) == gpu(op))
         .max_by_key(|s| s.end())?;
-    let label = trial.label(holder.op);
-    let (kind, cause) = match issued_late(trial, op, holder.end() as i64, &label) {
+    held_by(trial, op, holder.op)
+}
+
+/// Why `op` started only after `holder` ended (`holder` found by the caller: the op on its GPU
+/// that ended last before it started).
+pub fn held_by(trial: &Trial, op: OpId, holder: OpId) -> Option<Held> {
+    let t = &trial.timeline;
+    let (start, end) = (t.span(op)?.start(), t.span(holder)?.end());
+    let label = trial.label(holder);
+    let (kind, cause) = match issued_late(trial, op, end as i64, &label) {
         Some(late) => late,
-        None if trial.place(holder.op) == trial.place(op) => {
+        None if trial.place(holder) == trial.place(op) => {
             (CauseKind::Queued, "queued behind it in its stream".into())
         }
         None => {
-            let (kind, why) = other_stream(trial, op);
+            let (kind, why) = other_stream(trial, op, holder);
             (kind, format!("on another stream; {why}"))
         }
     };
     Some(Held {
         op,
-        by: holder.op,
-        gap_ns: start as i64 - holder.end() as i64,
+        by: holder,
+        gap_ns: start as i64 - end as i64,
         kind,
         cause,
     })
@@ -176,7 +203,7 @@ fn issued_late(
 }
 
 /// Why an op waited for one of another stream, as far as the trace shows.
-fn other_stream(trial: &Trial, op: OpId) -> (CauseKind, String) {
+fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
     let facts = trial.facts.get(op.0).cloned().unwrap_or_default();
     let env = facts.env.as_ref();
     if facts.first_launch && !env.is_some_and(|e| e.eager()) {
@@ -199,6 +226,23 @@ fn other_stream(trial: &Trial, op: OpId) -> (CauseKind, String) {
             "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
              have ordered it"
                 .into(),
+        );
+    }
+    let blocks = (trial.facts.get(holder.0)).and_then(|f| f.blocks_per_sm);
+    if let Some(b) = blocks.filter(|&b| b >= 100) {
+        let queues = match env.and_then(|e| e.connections()) {
+            Some(n) => {
+                format!("; its process also ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded)")
+            }
+            None => String::new(),
+        };
+        return (
+            CauseKind::FullGpu,
+            format!(
+                "the kernel it waited for filled the GPU as it started ({:.2} blocks per SM, the \
+                 profiler's figure): a kernel runs beside another only on SMs left free{queues}",
+                f64::from(b) / 100.0
+            ),
         );
     }
     if let Some(n) = env.and_then(|e| e.connections()) {
@@ -229,11 +273,21 @@ fn other_stream(trial: &Trial, op: OpId) -> (CauseKind, String) {
              stream would do this, and the trace records neither"
         }
     };
+    // SMs the other kernel held (its registers, shared memory), where it did not fill the
+    // GPU by its blocks or the trace gives no figure.
+    let room = match blocks {
+        Some(b) => format!(
+            "; the kernel it waited for started with {:.2} blocks per SM, but its registers or \
+             shared memory may still have left no room",
+            f64::from(b) / 100.0
+        ),
+        None => "; or the kernel it waited for held the SMs it needed".into(),
+    };
     (
         CauseKind::Unknown,
         format!(
             "nothing in the trace says why: not its stream's order, no event wait before its \
-             launch, {first} ({unrecorded})"
+             launch, {first} ({unrecorded}{room})"
         ),
     )
 }

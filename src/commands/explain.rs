@@ -1,0 +1,111 @@
+//! `stream-litmus explain TRACE…`: what held a traced program back, step by step (no GPU).
+//!
+//! Reads the traces as `check` does, cuts them into steps, and prints the model's must-precede
+//! pairs checked, the waits the program did not ask for with their causes and time lost, and
+//! the surprises (`stream_litmus::explain`). `--out DIR` writes the same text and a Perfetto
+//! trace with each such wait drawn as a flow; `--claims FILE` writes what was found as claims
+//! on traces. Outputs are checked before anything is read: never an input, never through a link.
+
+use super::arguments::ExplainArgs;
+use super::{outln, CliError, CliResult};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use stream_litmus::explain;
+use stream_litmus::trace::Trace;
+
+pub fn explain(args: ExplainArgs) -> CliResult {
+    let began = Instant::now();
+    let outputs = outputs(&args)?;
+    let trace = Trace::read(&args.traces).map_err(CliError::usage)?;
+    let spec = explain::steps_of(&trace, args.trial.as_deref()).map_err(CliError::usage)?;
+    let e = explain::explain(&trace, &spec).map_err(CliError::usage)?;
+    let ops: usize = trace.files.iter().map(|f| f.ops.len()).sum();
+    let names: Vec<String> = args
+        .traces
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    outln!("trace  {} ({ops} GPU ops)", names.join(", "));
+    let text = explain::text(&e, &trace);
+    print!("{text}");
+    if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
+        let chrome = stream_litmus::report::explained::chrome_trace(&e, &trace, &spec);
+        let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
+        stream_litmus::atomic_write::write_all_or_none(&[
+            (dir.join("explain.txt"), text.as_bytes()),
+            (dir.join("trace.json"), &json[..]),
+        ])?;
+        folder.keep();
+        outln!("text   {}", dir.join("explain.txt").display());
+        outln!(
+            "trace  {} (open it in ui.perfetto.dev)",
+            dir.join("trace.json").display()
+        );
+    }
+    if let Some(file) = &args.claims {
+        let traces = relative_to(file, &args.traces);
+        let claims = stream_litmus::litmus::claims_from(&e, &trace, &spec, &traces)
+            .map_err(CliError::usage)?;
+        stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), claims.as_bytes())])?;
+        outln!(
+            "claims {} (judge them with `stream-litmus check {}`)",
+            file.display(),
+            file.display()
+        );
+    }
+    let broken: usize = e.steps.iter().map(|s| s.violations.len()).sum();
+    outln!(
+        "explained in {:.2} s, no GPU used",
+        began.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::from(u8::from(broken > 0)))
+}
+
+struct Outputs {
+    folder: Option<stream_litmus::atomic_write::Folder>,
+}
+
+/// The outputs checked before any trace is read: writable, no link, never a trace given.
+fn outputs(args: &ExplainArgs) -> Result<Outputs, CliError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let folder = match &args.out {
+        Some(dir) => {
+            let f = super::arguments::writable_folder(dir)?;
+            files.extend([dir.join("explain.txt"), dir.join("trace.json")]);
+            Some(f)
+        }
+        None => None,
+    };
+    if let Some(c) = &args.claims {
+        super::arguments::writable_file(c)?;
+        files.push(c.clone());
+    }
+    for output in &files {
+        for input in &args.traces {
+            super::arguments::not_the_input(output, input, "output")?;
+        }
+        stream_litmus::atomic_write::check_writable(output)?;
+    }
+    Ok(Outputs { folder })
+}
+
+/// Each trace as the claim file will name it: relative to the claim file's folder where it lies
+/// in it, else as an absolute path.
+fn relative_to(file: &Path, traces: &[PathBuf]) -> Vec<String> {
+    let dir = file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    traces
+        .iter()
+        .map(|t| {
+            let full = t.canonicalize().unwrap_or_else(|_| t.clone());
+            full.strip_prefix(&dir)
+                .unwrap_or(&full)
+                .display()
+                .to_string()
+        })
+        .collect()
+}

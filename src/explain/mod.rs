@@ -1,0 +1,107 @@
+//! What held a program back: the model of stream semantics applied to a trace.
+//!
+//! Tools that read traces report overlap percentages and gaps; none knows which waits the
+//! program asked for. Here each step of a trace (`ProfilerStep#N`, a named range, or the whole
+//! trace) is read as the program it records:
+//! - **the model's must-precede pairs** the trace can state (`model.rs`): ops of one stream in
+//!   issue order, and the ops a process issued before a device sync against that sync's return.
+//!   Each is checked against the spans; a violation is a finding (a trace bug, a model gap or a
+//!   driver behaviour no note describes) and is shown first.
+//! - **every wait** (`waits.rs`): an op that was ready (its launch call, plus the launch latency,
+//!   jitter and clock error the trace shows) before the op it started after had ended, with the
+//!   cause the trace supports (`trace/causes.rs`): asked for by the program (its stream's order,
+//!   an event wait, a host call) or not (a module load, shared hardware queues, or nothing the
+//!   trace shows), and the time lost, summed per cause and per stream.
+//! - **surprises**: a pageable copy that overlapped compute, which many expect to serialize.
+//!
+//! `litmus/explained.rs` turns what was found into claim files, so that it is judged again on
+//! the next trace. Nothing here needs a GPU.
+//!
+//! **May import:** `trace` (trials, causes), `measured` (tolerances), `program` (op ids),
+//! `border`. Inside, from the ground up: `model`, `waits`, `text`.
+
+mod model;
+mod text;
+mod waits;
+
+pub use model::{RuleKind, Violation};
+pub use text::{lane_name, text};
+pub use waits::{Lane, Surprise, Wait};
+
+use crate::trace::{Pattern, Trace, TrialSpec};
+
+/// What one step of a trace shows.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: String,
+    /// The must-precede pairs checked, and those the spans broke.
+    pub pairs: usize,
+    pub violations: Vec<Violation>,
+    /// Every op that waited though it was ready, asked for or not.
+    pub waits: Vec<Wait>,
+    pub surprises: Vec<Surprise>,
+    /// Each pair of GPU lanes (file, process, device, stream) with ops in this step, and whether
+    /// an op of one overlapped an op of the other.
+    pub lanes_met: Vec<(Lane, Lane, bool)>,
+}
+
+/// The explanation of a trace, step by step.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    /// How steps were cut: "each ProfilerStep#*", "the whole trace".
+    pub cut: String,
+    pub steps: Vec<Step>,
+    /// What the trace could not state, said once (processes on several devices have no device
+    /// syncs checked).
+    pub notes: Vec<String>,
+}
+
+/// The steps `trial` names (a range pattern), else each `ProfilerStep#*` where the trace has
+/// them, else the whole trace.
+pub fn steps_of(trace: &Trace, trial: Option<&str>) -> Result<TrialSpec, String> {
+    if let Some(p) = trial {
+        return Ok(TrialSpec::Each(Pattern::new(p)?));
+    }
+    let steps = Pattern::new("ProfilerStep#*")?;
+    let any = (trace.files.iter()).any(|f| f.ranges.iter().any(|r| steps.matches(&r.name)));
+    Ok(match any {
+        true => TrialSpec::Each(steps),
+        false => TrialSpec::Whole,
+    })
+}
+
+/// Explains every step `spec` cuts the trace into.
+pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
+    let trials = trace.trials(spec)?;
+    if trials.is_empty() {
+        return Err(match spec {
+            TrialSpec::Each(p) | TrialSpec::EachKernel(p) => format!(
+                "no range matches `{}`: name one of the trace's ranges with --trial",
+                crate::trace::clip(p.text())
+            ),
+            TrialSpec::Whole => "the trace holds no GPU op".into(),
+        });
+    }
+    let tol = &trace.tolerances;
+    let mut notes = Vec::new();
+    let syncable = model::single_device_processes(trace, &mut notes);
+    let steps = (trials.iter())
+        .map(|t| {
+            let (pairs, violations) = model::check(trace, t, tol, &syncable);
+            Step {
+                name: t.name.clone(),
+                pairs,
+                violations,
+                waits: waits::find(t, tol),
+                surprises: waits::surprises(trace, t, tol),
+                lanes_met: waits::lanes_met(t, tol),
+            }
+        })
+        .collect();
+    let cut = match spec {
+        TrialSpec::Each(p) => format!("each \"{}\"", crate::trace::clip(p.text())),
+        TrialSpec::EachKernel(p) => format!("each kernel \"{}\"", crate::trace::clip(p.text())),
+        TrialSpec::Whole => "the whole trace".into(),
+    };
+    Ok(Explanation { cut, steps, notes })
+}
