@@ -11,7 +11,8 @@ use stream_litmus::trace::{CauseKind, Trace};
 type Op<'a> = (&'a str, u32, f64, f64, f64, Option<f64>);
 
 /// Three memsets issued to an idle GPU (launch latency 2 µs, clock error 7 µs), then `ops` as
-/// kernels (a name starting "Memcpy" a pageable host-to-device copy), then `extra` events.
+/// kernels ("Memcpy" a pageable host-to-device copy, "Pinned" a pinned one), then `extra`
+/// events.
 fn made(ops: &[Op], extra: &[String]) -> String {
     let mut ev: Vec<String> = extra.to_vec();
     let idle = [(7.0, 0.0), (107.5, 100.0), (207.2, 200.0)];
@@ -21,9 +22,10 @@ fn made(ops: &[Op], extra: &[String]) -> String {
     }
     for (i, (name, stream, ts, dur, call, blocks)) in ops.iter().enumerate() {
         let c = i + 3;
-        let (cat, name) = match name.starts_with("Memcpy") {
-            true => ("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)"),
-            false => ("kernel", *name),
+        let (cat, name) = match *name {
+            "Memcpy" => ("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)"),
+            "Pinned" => ("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)"),
+            _ => ("kernel", *name),
         };
         let blocks = blocks.map_or(String::new(), |b| format!(r#","blocks per SM":{b}"#));
         ev.push(format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":{stream},"correlation":{c}{blocks}}}}}"#));
@@ -98,6 +100,14 @@ fn each_cause_of_a_wait_on_another_stream_is_told_apart() {
         k3(&k3_waits_for_k1(true, None, &[wait.into()])),
         CauseKind::EventWait
     );
+    // Two copies of one direction: the copy engine.
+    let ops: Vec<Op> = vec![
+        ("Pinned", 7, 1010.0, 500.0, 1000.0, None),
+        ("Pinned", 9, 1511.0, 50.0, 1001.0, None),
+    ];
+    let w = waits(&explained(&made(&ops, &[])).0);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].1, CauseKind::CopyEngine);
     // What the program asked for is told apart from what it did not.
     assert!(CauseKind::EventWait.asked() && !CauseKind::SharedQueues.asked());
     assert!(!CauseKind::Unknown.asked() && !CauseKind::FirstLaunch.asked());

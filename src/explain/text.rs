@@ -71,13 +71,16 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
         }
     }
     let (mut cause, mut lane, mut asked) = (Sums::default(), Sums::default(), Sums::default());
-    let mut room = Sums::default();
+    let (mut room, mut room_cause) = (Sums::default(), Sums::default());
     let mut unasked = 0;
     for st in &e.steps {
         for w in &st.waits {
             match (w.held.kind.asked(), w.held.kind.room()) {
                 (true, _) => asked.add(w.held.kind.word().into(), w.lost_ns),
-                (_, true) => room.add(lane_name(trace, w.lane), w.lost_ns),
+                (_, true) => {
+                    room.add(lane_name(trace, w.lane), w.lost_ns);
+                    room_cause.add(w.held.kind.word().into(), w.lost_ns);
+                }
                 (false, false) => {
                     unasked += 1;
                     cause.add(w.held.kind.word().into(), w.lost_ns);
@@ -99,7 +102,8 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
     if !room.0.is_empty() {
         let _ = writeln!(
             s,
-            "room   waits for a kernel that filled the GPU (not an order): by stream {}",
+            "room   waits for room on the GPU, not an order: by cause {}; by stream {}",
+            room_cause.line(),
             room.line()
         );
     }

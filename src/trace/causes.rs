@@ -10,12 +10,14 @@
 //! 3. on another stream: an **event wait** its thread called since its previous launch; the
 //!    **first launch** of its kernel in its process (lazy module loading, unless the recorded
 //!    environment says `CUDA_MODULE_LOADING=EAGER`); **a full GPU** where the op it waited for
-//!    filled every SM as it started (the profiler's blocks per SM); **shared hardware queues** where the
+//!    filled every SM as it started (the profiler's blocks per SM), or **one copy engine** where
+//!    both are copies of one direction; **shared hardware queues** where the
 //!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; else **nothing in the trace**
 //!    says why, naming what it does not record.
 //!
 //! Every figure is on the trial's axis, the one the evidence's other figures use.
 
+use super::events::{CopyDir, GpuKind};
 use super::trials::Trial;
 use crate::measured::calibration::Tolerances;
 use crate::program::OpId;
@@ -35,6 +37,8 @@ pub enum CauseKind {
     FirstLaunch,
     /// The kernel it waited for filled every SM as it started (the profiler's blocks per SM).
     FullGpu,
+    /// A copy that waited for a copy of the same direction: they share the copy engine.
+    CopyEngine,
     /// The process's streams share few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
     SharedQueues,
     /// Nothing the trace records.
@@ -44,7 +48,7 @@ pub enum CauseKind {
 impl CauseKind {
     /// Whether the wait was for room on the GPU: not an order, asked for or not.
     pub fn room(self) -> bool {
-        self == CauseKind::FullGpu
+        matches!(self, CauseKind::FullGpu | CauseKind::CopyEngine)
     }
 
     /// Whether the program asked for the wait (its stream's order, an event wait, a host call
@@ -65,6 +69,7 @@ impl CauseKind {
             CauseKind::EventWait => "an event wait",
             CauseKind::FirstLaunch => "a first launch (lazy module loading)",
             CauseKind::FullGpu => "the GPU was full",
+            CauseKind::CopyEngine => "one copy engine per direction",
             CauseKind::SharedQueues => "shared hardware queues",
             CauseKind::Unknown => "not in the trace",
         }
@@ -227,6 +232,20 @@ fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
              have ordered it"
                 .into(),
         );
+    }
+    let direction = |o: OpId| match trial.facts.get(o.0).and_then(|f| f.kind) {
+        Some(GpuKind::Copy(d @ (CopyDir::HtoD | CopyDir::DtoH), _)) => Some(d),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (direction(op), direction(holder)) {
+        if a == b {
+            return (
+                CauseKind::CopyEngine,
+                "both are copies of one direction: they share the GPU's copy engine for it and \
+                 run one after another (the lab's copy.engines.two_h2d_serialize)"
+                    .into(),
+            );
+        }
     }
     let blocks = (trial.facts.get(holder.0)).and_then(|f| f.blocks_per_sm);
     if let Some(b) = blocks.filter(|&b| b >= 100) {

@@ -309,6 +309,7 @@ impl Trace {
                     }),
                     env: self.files[r.0].env.get(&self.op(r).pid).cloned(),
                     blocks_per_sm: self.op(r).blocks_per_sm,
+                    kind: Some(self.op(r).kind),
                 }
             })
             .collect();
@@ -425,6 +426,7 @@ pub(crate) struct Facts {
     pub(crate) env: Option<DriverEnv>,
     /// A kernel's blocks per SM at launch, in hundredths, where the profiler wrote it.
     pub(crate) blocks_per_sm: Option<u32>,
+    pub(crate) kind: Option<GpuKind>,
 }
 
 /// A host call on the trial's axis (ns from the trial's first instant; before it, negative).
