@@ -47,6 +47,8 @@ pub struct Trace {
     /// modules load lazily (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), such a launch
     /// loads its module first, which waits for the work already running.
     firsts: Vec<HashSet<usize>>,
+    /// By file and op, the op before it on its lane (process, device, stream), by start.
+    previous: Vec<Vec<Option<usize>>>,
 }
 
 impl Trace {
@@ -104,10 +106,12 @@ impl Trace {
         }
         let tolerances = TraceTolerances::measure(&files);
         let firsts = files.iter().map(first_launches).collect();
+        let previous = files.iter().map(previous_on_lane).collect();
         Ok(Trace {
             files,
             tolerances,
             firsts,
+            previous,
         })
     }
 
@@ -351,10 +355,7 @@ impl Trace {
         if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
             return false;
         }
-        let before = file.ops[..o]
-            .iter()
-            .rev()
-            .find(|p| p.pid == op.pid && p.device == op.device && p.stream == op.stream);
+        let before = self.previous[f][o].map(|p| &file.ops[p]);
         // A call that returned only after its op ended (a synchronous copy) did not issue it
         // asynchronously: its op's start minus the call's return is no launch delay.
         !call.after_wait
@@ -370,6 +371,15 @@ pub fn short_name(name: &str) -> String {
         Some((i, _)) => format!("{}…", &c[..i]),
         None => c,
     }
+}
+
+/// For each op of `file` (sorted by start), the op before it on its lane: one pass, where a scan
+/// back per op cost ops × ops on a trace of thousands of streams.
+fn previous_on_lane(file: &TraceFile) -> Vec<Option<usize>> {
+    let mut last: HashMap<(i64, u32, u64), usize> = HashMap::new();
+    (file.ops.iter().enumerate())
+        .map(|(o, op)| last.insert((op.pid, op.device, op.stream), o))
+        .collect()
 }
 
 /// The kernels of `file` launched first of their name in their process (by launch call).
