@@ -374,6 +374,7 @@ fn the_command_writes_its_outputs_and_never_over_a_trace() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("shared hardware queues"), "{text}");
     for f in [
+        out.join("report.html"),
         out.join("explain.txt"),
         out.join("trace.json"),
         claims.clone(),

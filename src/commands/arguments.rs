@@ -109,7 +109,7 @@ pub(crate) struct ExplainArgs {
     /// trace has them, else the whole trace).
     #[arg(long)]
     pub trial: Option<String>,
-    /// Directory for explain.txt and trace.json (each wait drawn as a flow).
+    /// Directory for explain.txt, report.html and trace.json (each wait drawn as a flow).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Write what was found as a claim file, to judge again on the next trace with `check`.

@@ -2,8 +2,8 @@
 //!
 //! Reads the traces as `check` does, cuts them into steps, and prints the model's must-precede
 //! pairs checked, the waits the program did not ask for with their causes and time lost, and
-//! the surprises (`stream_litmus::explain`). `--out DIR` writes the same text and a Perfetto
-//! trace with each such wait drawn as a flow; `--claims FILE` writes what was found as claims
+//! the surprises (`stream_litmus::explain`). `--out DIR` writes the same text, an HTML page with
+//! a table of those waits per step, and a Perfetto trace with each drawn as a flow; `--claims FILE` writes what was found as claims
 //! on traces. Outputs are checked before anything is read: never an input, never through a link.
 
 use super::arguments::ExplainArgs;
@@ -32,12 +32,14 @@ pub fn explain(args: ExplainArgs) -> CliResult {
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
         let chrome = stream_litmus::report::explained::chrome_trace(&e, &trace, &spec);
         let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
+        let page = stream_litmus::report::explained::html_report(&e, &text);
         stream_litmus::atomic_write::write_all_or_none(&[
             (dir.join("explain.txt"), text.as_bytes()),
+            (dir.join("report.html"), page.as_bytes()),
             (dir.join("trace.json"), &json[..]),
         ])?;
         folder.keep();
-        outln!("text   {}", dir.join("explain.txt").display());
+        outln!("report {}", dir.join("report.html").display());
         outln!(
             "trace  {} (open it in ui.perfetto.dev)",
             dir.join("trace.json").display()
@@ -72,7 +74,7 @@ fn outputs(args: &ExplainArgs) -> Result<Outputs, CliError> {
     let folder = match &args.out {
         Some(dir) => {
             let f = super::arguments::writable_folder(dir)?;
-            files.extend([dir.join("explain.txt"), dir.join("trace.json")]);
+            files.extend(["explain.txt", "report.html", "trace.json"].map(|f| dir.join(f)));
             Some(f)
         }
         None => None,
