@@ -20,21 +20,12 @@ pub fn chrome_trace(e: &Explanation, trace: &Trace, spec: &TrialSpec) -> Value {
         .enumerate()
         .take(MAX_STEPS_DRAWN)
     {
-        let pid = n + 1;
+        let pid = n as u64 + 1;
         let unasked = (step.waits.iter())
             .filter(|w| !w.held.kind.asked() && !w.held.kind.room())
             .count();
-        events.push(json!({"ph": "M", "pid": pid, "name": "process_name",
-            "args": {"name": format!("{} · {unasked} waits not asked for", step.name)}}));
-        let mut tracks = trial.places.clone();
-        tracks.sort_unstable();
-        tracks.dedup();
-        for (i, &place) in tracks.iter().enumerate() {
-            events.push(
-                json!({"ph": "M", "pid": pid, "tid": i + 1, "name": "thread_name",
-                "args": {"name": trial.lane_name(trace, place)}}),
-            );
-        }
+        let name = format!("{} · {unasked} waits not asked for", step.name);
+        let tracks = super::traced::trial_tracks(&mut events, pid, &name, trial, trace);
         let tid = |o: crate::program::OpId| {
             let place = trial.place(o)?;
             Some(tracks.iter().position(|&t| t == place)? + 1)

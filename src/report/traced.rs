@@ -22,19 +22,7 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
         for (trial, outcome) in trials.iter().zip(&judgement.trials) {
             pid += 1;
             let name = format!("{} · {} · {}", claim.id, trial.name, outcome.truth);
-            events.push(
-                json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}),
-            );
-            events.push(json!({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}}));
-            let mut tracks: Vec<(usize, i64, u32, u64)> = trial.places.clone();
-            tracks.sort_unstable();
-            tracks.dedup();
-            for (i, &place) in tracks.iter().enumerate() {
-                events.push(
-                    json!({"ph": "M", "pid": pid, "tid": i + 1, "name": "thread_name",
-                    "args": {"name": trial.lane_name(trace, place)}}),
-                );
-            }
+            let tracks = trial_tracks(&mut events, pid, &name, trial, trace);
             let drawn = trial.drawn();
             for &(op_id, start, end) in &drawn {
                 let place = trial.places[op_id.0];
@@ -92,4 +80,30 @@ pub fn chrome_trace(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> Value 
         }
     }
     json!({ "traceEvents": events, "displayTimeUnit": "ns" })
+}
+
+/// A trial as one process named `name`, with one track per lane (file, process, device,
+/// stream) named "r1 gpu0 stream 7": the metadata events, and the lanes in track order (track
+/// `i + 1` is lane `i`).
+pub(super) fn trial_tracks(
+    events: &mut Vec<Value>,
+    pid: u64,
+    name: &str,
+    trial: &crate::trace::Trial,
+    trace: &Trace,
+) -> Vec<(usize, i64, u32, u64)> {
+    events.push(json!({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}));
+    events.push(
+        json!({"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": pid}}),
+    );
+    let mut tracks = trial.places.clone();
+    tracks.sort_unstable();
+    tracks.dedup();
+    for (i, &place) in tracks.iter().enumerate() {
+        events.push(
+            json!({"ph": "M", "pid": pid, "tid": i + 1, "name": "thread_name",
+            "args": {"name": trial.lane_name(trace, place)}}),
+        );
+    }
+    tracks
 }

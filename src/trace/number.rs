@@ -9,86 +9,77 @@ use std::fmt;
 #[derive(Default, Clone, Copy)]
 pub(super) struct Num(pub(super) Option<i64>);
 
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+/// A finite number of any form, fractions kept (`"blocks per SM": 124.12`); anything else none.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Real(pub(super) Option<f64>);
+
+/// What a value of `args` is, read once for both kinds of number: an integer kept exact.
+enum Parsed {
+    Int(i64),
+    Float(f64),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Parsed {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Parsed, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Num;
+            type Value = Parsed;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a number")
             }
-            fn visit_i64<E>(self, v: i64) -> Result<Num, E> {
-                Ok(Num(Some(v)))
+            fn visit_i64<E>(self, v: i64) -> Result<Parsed, E> {
+                Ok(Parsed::Int(v))
             }
-            fn visit_u64<E>(self, v: u64) -> Result<Num, E> {
-                Ok(Num(i64::try_from(v).ok()))
+            fn visit_u64<E>(self, v: u64) -> Result<Parsed, E> {
+                Ok(i64::try_from(v).map_or(Parsed::Float(v as f64), Parsed::Int))
             }
-            fn visit_f64<E>(self, v: f64) -> Result<Num, E> {
-                Ok(Num(
-                    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64)
-                ))
+            fn visit_f64<E>(self, v: f64) -> Result<Parsed, E> {
+                Ok(if v.is_finite() {
+                    Parsed::Float(v)
+                } else {
+                    Parsed::Other
+                })
             }
-            fn visit_str<E>(self, _: &str) -> Result<Num, E> {
-                Ok(Num(None))
+            fn visit_str<E>(self, _: &str) -> Result<Parsed, E> {
+                Ok(Parsed::Other)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Num, E> {
-                Ok(Num(None))
+            fn visit_bool<E>(self, _: bool) -> Result<Parsed, E> {
+                Ok(Parsed::Other)
             }
-            fn visit_unit<E>(self) -> Result<Num, E> {
-                Ok(Num(None))
+            fn visit_unit<E>(self) -> Result<Parsed, E> {
+                Ok(Parsed::Other)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Num, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Parsed, A::Error> {
                 while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
+                Ok(Parsed::Other)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Num, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Parsed, A::Error> {
                 while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
+                Ok(Parsed::Other)
             }
         }
         d.deserialize_any(V)
     }
 }
 
-/// A finite number of any form, fractions kept (`"blocks per SM": 124.12`); anything else none.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Real(pub(super) Option<f64>);
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        Ok(Num(match Parsed::deserialize(d)? {
+            Parsed::Int(v) => Some(v),
+            // A whole float (a number written "12.0") within the exact range of an f64.
+            Parsed::Float(v) => (v.fract() == 0.0 && v.abs() < 9e15).then_some(v as i64),
+            Parsed::Other => None,
+        }))
+    }
+}
 
 impl<'de> Deserialize<'de> for Real {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Real, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Real;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Real, E> {
-                Ok(Real(Some(v as f64)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Real, E> {
-                Ok(Real(Some(v as f64)))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Real, E> {
-                Ok(Real(v.is_finite().then_some(v)))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Real, E> {
-                Ok(Real(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Real, E> {
-                Ok(Real(None))
-            }
-            fn visit_unit<E>(self) -> Result<Real, E> {
-                Ok(Real(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Real, A::Error> {
-                while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Real(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Real, A::Error> {
-                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Real(None))
-            }
-        }
-        d.deserialize_any(V)
+        Ok(Real(match Parsed::deserialize(d)? {
+            Parsed::Int(v) => Some(v as f64),
+            Parsed::Float(v) => Some(v),
+            Parsed::Other => None,
+        }))
     }
 }
