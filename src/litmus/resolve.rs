@@ -12,9 +12,8 @@ use super::error::LitmusError;
 use super::error::{unknown, Cx};
 use super::ops::bytes;
 use super::syntax::{Line, Name, OpRef, Stmt};
-use crate::judge::claim::{Claim, EnvVar, Source};
+use crate::judge::claim::{Claim, EnvVar};
 use crate::judge::relation::Check;
-use crate::judge::verdict::Expect;
 use crate::program::{
     Buffer, BufferId, Event, EventId, Op, OpId, Priority, Stream, StreamId, StreamKind,
 };
@@ -60,19 +59,6 @@ pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
     Ok(out)
 }
 
-/// `holds` or `violated`, in any case.
-pub(super) fn expectation(cx: Cx<'_>, e: &Name) -> R<Expect> {
-    match e.text.to_ascii_lowercase().as_str() {
-        "holds" => Ok(Expect::Holds),
-        "violated" => Ok(Expect::Violated),
-        _ => Err(cx.err(
-            &e.span,
-            format!("unknown expectation `{}`", e.text),
-            "expected `holds` or `violated`",
-        )),
-    }
-}
-
 impl Draft {
     fn add(&mut self, cx: Cx<'_>, line: Line) -> R<()> {
         let once = |set: bool, what: &str| {
@@ -86,23 +72,13 @@ impl Draft {
                 Ok(())
             }
         };
-        match line.stmt {
+        let Some(stmt) = self.header.read(cx, &self.id, &line.span, line.stmt)? else {
+            return Ok(());
+        };
+        match stmt {
             Stmt::Claim(_) => {}
-            Stmt::Statement(s) => {
-                once(self.statement.is_some(), "statement")?;
-                self.statement = Some(s.text);
-            }
-            Stmt::Source { document, section } => {
-                once(self.source.is_some(), "source")?;
-                self.source = Some(Source::new(document.text, section.text));
-            }
-            Stmt::Expect(e) => {
-                once(self.expect.is_some(), "expect")?;
-                self.expect = Some(expectation(cx, &e)?);
-            }
-            Stmt::Rationale(r) => {
-                once(self.rationale.is_some(), "rationale")?;
-                self.rationale = Some(r.text);
+            Stmt::Statement(_) | Stmt::Source { .. } | Stmt::Expect(_) | Stmt::Rationale(_) => {
+                unreachable!("read by the header")
             }
             Stmt::Table(t) => {
                 once(self.table.is_some(), "table")?;
@@ -394,27 +370,7 @@ impl Draft {
     }
 
     fn finish(mut self, cx: Cx<'_>) -> R<Claim> {
-        let missing = |what: &str, example: &str| {
-            cx.help(
-                &self.id.span,
-                format!("claim `{}` has no `{what}` line", self.id.text),
-                "this claim",
-                &format!("add one, e.g. `{example}`"),
-            )
-        };
-        let statement = self
-            .statement
-            .take()
-            .ok_or_else(|| missing("statement", "statement \"what the notes say\""))?;
-        let source = self.source.take().ok_or_else(|| {
-            missing(
-                "source",
-                "source \"002_84e77744080bec39.txt\" section \"4. 流同步\"",
-            )
-        })?;
-        let expect = self
-            .expect
-            .ok_or_else(|| missing("expect", "expect holds"))?;
+        let header = std::mem::take(&mut self.header).finish(cx, &self.id)?;
         let mut all = Vec::new();
         let mut observations = Vec::new();
         self.all_ops = true;
@@ -432,11 +388,7 @@ impl Draft {
         self.validate(cx)?;
         self.env.sort();
         Ok(Claim {
-            id: self.id.text,
-            statement,
-            source,
-            expect,
-            rationale: self.rationale,
+            header,
             program: self.program,
             checks: all,
             observations,

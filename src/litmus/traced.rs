@@ -15,10 +15,9 @@
 //! ```
 
 use super::error::{unknown, Cx};
-use super::resolve::expectation;
+use super::header::{missing, HeaderLines};
 use super::syntax::{Line, Name, Stmt, Word};
 use super::traced_checks::check;
-use crate::judge::claim::Source;
 use crate::trace::{Pattern, TrialSpec};
 use crate::trace_claims::{
     Dir, Host, KindFilter, Selection, TraceCheck, TraceClaim, TraceRelation,
@@ -57,8 +56,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         ));
     };
     let id = id.clone();
-    let head = lines[0].span.clone();
-    let (mut statement, mut source, mut expect, mut rationale) = (None, None, None, None);
+    let mut header = HeaderLines::default();
     let mut traces = Vec::new();
     let mut trial = None;
     let mut selections: Vec<Selection> = Vec::new();
@@ -73,17 +71,10 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
     };
     for line in lines.into_iter().skip(1) {
         let span = line.span.clone();
-        match line.stmt {
-            Stmt::Statement(s) if statement.is_none() => statement = Some(s.text),
-            Stmt::Source { document, section } if source.is_none() => {
-                source = Some(Source::new(document.text, section.text))
-            }
-            Stmt::Expect(e) if expect.is_none() => expect = Some(expectation(cx, &e)?),
-            Stmt::Rationale(r) if rationale.is_none() => rationale = Some(r.text),
-            Stmt::Statement(_) => return Err(twice(&span, "statement")),
-            Stmt::Source { .. } => return Err(twice(&span, "source")),
-            Stmt::Expect(_) => return Err(twice(&span, "expect")),
-            Stmt::Rationale(_) => return Err(twice(&span, "rationale")),
+        let Some(stmt) = header.read(cx, &id, &span, line.stmt)? else {
+            continue;
+        };
+        match stmt {
             Stmt::Trace { path, run } => traces.push((path.text, run)),
             Stmt::Trial { kernel, pattern } if trial.is_none() => {
                 trial = Some(match kernel {
@@ -122,29 +113,17 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
             }
         }
     }
-    let missing = |what: &str, example: &str| {
-        cx.help(
-            &head,
-            format!("claim `{}` has no `{what}` line", id.text),
-            "this claim",
-            &format!("add one, e.g. `{example}`"),
-        )
-    };
     let (traces, runs) = recordings(cx, &id, traces, &froms, &checks)?;
     let claim = TraceClaim {
-        statement: statement.ok_or_else(|| missing("statement", "statement \"...\""))?,
-        source: source.ok_or_else(|| missing("source", "source \"NOTE\" section \"...\""))?,
-        expect: expect.ok_or_else(|| missing("expect", "expect holds"))?,
-        rationale,
+        header: header.finish(cx, &id)?,
         traces,
         runs,
         trial: trial.unwrap_or(TrialSpec::Whole),
         selections,
         checks,
-        id: id.text.clone(),
     };
     if claim.checks.iter().all(|c| c.observe) {
-        return Err(missing("check", "check exists overlaps(A, B)"));
+        return Err(missing(cx, &id, "check", "check exists overlaps(A, B)"));
     }
     Ok(claim)
 }
