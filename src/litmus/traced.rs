@@ -77,9 +77,10 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         match stmt {
             Stmt::Trace { path, run } => traces.push((path.text, run)),
             Stmt::Trial { kernel, pattern } if trial.is_none() => {
+                let pattern = glob(cx, &pattern)?;
                 trial = Some(match kernel {
-                    false => TrialSpec::Each(glob(cx, &pattern)?),
-                    true => TrialSpec::EachKernel(glob(cx, &pattern)?),
+                    false => TrialSpec::Each(pattern),
+                    true => TrialSpec::EachKernel(pattern),
                 })
             }
             Stmt::Trial { .. } => return Err(twice(&span, "trial")),
@@ -102,15 +103,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
                 args,
             } => checks.extend(check(cx, &selections, observe, quantifier, relation, args)?),
             Stmt::Claim(_) => {}
-            _ => {
-                return Err(cx.help(
-                    &span,
-                    "a claim on a trace has no program",
-                    "a program's line",
-                    "streams, events, buffers and ops belong to claims that run on the GPU; a \
-                     claim on a trace names its ops with `select`",
-                ))
-            }
+            _ => return Err(no_program(cx, &span)),
         }
     }
     let (traces, runs) = recordings(cx, &id, traces, &froms, &checks)?;
@@ -126,6 +119,17 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         return Err(missing(cx, &id, "check", "check exists overlaps(A, B)"));
     }
     Ok(claim)
+}
+
+/// The error for a program's line (at `span`) in a claim on a trace.
+fn no_program(cx: Cx<'_>, span: &super::syntax::Span) -> super::LitmusError {
+    cx.help(
+        span,
+        "a claim on a trace has no program",
+        "a program's line",
+        "streams, events, buffers and ops belong to claims that run on the GPU; a claim on a \
+         trace names its ops with `select`",
+    )
 }
 
 /// The claim's trace files and the recording each belongs to (`trace "F" as NAME`), checked
@@ -298,20 +302,6 @@ fn property(
     words: &mut impl Iterator<Item = Word>,
     from: &mut Option<Name>,
 ) -> R<()> {
-    let mut number = |what: &str| match words.next() {
-        Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
-            cx.err(
-                &i.span,
-                format!("`{}` is no {what} number", i.text),
-                "too large",
-            )
-        }),
-        _ => Err(cx.err(
-            &n.span,
-            format!("`{}` needs a number after it", n.text),
-            "e.g. `stream 7`",
-        )),
-    };
     match (n.text.as_str(), &mut s.kind) {
         (w @ ("stream" | "device"), KindFilter::Host) => {
             return Err(cx.help(
@@ -322,9 +312,9 @@ fn property(
                  range's name, `rank` or `in \"RANGE\"`",
             ))
         }
-        ("stream", _) => s.stream = Some(number("stream")?),
-        ("device", _) => s.device = Some(small(cx, n, number("device")?)?),
-        ("rank", _) => s.rank = Some(small(cx, n, number("rank")?)?),
+        ("stream", _) => s.stream = Some(number(cx, n, words.next(), "stream")?),
+        ("device", _) => s.device = Some(small(cx, n, number(cx, n, words.next(), "device")?)?),
+        ("rank", _) => s.rank = Some(small(cx, n, number(cx, n, words.next(), "rank")?)?),
         ("from", _) => match words.next() {
             Some(Word::Name(r)) if !quoted(cx, &r) => {
                 s.run = Some(r.text.clone());
@@ -378,6 +368,24 @@ fn property(
         }
     }
     Ok(())
+}
+
+/// The number after word `n` (`next`), of a stream, a device or a rank (`what`).
+fn number(cx: Cx<'_>, n: &Name, next: Option<Word>, what: &str) -> R<u64> {
+    match next {
+        Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
+            cx.err(
+                &i.span,
+                format!("`{}` is no {what} number", i.text),
+                "too large",
+            )
+        }),
+        _ => Err(cx.err(
+            &n.span,
+            format!("`{}` needs a number after it", n.text),
+            "e.g. `stream 7`",
+        )),
+    }
 }
 
 fn small(cx: Cx<'_>, n: &Name, v: u64) -> R<u32> {
