@@ -90,7 +90,7 @@ pub use gpu::{
     NVML_ENV, STAMP_SOURCE,
 };
 pub use gpu::{find_cupti, FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
-pub use judge::claim::{Claim, ClaimBuilder, EnvVar, Source, Table};
+pub use judge::claim::{Claim, ClaimBuilder, ClaimHeader, EnvVar, Source, Table};
 pub use judge::relation::{Check, Measurement, Truth, Unit, Value};
 pub use judge::verdict::{
     judge, judge_claim, observe, CheckRange, Counts, Expect, Judgement, Observed, TrialOutcome,

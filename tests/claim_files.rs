@@ -54,7 +54,7 @@ fn unique_ids(files: &[PathBuf]) -> Result<(), Failed> {
     let mut seen: std::collections::HashMap<String, String> =
         stream_litmus::catalogue::all(stream_litmus::catalogue::DEFAULT_SPIN)
             .into_iter()
-            .map(|c| (c.id, "the catalogue".to_string()))
+            .map(|c| (c.header.id, "the catalogue".to_string()))
             .collect();
     for path in files {
         let Ok(claims) = litmus::load(path) else {

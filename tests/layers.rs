@@ -367,6 +367,41 @@ fn the_reader_sees_what_it_must() {
     );
 }
 
+/// The paths a file of `commands/` names outside `commands/`, that is, in `main.rs` (`crate::`
+/// is the binary's root there), as `file: crate::path`.
+fn paths_out_of_commands(file: &Path, text: &str) -> Vec<String> {
+    named_paths(file, text)
+        .into_iter()
+        .filter(|path| path.first().map(String::as_str) != Some("commands"))
+        .map(|path| format!("{}: crate::{}", file.display(), path.join("::")))
+        .collect()
+}
+
+#[test]
+fn the_binarys_reader_sees_an_arrow_back_up() {
+    // `crate::RunArgs` from commands/ is main.rs's item, `super::` from the folder's face is
+    // main.rs too; `crate::commands::…`, `super::` between its files and `$crate::commands::…`
+    // in a macro stay inside.
+    let run = Path::new("commands/run.rs");
+    assert_eq!(
+        paths_out_of_commands(run, "use crate::RunArgs;\n"),
+        vec!["commands/run.rs: crate::RunArgs".to_string()]
+    );
+    assert_eq!(
+        paths_out_of_commands(run, "fn f(a: crate::Cli) {}\n").len(),
+        1,
+        "a path written inline"
+    );
+    let face = Path::new("commands/mod.rs");
+    assert_eq!(
+        paths_out_of_commands(face, "use super::Command;\n").len(),
+        1
+    );
+    let inside = "use crate::commands::arguments::RunArgs;\nuse super::timing::x;\n\
+                  $crate::commands::CliError::stdout\n";
+    assert!(paths_out_of_commands(run, inside).is_empty());
+}
+
 /// The binary's two floors: `main.rs` parses the command line and dispatches, `commands/` does
 /// the work (its argument structs in `commands/arguments.rs`). `commands/` names nothing of
 /// `main.rs`: a `crate::` path there would be an arrow back up, which the library's table does
@@ -379,11 +414,7 @@ fn commands_never_import_the_binarys_root() {
     let mut up = Vec::new();
     for file in &list {
         let text = std::fs::read_to_string(src().join(file)).unwrap();
-        for path in named_paths(file, &text) {
-            if path.first().map(String::as_str) != Some("commands") {
-                up.push(format!("{}: crate::{}", file.display(), path.join("::")));
-            }
-        }
+        up.extend(paths_out_of_commands(file, &text));
     }
     assert!(up.is_empty(), "commands/ imports main.rs: {up:#?}");
     let main = std::fs::read_to_string(src().join("main.rs")).unwrap();

@@ -197,7 +197,7 @@ fn control_characters_are_refused(#[case] junk: &str) {
 mod properties {
     use proptest::prelude::*;
     use stream_litmus::fuzz::{programs, Shape};
-    use stream_litmus::{litmus, Check, Claim, Expect, OpId, Source};
+    use stream_litmus::{litmus, Check, Claim, ClaimHeader, Expect, OpId, Source};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
@@ -222,11 +222,13 @@ mod properties {
                 })
                 .collect();
             let claim = Claim {
-                id: "random.claim".into(),
-                statement,
-                source: Source::new("seed.txt", section),
-                expect: Expect::Holds,
-                rationale: None,
+                header: ClaimHeader {
+                    id: "random.claim".into(),
+                    statement,
+                    source: Source::new("seed.txt", section),
+                    expect: Expect::Holds,
+                    rationale: None,
+                },
                 program: stream_litmus::Program { name: "random.claim".into(), ..program },
                 checks,
                 observations: vec![],

@@ -7,38 +7,21 @@
 
 mod common;
 
-use common::{call, TOL};
+use common::call;
+use common::two_ops::{streams, tol, two_spins, SYNC};
 use std::time::Duration;
 use stream_litmus::disturbance::{marks, stall_threshold, stalls};
 use stream_litmus::{
-    judge_claim, Check, ClockSync, HostFnApi, HostSpan, OpId, Program, Span, StreamKind,
-    SyncTarget, Timeline, Tolerances, Verdict,
+    judge_claim, Check, HostFnApi, HostSpan, OpId, Program, Span, StreamKind, SyncTarget, Timeline,
+    Verdict,
 };
-
-/// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
-const SYNC: ClockSync = ClockSync {
-    shared: false,
-    offset_ns: 0,
-    error_ns: 1_000,
-};
-
-fn tol() -> Tolerances {
-    Tolerances {
-        launch_latency_ns: Some(6_000),
-        copy_rates: None,
-        ..TOL
-    }
-}
 
 /// `implicit.mem_free` by hand: K1 (issued at host 0) runs 7–57 µs, a sync of its stream returns
 /// at 58 µs, K2 is issued from `k2_issue` µs and starts at 2 060 µs, after a neighbour's slice.
 /// K3, on a second stream, is issued at host 3 µs and starts at `k3_start` µs.
 fn after_a_sync(k2_issue: u64, k3_start: u64) -> (Program, Timeline, [OpId; 3]) {
     let mut p = Program::builder("mid-trial hold");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
+    let [s1, s2] = streams(&mut p);
     let k1 = p.spin(s1, "K1", Duration::from_micros(50));
     let k3 = p.spin(s2, "K3", Duration::from_micros(50));
     let sync = p.host_sync(SyncTarget::Stream(s1));
@@ -147,25 +130,7 @@ fn amounts_of_time_and_races_across_a_hold_are_disturbed() {
 /// A (issued at host 0) and B (issued at host `b_issue` µs, after a blocking call) are held by a
 /// neighbour until 3 000 µs and let go together: they overlap, whether or not they would have.
 fn held_together(b_issue: u64) -> (Program, Timeline, [OpId; 2]) {
-    let mut p = Program::builder("held together");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
-    let a = p.spin(s1, "A", Duration::from_micros(50));
-    let b = p.spin(s2, "B", Duration::from_micros(50));
-    let t = Timeline::new(
-        vec![
-            Span::single(a, 3_000_000, 3_050_000),
-            Span::single(b, 3_001_000, 3_051_000),
-        ],
-        vec![
-            call(a, 0, 1_000),
-            call(b, b_issue * 1_000, b_issue * 1_000 + 1_000),
-        ],
-    )
-    .with_host(vec![], Some(SYNC));
-    (p.build(), t, [a, b])
+    two_spins(3_000_000, 3_001_000, b_issue * 1_000)
 }
 
 #[test]
@@ -193,10 +158,7 @@ fn an_op_held_in_mid_trial_into_one_issued_after_the_hold_did_not_meet_it_alone(
     // have ended near 168 µs, before B was issued; held, they ran together. B itself was not
     // held (issued after the release), so only the pair shows it.
     let mut p = Program::builder("partly held");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
+    let [s1, s2] = streams(&mut p);
     let k0 = p.spin(s1, "K0", Duration::from_micros(50));
     let sync = p.host_sync(SyncTarget::Stream(s1));
     let a = p.spin(s1, "A", Duration::from_micros(100));

@@ -8,29 +8,14 @@
 
 mod common;
 
-use common::two_ops::EXACT_SYNC;
+use common::two_ops::{streams, tol, two_spins, EXACT_SYNC, SYNC};
 use common::{call, TOL};
 use std::time::Duration;
 use stream_litmus::disturbance::marks;
 use stream_litmus::{
-    judge_claim, Check, ClockSync, CopyDir, HostFnApi, HostSpan, OpId, Pause, Place, Program, Span,
-    StreamKind, Timeline, Tolerances, Verdict, WitnessSpan,
+    judge_claim, Check, CopyDir, HostFnApi, HostSpan, OpId, Pause, Place, Program, Span,
+    StreamKind, Timeline, Verdict, WitnessSpan,
 };
-
-/// Host time h is GPU time h (offset 0, within ±1 µs); launches take 6 µs.
-const SYNC: ClockSync = ClockSync {
-    shared: false,
-    offset_ns: 0,
-    error_ns: 1_000,
-};
-
-fn tol() -> Tolerances {
-    Tolerances {
-        launch_latency_ns: Some(6_000),
-        copy_rates: None,
-        ..TOL
-    }
-}
 
 /// `connections.one.single_stream` beside a loop of matrix products: A (stream 1, issued at host
 /// 0) and B (stream 2, issued at 2 µs), 50 µs each, held back by a neighbour until 2 400 µs and
@@ -38,27 +23,6 @@ fn tol() -> Tolerances {
 /// which the GPU received them, which the hold lost: the trial is disturbed.
 fn held(b_start_ns: u64) -> (Program, Timeline, [OpId; 2]) {
     two_spins(2_400_000, b_start_ns, 2_000)
-}
-
-/// A (stream 1, issued at host 0) and B (stream 2, issued at `b_issue_ns`), 50 µs each, started
-/// at the given GPU times, in a clock-synced trial.
-fn two_spins(a_start_ns: u64, b_start_ns: u64, b_issue_ns: u64) -> (Program, Timeline, [OpId; 2]) {
-    let mut p = Program::builder("two spins");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
-    let a = p.spin(s1, "A", Duration::from_micros(50));
-    let b = p.spin(s2, "B", Duration::from_micros(50));
-    let t = Timeline::new(
-        vec![
-            Span::single(a, a_start_ns, a_start_ns + 50_000),
-            Span::single(b, b_start_ns, b_start_ns + 50_000),
-        ],
-        vec![call(a, 0, 1_000), call(b, b_issue_ns, b_issue_ns + 1_000)],
-    )
-    .with_host(vec![], Some(SYNC));
-    (p.build(), t, [a, b])
 }
 
 fn verdict(p: &Program, checks: &[Check], t: &Timeline) -> (usize, Verdict) {
@@ -121,10 +85,7 @@ fn a_pair_issued_further_apart_than_the_first_lasts_alone_is_no_evidence() {
     // 2 070 µs; B, issued at `b_issue` µs, ran from 2 040 µs, beside A's last 30 µs.
     let trial = |b_issue: u64| {
         let mut p = Program::builder("stretched");
-        let (s1, s2) = (
-            p.stream(StreamKind::NonBlocking),
-            p.stream(StreamKind::NonBlocking),
-        );
+        let [s1, s2] = streams(&mut p);
         let a = p.spin(s1, "A", Duration::from_micros(50));
         let b = p.spin(s2, "B", Duration::from_micros(50));
         let mut span_a = Span::single(a, 10_000, 2_070_000);
@@ -176,11 +137,7 @@ fn a_trial_counts_as_positive_only_if_every_check_is_an_overlap() {
     // C (stream 3, issued at 4 µs) started at 5 000 µs although nothing of ours ran after
     // 2 455 µs: a stall, which disturbs the trial.
     let mut p = Program::builder("stalled");
-    let (s1, s2, s3) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
+    let [s1, s2, s3] = streams(&mut p);
     let a = p.spin(s1, "A", Duration::from_micros(50));
     let b = p.spin(s2, "B", Duration::from_micros(50));
     let c = p.spin(s3, "C", Duration::from_micros(50));
@@ -212,10 +169,7 @@ fn two_copies_or_two_devices_are_no_evidence() {
     // Two H2D copies of ours that ran together in a held trial: a neighbour's copies time-slice
     // the copy engines, so whether ours interleave is not an order the GPU keeps.
     let mut p = Program::builder("copies");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
+    let [s1, s2] = streams(&mut p);
     let c1 = p.copy_new(s1, "C1", CopyDir::H2D, 1 << 20, Place::Pinned);
     let c2 = p.copy_new(s2, "C2", CopyDir::H2D, 1 << 20, Place::Pinned);
     let t = Timeline::new(vec![], vec![call(c1, 0, 1_000), call(c2, 2_000, 3_000)])
@@ -244,10 +198,7 @@ fn two_copies_or_two_devices_are_no_evidence() {
 
     // A host function's span comes from the host clock, which a slow host moves.
     let mut p = Program::builder("host function");
-    let (s1, s2) = (
-        p.stream(StreamKind::NonBlocking),
-        p.stream(StreamKind::NonBlocking),
-    );
+    let [s1, s2] = streams(&mut p);
     let h = p.host_fn(
         s1,
         "H",

@@ -5,11 +5,11 @@
 
 mod common;
 
-use common::two_ops::EXACT_SYNC;
+use common::two_ops::{kernel_and_copy, EXACT_SYNC};
 use common::{call, TOL};
 use stream_litmus::disturbance::marks;
 use stream_litmus::{
-    Check, ClockSync, CopyDir, CopyRate, CopyRates, Neighbour, Place, Program, Sharing, Span,
+    Check, ClockSync, CopyDir, CopyRate, CopyRates, Neighbour, OpId, Place, Program, Sharing, Span,
     StreamKind, Timeline, Tolerances, WitnessSpan,
 };
 
@@ -147,26 +147,10 @@ fn a_copy_slowed_by_a_copy_of_our_own_is_clean() {
 #[test]
 fn a_small_excess_is_no_disturbance() {
     // A 4 KiB copy at a tenth of its pace: 20 µs late, under the stall threshold (24 µs here).
-    let mut p = Program::builder("small");
-    let s = p.stream(StreamKind::NonBlocking);
-    let k = p.spin(s, "K", std::time::Duration::from_micros(500));
-    let s2 = p.stream(StreamKind::NonBlocking);
-    let c = p.copy_new(s2, "C", CopyDir::H2D, 4096, Place::Pinned);
-    let expected = RATE.expected_ns(4096);
-    let t = Timeline::new(
-        vec![Span::single(k, 0, 500_000)],
-        vec![call(k, 0, 0), call(c, 10_000, 10_000)],
-    )
-    .with_witness(
-        vec![WitnessSpan {
-            op: c,
-            start_ns: 10_000,
-            end_ns: 10_000 + (expected + 20_000) as i64,
-        }],
-        Some(EXACT_SYNC),
-    );
+    let (p, t) = kernel_and_copy(4096, 10_000, RATE.expected_ns(4096) + 20_000, false);
+    let (k, c) = (OpId(0), OpId(1));
     let checks = [Check::Overlaps { a: k, b: c }];
-    assert_eq!(mark(&p.build(), &checks, &t, None, &rates(true)), None);
+    assert_eq!(mark(&p, &checks, &t, None, &rates(true)), None);
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
 use super::buffers::{Buffers, Driver};
-use super::clock::{now_ns, preemptions, Mailbox, QUICK_ROUNDS, ROUNDS};
+use super::clock::{now_ns, preemptions, Alignment, Mailbox, QUICK_ROUNDS, ROUNDS};
 use super::cupti::Tracing;
 use super::graphs::Graphs;
 use super::host_fn::HostFns;
@@ -237,8 +237,10 @@ fn run_trials(
     let fail_at = FAIL_AT_OP.load(std::sync::atomic::Ordering::SeqCst);
     let mut timelines = Vec::with_capacity(trials);
     let mut gpu_time_ns = 0u64;
-    let mut host_calls = Vec::with_capacity(program.ops.len());
-    let mut readings = Vec::new();
+    let mut issued = Issued {
+        calls: Vec::with_capacity(program.ops.len()),
+        readings: Vec::new(),
+    };
     for trial in 0..=trials {
         // The warm-up is there for first-use costs (a module's lazy load, a stream's first launch,
         // a graph's first upload), which every launch pays whatever it spins; so its spins are
@@ -250,73 +252,13 @@ fn run_trials(
         // still aligns right before its own timed region.
         let aligning = mailbox.filter(|_| trial > 0);
         let mut lap = Lap(now_ns());
-        issuer.stamps.zero_on(kernels)?;
-        issuer.host_fns.reset();
-        issuer.memory.prepare(program)?;
-        issuer.buffers.fill_on(kernels)?;
-        // A trial that aligns waits for its preparation (and the witness's first marker) in the
-        // alignment's own synchronize: the ping kernel runs in the legacy stream behind the fills.
-        // Each wait for the GPU costs a whole time slice beside a neighbour that takes them
-        // (about 2.4 ms on an H100 beside a loop of matrix products), so one wait instead of
-        // three took a slice off every recorded trial there.
-        if aligning.is_none() {
-            result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-        }
-        lap.to(&mut timing.prepare_ns);
-        if let (Some(w), Some(_)) = (witness, aligning) {
-            w.reset()?;
-            w.launch_marker(kernels, 0)?;
-            lap.to(&mut timing.witness_ns);
-        }
-        // Armed before the clock alignment, so the woken thread is timing units by the first
-        // issue (what it sees before is cut off).
-        if let Some(p) = pace {
-            p.arm();
-        }
-        let alignment = match aligning {
-            Some((m, rounds)) => Some(m.align(kernels, rounds)?),
-            None => None,
-        };
-        lap.to(&mut timing.clock_ns);
-        if let (Some(w), None) = (witness, aligning) {
-            w.reset()?;
-            w.marker(kernels, 0)?;
-        }
-        lap.to(&mut timing.witness_ns);
-        host_calls.clear();
-        readings.clear();
+        let alignment = prepare_trial(issuer, aligning, witness, pace, &mut lap, timing)?;
+        issued.calls.clear();
+        issued.readings.clear();
         let before = pace.map(Pace::probe);
         let switches = preemptions();
         let t0 = now_ns();
-        for (i, op) in program.ops.iter().enumerate() {
-            let on = op.kind.stream().map(|s| issuer.streams.get(s.0));
-            if let Some(w) = witness {
-                w.before(i, on)?;
-            }
-            let begin = now_ns() - t0;
-            if trial == 0 && i == fail_at {
-                return Err(Error::Driver {
-                    call: "an injected failure".into(),
-                    message: format!("op {i} failed on purpose (executor error-path test)"),
-                });
-            }
-            let value = issuer.issue(i)?;
-            let end = now_ns() - t0;
-            if let Some(w) = witness {
-                w.after(i, on)?;
-            }
-            if let Some(value) = value {
-                readings.push(Reading {
-                    op: op.id,
-                    value_ns: value,
-                });
-            }
-            host_calls.push(HostCall {
-                op: op.id,
-                begin_ns: begin,
-                end_ns: end,
-            });
-        }
+        issue_ops(issuer, witness, trial == 0, fail_at, t0, &mut issued)?;
         let preempted = preemptions().saturating_sub(switches);
         let own_pace = pace.zip(before).map(|(p, before_ns)| IssuerPace {
             before_ns,
@@ -343,24 +285,12 @@ fn run_trials(
         }
         gpu_time_ns += elapsed;
         issuer.stamps.read(&mut host)?;
-        let clock = alignment.map(|a| ClockSync {
-            // gpu = absolute host + offset = (host - t0) + (offset + t0)
-            offset_ns: a.offset_ns + t0 as i64,
-            error_ns: a.error_ns,
-            shared: false,
-        });
-        let mut t = timeline(
-            program,
-            &issuer.first_record,
-            &host,
-            graph_issue(program, &host_calls),
-        )?
-        .with_relaunched(relaunched(program, &issuer.relaunch_records, &host)?)
-        .with_readings(readings.clone())
-        .with_host(host_spans, clock)
-        .with_contents(issuer.buffers.contents()?)
-        .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX))
-        .with_host_slow(host_slow, own_pace);
+        let clock = alignment.map(|a| clock_sync(a, t0));
+        let mut t = stamped(issuer, &host, &issued)?
+            .with_host(host_spans, clock)
+            .with_contents(issuer.buffers.contents()?)
+            .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX))
+            .with_host_slow(host_slow, own_pace);
         lap.to(&mut timing.readback_ns);
         if let Some(w) = witness {
             let (spans, sync) = w.collect(program, &t.spans)?;
@@ -370,4 +300,125 @@ fn run_trials(
         timelines.push(t);
     }
     Ok((timelines, gpu_time_ns))
+}
+
+/// What issuing a trial's ops recorded: each call's times, the values ops read.
+struct Issued {
+    calls: Vec<HostCall>,
+    readings: Vec<Reading>,
+}
+
+/// A recorded trial's clock sync, from the alignment made before its timed region at `t0`.
+fn clock_sync(a: Alignment, t0: u64) -> ClockSync {
+    ClockSync {
+        // gpu = absolute host + offset = (host - t0) + (offset + t0)
+        offset_ns: a.offset_ns + t0 as i64,
+        error_ns: a.error_ns,
+        shared: false,
+    }
+}
+
+/// A recorded trial's timeline from its stamps read back into `host`, its relaunched graphs'
+/// records and the values its ops read.
+fn stamped(issuer: &Issuer<'_>, host: &[u64], issued: &Issued) -> Result<Timeline, Error> {
+    let program = issuer.program;
+    Ok(timeline(
+        program,
+        &issuer.first_record,
+        host,
+        graph_issue(program, &issued.calls),
+    )?
+    .with_relaunched(relaunched(program, &issuer.relaunch_records, host)?)
+    .with_readings(issued.readings.clone()))
+}
+
+/// Readies one trial: its stamps zeroed, host functions reset, memory and buffers prepared, the
+/// witness's first marker placed, the pace armed and, when `aligning`, the clocks aligned; each
+/// part's time goes to its phase of `timing`.
+fn prepare_trial(
+    issuer: &mut Issuer<'_>,
+    aligning: Option<(&Mailbox, usize)>,
+    witness: Option<&Witness>,
+    pace: Option<&Pace>,
+    lap: &mut Lap,
+    timing: &mut ClaimTiming,
+) -> Result<Option<Alignment>, Error> {
+    let (program, kernels) = (issuer.program, issuer.kernels);
+    issuer.stamps.zero_on(kernels)?;
+    issuer.host_fns.reset();
+    issuer.memory.prepare(program)?;
+    issuer.buffers.fill_on(kernels)?;
+    // A trial that aligns waits for its preparation (and the witness's first marker) in the
+    // alignment's own synchronize: the ping kernel runs in the legacy stream behind the fills.
+    // Each wait for the GPU costs a whole time slice beside a neighbour that takes them
+    // (about 2.4 ms on an H100 beside a loop of matrix products), so one wait instead of
+    // three took a slice off every recorded trial there.
+    if aligning.is_none() {
+        result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+    }
+    lap.to(&mut timing.prepare_ns);
+    if let (Some(w), Some(_)) = (witness, aligning) {
+        w.reset()?;
+        w.launch_marker(kernels, 0)?;
+        lap.to(&mut timing.witness_ns);
+    }
+    // Armed before the clock alignment, so the woken thread is timing units by the first
+    // issue (what it sees before is cut off).
+    if let Some(p) = pace {
+        p.arm();
+    }
+    let alignment = match aligning {
+        Some((m, rounds)) => Some(m.align(kernels, rounds)?),
+        None => None,
+    };
+    lap.to(&mut timing.clock_ns);
+    if let (Some(w), None) = (witness, aligning) {
+        w.reset()?;
+        w.marker(kernels, 0)?;
+    }
+    lap.to(&mut timing.witness_ns);
+    Ok(alignment)
+}
+
+/// Issues every op of a trial in order, each call timed from `t0` and the values ops read into
+/// `issued`; op `fail_at` of the warm-up fails on purpose (`FAIL_AT_OP`).
+fn issue_ops(
+    issuer: &mut Issuer<'_>,
+    witness: Option<&Witness>,
+    warm_up: bool,
+    fail_at: usize,
+    t0: u64,
+    issued: &mut Issued,
+) -> Result<(), Error> {
+    let program = issuer.program;
+    for (i, op) in program.ops.iter().enumerate() {
+        let on = op.kind.stream().map(|s| issuer.streams.get(s.0));
+        if let Some(w) = witness {
+            w.before(i, on)?;
+        }
+        let begin = now_ns() - t0;
+        if warm_up && i == fail_at {
+            return Err(Error::Driver {
+                call: "an injected failure".into(),
+                message: format!("op {i} failed on purpose (executor error-path test)"),
+            });
+        }
+        let value = issuer.issue(i)?;
+        let end = now_ns() - t0;
+        if let Some(w) = witness {
+            w.after(i, on)?;
+        }
+        if let Some(value) = value {
+            issued.readings.push(Reading {
+                op: op.id,
+                value_ns: value,
+            });
+        }
+        issued.calls.push(HostCall {
+            op: op.id,
+            begin_ns: begin,
+            end_ns: end,
+        });
+    }
+    Ok(())
 }

@@ -53,7 +53,6 @@ impl Issuer<'_> {
         if issue_ordering(&self.program.ops[i].kind, stream, event)? {
             return Ok(None);
         }
-        // Handles were created for this program and are alive (each unsafe block below).
         match self.program.ops[i].kind {
             OpKind::Spin {
                 stream: s,
@@ -71,10 +70,13 @@ impl Issuer<'_> {
                 unreachable!("issued by issue_ordering")
             }
             OpKind::Elapsed { from, to } => {
-                // SAFETY: the program's events, created for it and alive until its teardown.
+                // SAFETY: `to` is one of the program's events, created for it before the first op
+                // and destroyed only at its teardown, so the handle is valid here.
                 unsafe { result::event::synchronize(event(to)) }
                     .map_err(call("cuEventSynchronize"))?;
-                // SAFETY: as above; both events were recorded before this op (validated).
+                // SAFETY: `from` and `to` are the program's events, alive until its teardown;
+                // validation requires both to be recorded before this op, and `to` has just
+                // completed, so the driver can read both timestamps.
                 let ms = unsafe { result::event::elapsed(event(from), event(to)) }
                     .map_err(call("cuEventElapsedTime"))?;
                 return Ok(Some((f64::from(ms) * 1e6).round() as i64));
@@ -83,11 +85,13 @@ impl Issuer<'_> {
             OpKind::Query { target } => {
                 let (answer, name) = match target {
                     SyncTarget::Stream(s) => {
-                        // SAFETY: the program's stream, alive until its teardown.
+                        // SAFETY: `s` is one of the program's streams (or a built-in handle),
+                        // valid until the program's teardown; a query only reads its state.
                         (unsafe { sys::cuStreamQuery(stream(s)) }, "cuStreamQuery")
                     }
                     SyncTarget::Event(e) => {
-                        // SAFETY: the program's event, alive until its teardown.
+                        // SAFETY: `e` is one of the program's events, valid until the program's
+                        // teardown; a query only reads its state.
                         (unsafe { sys::cuEventQuery(event(e)) }, "cuEventQuery")
                     }
                     SyncTarget::Device => {
@@ -178,7 +182,9 @@ impl Issuer<'_> {
     ) -> Result<(), Error> {
         let place = |b: BufferId| self.program.buffers[b.0].place;
         let (s, d, n) = (self.buffers.ptr(src), self.buffers.ptr(dst), bytes as usize);
-        // SAFETY: both buffers hold at least `bytes` bytes (validated) and live for the run.
+        // SAFETY: `s` and `d` point into the program's buffers, which live for the whole run and
+        // hold at least `bytes` bytes each (validated), in the places `CopyDir` reads from them;
+        // `stream` is one of the program's streams, alive until its teardown.
         unsafe {
             match CopyDir::of(place(src), place(dst)) {
                 CopyDir::H2D => sys::cuMemcpyHtoDAsync_v2(d, s as *const _, n, stream)

@@ -281,8 +281,6 @@ impl Issue<'_> {
         if issue_ordering(&op.kind, stream, event)? {
             return Ok(());
         }
-        // Handles were created for this program and are alive; buffers hold the bytes
-        // validation checked (each unsafe block below says which it relies on).
         match op.kind {
             OpKind::Spin {
                 stream: s,

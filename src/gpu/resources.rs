@@ -49,7 +49,8 @@ impl Drop for Streams {
     fn drop(&mut self) {
         for (&h, &owned) in self.handles.iter().zip(&self.owned) {
             if owned {
-                // SAFETY: created above, destroyed once; the executor synchronized the context.
+                // SAFETY: `h` was created by `create` for these streams (`owned`), is destroyed
+                // only here, once, and the executor synchronized the context before dropping it.
                 let _ = unsafe { result::stream::destroy(h) };
             }
         }
@@ -108,7 +109,8 @@ impl Events {
 impl Drop for Events {
     fn drop(&mut self) {
         for &e in &self.handles {
-            // SAFETY: created above, destroyed once.
+            // SAFETY: `e` was created by `Events::create` for these events and is destroyed only
+            // here, once, when nothing records or waits on it any more.
             let _ = unsafe { result::event::destroy(e) };
         }
     }
@@ -125,7 +127,8 @@ pub struct DeviceWords {
 impl DeviceWords {
     pub fn alloc(len: usize) -> Result<DeviceWords, Error> {
         let bytes = len.max(1) * 8;
-        // SAFETY: plain allocation; freed in Drop.
+        // SAFETY: a plain device allocation of `bytes` (at least 8) bytes in the current
+        // context; the pointer is owned by the returned value and freed once, in its Drop.
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(call("cuMemAlloc"))?;
         Ok(DeviceWords {
             ptr,
@@ -172,7 +175,8 @@ impl DeviceWords {
 
     /// Zeroes the buffer and waits for it.
     pub fn zero(&self) -> Result<(), Error> {
-        // SAFETY: the range is inside the allocation.
+        // SAFETY: `ptr` is this value's live allocation of `len.max(1) * 8` bytes, exactly the
+        // range set.
         unsafe { result::memset_d8_sync(self.ptr, 0, self.len.max(1) * 8) }
             .map_err(call("cuMemsetD8"))
     }
@@ -189,7 +193,8 @@ impl DeviceWords {
         if out.is_empty() {
             return Ok(());
         }
-        // SAFETY: `out` has exactly `len` words, as does the allocation.
+        // SAFETY: `out` has exactly `len` words (asserted above), as does the live allocation
+        // behind `ptr`, so the copy stays inside both.
         unsafe { result::memcpy_dtoh_sync(out, self.ptr) }.map_err(call("cuMemcpyDtoH"))
     }
 }
@@ -200,7 +205,8 @@ impl Drop for DeviceWords {
             Some((block, _)) => Driver::free(block),
             None if self.ptr == 0 => {} // given back to the pool
             None => {
-                // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
+                // SAFETY: `ptr` was allocated by `alloc` and is not pooled (`pooled` is None and
+                // `ptr` non-zero); it is freed only here, once, after the executor synchronized.
                 let _ = unsafe { result::free_sync(self.ptr) };
             }
         }
@@ -215,20 +221,21 @@ pub fn issue_ordering(
     stream: impl Fn(StreamId) -> sys::CUstream,
     event: impl Fn(EventId) -> sys::CUevent,
 ) -> Result<bool, Error> {
-    // The caller's handles were created for this program and are alive (each block below).
     match *kind {
         OpKind::Record {
             stream: s,
             event: e,
         } => {
-            // SAFETY: the program's event and stream, alive (above).
+            // SAFETY: `stream` and `event` map the ids to the caller's handles, created for this
+            // program and alive until its teardown.
             unsafe { result::event::record(event(e), stream(s)) }.map_err(call("cuEventRecord"))?
         }
         OpKind::Wait {
             stream: s,
             event: e,
         } => {
-            // SAFETY: the program's stream and event, alive (above).
+            // SAFETY: `stream` and `event` map the ids to the caller's handles, created for this
+            // program and alive until its teardown; the flags are the default ones.
             unsafe {
                 result::stream::wait_event(
                     stream(s),
@@ -239,10 +246,12 @@ pub fn issue_ordering(
             .map_err(call("cuStreamWaitEvent"))?
         }
         OpKind::HostSync { target } => match target {
-            // SAFETY: the program's stream, alive (above).
+            // SAFETY: `stream` maps the id to the caller's handle, alive until the program's
+            // teardown.
             SyncTarget::Stream(s) => unsafe { result::stream::synchronize(stream(s)) }
                 .map_err(call("cuStreamSynchronize"))?,
-            // SAFETY: the program's event, alive (above).
+            // SAFETY: `event` maps the id to the caller's handle, alive until the program's
+            // teardown.
             SyncTarget::Event(e) => unsafe { result::event::synchronize(event(e)) }
                 .map_err(call("cuEventSynchronize"))?,
             SyncTarget::Device => result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?,

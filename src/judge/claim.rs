@@ -112,9 +112,11 @@ impl std::str::FromStr for Table {
     }
 }
 
-/// A claim, ready to run.
+/// What every claim says before its test, on a program ([`Claim`]) or on traces
+/// (`trace_claims::TraceClaim`): its id, what the notes say, where from, the verdict its author
+/// expects and why. Both carry it flattened: in their JSON these are fields of the claim itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claim {
+pub struct ClaimHeader {
     /// Dotted id, e.g. `fifo.blocking`; filters and reports use it.
     pub id: String,
     /// What the notes say, in words.
@@ -125,6 +127,13 @@ pub struct Claim {
     /// documented rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+}
+
+/// A claim, ready to run. It reads as its header (`claim.id`, `claim.expect`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    #[serde(flatten)]
+    pub header: ClaimHeader,
     pub program: Program,
     pub checks: Vec<Check>,
     /// Measured on every trial and reported with the evidence, but not part of the verdict:
@@ -136,6 +145,19 @@ pub struct Claim {
     /// The scenario table this claim is a row of, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<Table>,
+}
+
+impl Deref for Claim {
+    type Target = ClaimHeader;
+    fn deref(&self) -> &ClaimHeader {
+        &self.header
+    }
+}
+
+impl DerefMut for Claim {
+    fn deref_mut(&mut self) -> &mut ClaimHeader {
+        &mut self.header
+    }
 }
 
 impl Claim {
@@ -279,11 +301,13 @@ impl ClaimBuilder {
         let mut env = self.env;
         env.sort();
         Claim {
-            id: self.id,
-            statement: self.statement,
-            source: self.source,
-            expect,
-            rationale: self.rationale,
+            header: ClaimHeader {
+                id: self.id,
+                statement: self.statement,
+                source: self.source,
+                expect,
+                rationale: self.rationale,
+            },
             program: self.program.build(),
             checks: self.checks,
             observations: self.observations,

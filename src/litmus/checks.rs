@@ -34,53 +34,13 @@ pub const RELATIONS: [&str; 18] = [
 
 type R<T> = Result<T, LitmusError>;
 
-/// The checks one `check` or `observe` line makes (`chain` makes several).
+/// The checks one `check` or `observe` line makes (`chain` makes several). A table: one arm per
+/// relation, its arguments read in order by [`Args`].
 pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R<Vec<Check>> {
-    let op = |a: &Arg| -> R<OpId> {
-        match a {
-            Arg::Ref(r) => d.op_ref(cx, r),
-            Arg::Range(_, _, span) => {
-                Err(cx.err(span, "expected one op, found a range", "a range"))
-            }
-            Arg::Int(i) => Err(cx.err(&i.span, "expected an op, found a number", "a number")),
-            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
-        }
-    };
-    let range = |a: &Arg| -> R<(OpId, OpId)> {
-        match a {
-            Arg::Range(x, y, _) => Ok((d.op_ref(cx, x)?, d.op_ref(cx, y)?)),
-            Arg::Ref(r) => Err(cx.err(
-                &ref_span(r),
-                "expected a range of ops `FIRST..LAST`",
-                "one op",
-            )),
-            Arg::Int(i) => {
-                Err(cx.err(&i.span, "expected a range of ops `FIRST..LAST`", "a number"))
-            }
-            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
-        }
-    };
-    let name = |a: &Arg, what: &str| -> R<Name> {
-        match a {
-            Arg::Ref(OpRef::Label(n)) => Ok(n.clone()),
-            Arg::Ref(r) => Err(cx.err(&ref_span(r), format!("expected a {what}"), "an op index")),
-            Arg::Range(_, _, span) => Err(cx.err(span, format!("expected a {what}"), "a range")),
-            Arg::Int(i) => Err(cx.err(&i.span, format!("expected a {what}"), "a number")),
-            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
-        }
-    };
-    let buffer = |a: &Arg| -> R<BufferId> { d.buffer(cx, &name(a, "buffer")?) };
-    let value = |a: &Arg| -> R<i32> {
-        match a {
-            Arg::Int(i) => i
-                .text
-                .parse()
-                .map_err(|_| cx.err(&i.span, "the value does not fit in an i32", "too large")),
-            Arg::Ref(r) => Err(cx.err(&ref_span(r), "expected a number", "not a number")),
-            Arg::Range(_, _, span) => Err(cx.err(span, "expected a number", "a range")),
-            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
-        }
-    };
+    let a = Args { d, cx };
+    let (op, range) = (|x: &Arg| a.op(x), |x: &Arg| a.range(x));
+    let (buffer, value) = (|x: &Arg| a.buffer(x), |x: &Arg| a.value(x));
+    let name = |x: &Arg, what: &str| a.name(x, what);
     let one = |c: Check| Ok(vec![c]);
     match (relation.text.as_str(), args) {
         ("precedes", [a, b]) => one(Check::Precedes {
@@ -179,6 +139,72 @@ pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R
                 &format!("the relations are {}", RELATIONS.join(", ")),
             )),
         },
+    }
+}
+
+/// A check's arguments read as what its relation takes, each wrong kind of argument an error
+/// on it.
+struct Args<'a, 'c> {
+    d: &'a Draft,
+    cx: Cx<'c>,
+}
+
+impl Args<'_, '_> {
+    fn op(&self, a: &Arg) -> R<OpId> {
+        let cx = self.cx;
+        match a {
+            Arg::Ref(r) => self.d.op_ref(cx, r),
+            Arg::Range(_, _, span) => {
+                Err(cx.err(span, "expected one op, found a range", "a range"))
+            }
+            Arg::Int(i) => Err(cx.err(&i.span, "expected an op, found a number", "a number")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
+        }
+    }
+
+    fn range(&self, a: &Arg) -> R<(OpId, OpId)> {
+        let cx = self.cx;
+        match a {
+            Arg::Range(x, y, _) => Ok((self.d.op_ref(cx, x)?, self.d.op_ref(cx, y)?)),
+            Arg::Ref(r) => Err(cx.err(
+                &ref_span(r),
+                "expected a range of ops `FIRST..LAST`",
+                "one op",
+            )),
+            Arg::Int(i) => {
+                Err(cx.err(&i.span, "expected a range of ops `FIRST..LAST`", "a number"))
+            }
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
+        }
+    }
+
+    /// A name (of a buffer, a place: `what`).
+    fn name(&self, a: &Arg, what: &str) -> R<Name> {
+        let cx = self.cx;
+        match a {
+            Arg::Ref(OpRef::Label(n)) => Ok(n.clone()),
+            Arg::Ref(r) => Err(cx.err(&ref_span(r), format!("expected a {what}"), "an op index")),
+            Arg::Range(_, _, span) => Err(cx.err(span, format!("expected a {what}"), "a range")),
+            Arg::Int(i) => Err(cx.err(&i.span, format!("expected a {what}"), "a number")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
+        }
+    }
+
+    fn buffer(&self, a: &Arg) -> R<BufferId> {
+        self.d.buffer(self.cx, &self.name(a, "buffer")?)
+    }
+
+    fn value(&self, a: &Arg) -> R<i32> {
+        let cx = self.cx;
+        match a {
+            Arg::Int(i) => i
+                .text
+                .parse()
+                .map_err(|_| cx.err(&i.span, "the value does not fit in an i32", "too large")),
+            Arg::Ref(r) => Err(cx.err(&ref_span(r), "expected a number", "not a number")),
+            Arg::Range(_, _, span) => Err(cx.err(span, "expected a number", "a range")),
+            Arg::Next(_, span) => Err(next_on_a_trace(cx, span)),
+        }
     }
 }
 

@@ -2,9 +2,9 @@
 //! (`ops.rs`), checks (`checks.rs`) and the other lines (`resolve.rs`), each of which adds an
 //! `impl Draft` of its own.
 
+use super::header::HeaderLines;
 use super::syntax::{Arg, Name, Span};
-use crate::judge::claim::{EnvVar, Source, Table};
-use crate::judge::verdict::Expect;
+use crate::judge::claim::{EnvVar, Table};
 use crate::program::{BufferId, EventId, OpId, Program, StreamId};
 use std::collections::HashMap;
 
@@ -12,10 +12,7 @@ use std::collections::HashMap;
 pub(super) struct Draft {
     pub(super) id: Name,
     pub(super) span: Span,
-    pub(super) statement: Option<String>,
-    pub(super) source: Option<Source>,
-    pub(super) expect: Option<Expect>,
-    pub(super) rationale: Option<String>,
+    pub(super) header: HeaderLines,
     pub(super) table: Option<Table>,
     pub(super) name: Option<String>,
     pub(super) env: Vec<EnvVar>,
@@ -44,10 +41,7 @@ impl Draft {
             },
             id,
             span,
-            statement: None,
-            source: None,
-            expect: None,
-            rationale: None,
+            header: HeaderLines::default(),
             table: None,
             name: None,
             env: Vec::new(),

@@ -33,14 +33,16 @@
 //!
 //! **May import:** `trace` (claims on traces), `judge` (claims and the model), `program`,
 //! `border`. Inside, from the ground
-//! up: `ast`, `units`, `words`, `syntax`, `error` (with the context `Cx`), `draft` (a claim being
-//! read), `ops`, `checks`, `resolve`; each file imports only files before it.
+//! up: `ast`, `units`, `words`, `syntax`, `error` (with the context `Cx`), `header` (the lines every
+//! claim starts with), `draft` (a claim being read), `ops`, `checks`, `resolve`; each file imports
+//! only files before it.
 
 mod ast;
 mod checks;
 mod draft;
 mod error;
 mod explained;
+mod header;
 mod ops;
 mod predict;
 mod print;

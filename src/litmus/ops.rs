@@ -54,43 +54,16 @@ impl Draft {
         ))
     }
 
+    /// The op an op line writes. A table: one arm per kind of op, each looking its names up in
+    /// the order they are written, so that the first error is the first word at fault.
     pub(super) fn op_kind(&self, cx: Cx<'_>, op: &OpSyntax) -> R<OpKind> {
-        let target = |t: &Target| -> R<SyncTarget> {
-            Ok(match t {
-                Target::Device => SyncTarget::Device,
-                Target::Stream(s) => SyncTarget::Stream(self.stream(cx, s)?),
-                Target::Event(e) => SyncTarget::Event(self.event(cx, e)?),
-            })
-        };
-        let launch = |l: &Option<Launch>| -> R<(u32, u32)> {
-            let Some(l) = l else {
-                return Ok((1, DEFAULT_BLOCK));
-            };
-            let n = |i: &super::syntax::Int, max: u32, what: &str| -> R<u32> {
-                i.text
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|v| (1..=max).contains(v))
-                    .ok_or_else(|| {
-                        cx.err(
-                            &i.span,
-                            format!("the {what} must be 1..={max}"),
-                            "out of range",
-                        )
-                    })
-            };
-            Ok((
-                n(&l.grid, MAX_GRID, "grid")?,
-                n(&l.block, MAX_BLOCK, "block")?,
-            ))
-        };
         Ok(match op {
             OpSyntax::Spin {
                 duration,
                 launch: l,
                 stream,
             } => {
-                let (grid, block) = launch(l)?;
+                let (grid, block) = launch(cx, l)?;
                 OpKind::Spin {
                     stream: self.stream(cx, stream)?,
                     duration_ns: spin_ns(cx, duration, "spin")?,
@@ -106,8 +79,12 @@ impl Draft {
                 stream: self.stream(cx, stream)?,
                 event: self.event(cx, event)?,
             },
-            OpSyntax::HostSync(t) => OpKind::HostSync { target: target(t)? },
-            OpSyntax::Query(t) => OpKind::Query { target: target(t)? },
+            OpSyntax::HostSync(t) => OpKind::HostSync {
+                target: self.target(cx, t)?,
+            },
+            OpSyntax::Query(t) => OpKind::Query {
+                target: self.target(cx, t)?,
+            },
             OpSyntax::Elapsed { from, to } => OpKind::Elapsed {
                 from: self.event(cx, from)?,
                 to: self.event(cx, to)?,
@@ -119,43 +96,12 @@ impl Draft {
             } => OpKind::HostFn {
                 stream: self.stream(cx, stream)?,
                 duration_ns: spin_ns(cx, duration, "host function")?,
-                api: match via.as_ref().map(|v| v.text.as_str()) {
-                    None | Some("cuLaunchHostFunc") => HostFnApi::LaunchHostFunc,
-                    Some("cuStreamAddCallback") => HostFnApi::StreamAddCallback,
-                    Some(other) => {
-                        let span = via.as_ref().map_or(0..0, |v| v.span.clone());
-                        return Err(cx.err(
-                            &span,
-                            format!("unknown host-function call `{other}`"),
-                            "expected cuLaunchHostFunc or cuStreamAddCallback",
-                        ));
-                    }
-                },
+                api: host_fn_api(cx, via.as_ref())?,
             },
-            OpSyntax::Api { call, size } => {
-                let all = [
-                    ApiCall::MemAlloc,
-                    ApiCall::MemFree,
-                    ApiCall::HostAlloc,
-                    ApiCall::HostFree,
-                    ApiCall::Memset,
-                    ApiCall::CopyD2D,
-                ];
-                let c = all
-                    .into_iter()
-                    .find(|c| c.name() == call.text)
-                    .ok_or_else(|| {
-                        cx.err(
-                            &call.span,
-                            format!("unknown driver call `{}`", call.text),
-                            &format!("expected one of {}", all.map(ApiCall::name).join(", ")),
-                        )
-                    })?;
-                OpKind::Api {
-                    call: c,
-                    bytes: bytes(cx, size)?,
-                }
-            }
+            OpSyntax::Api { call, size } => OpKind::Api {
+                call: api_call(cx, call)?,
+                bytes: bytes(cx, size)?,
+            },
             OpSyntax::AllocAsync { size, stream } => OpKind::AllocAsync {
                 stream: self.stream(cx, stream)?,
                 bytes: bytes(cx, size)?,
@@ -186,21 +132,7 @@ impl Draft {
                 src,
                 dst,
                 stream,
-            } => {
-                let (src, dst) = (self.buffer(cx, src)?, self.buffer(cx, dst)?);
-                let bytes = match size {
-                    Some(q) => bytes(cx, q)?,
-                    None => self.program.buffers[src.0]
-                        .bytes
-                        .min(self.program.buffers[dst.0].bytes),
-                };
-                OpKind::Copy {
-                    stream: self.stream(cx, stream)?,
-                    src,
-                    dst,
-                    bytes,
-                }
-            }
+            } => self.copy(cx, size.as_ref(), [src, dst], stream)?,
             OpSyntax::Add {
                 out,
                 a,
@@ -213,7 +145,7 @@ impl Draft {
                     self.buffer(cx, b)?,
                     self.buffer(cx, out)?,
                 );
-                let (grid, block) = launch(l)?;
+                let (grid, block) = launch(cx, l)?;
                 OpKind::Add {
                     stream: self.stream(cx, stream)?,
                     a,
@@ -225,6 +157,100 @@ impl Draft {
             }
         })
     }
+
+    /// What a host sync or a query waits for.
+    fn target(&self, cx: Cx<'_>, t: &Target) -> R<SyncTarget> {
+        Ok(match t {
+            Target::Device => SyncTarget::Device,
+            Target::Stream(s) => SyncTarget::Stream(self.stream(cx, s)?),
+            Target::Event(e) => SyncTarget::Event(self.event(cx, e)?),
+        })
+    }
+
+    /// A copy from `ends[0]` to `ends[1]`: of `size`, or else of the smaller buffer.
+    fn copy(
+        &self,
+        cx: Cx<'_>,
+        size: Option<&Quantity>,
+        ends: [&Name; 2],
+        stream: &Name,
+    ) -> R<OpKind> {
+        let (src, dst) = (self.buffer(cx, ends[0])?, self.buffer(cx, ends[1])?);
+        let bytes = match size {
+            Some(q) => bytes(cx, q)?,
+            None => self.program.buffers[src.0]
+                .bytes
+                .min(self.program.buffers[dst.0].bytes),
+        };
+        Ok(OpKind::Copy {
+            stream: self.stream(cx, stream)?,
+            src,
+            dst,
+            bytes,
+        })
+    }
+}
+
+/// A kernel's `<<<grid, block>>>`, each in its range; one block of [`DEFAULT_BLOCK`] threads
+/// when none is written.
+fn launch(cx: Cx<'_>, l: &Option<Launch>) -> R<(u32, u32)> {
+    let Some(l) = l else {
+        return Ok((1, DEFAULT_BLOCK));
+    };
+    let n = |i: &super::syntax::Int, max: u32, what: &str| -> R<u32> {
+        i.text
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=max).contains(v))
+            .ok_or_else(|| {
+                cx.err(
+                    &i.span,
+                    format!("the {what} must be 1..={max}"),
+                    "out of range",
+                )
+            })
+    };
+    Ok((
+        n(&l.grid, MAX_GRID, "grid")?,
+        n(&l.block, MAX_BLOCK, "block")?,
+    ))
+}
+
+/// The call a host function is enqueued with: `cuLaunchHostFunc` unless `via` names another.
+fn host_fn_api(cx: Cx<'_>, via: Option<&Name>) -> R<HostFnApi> {
+    match via.map(|v| v.text.as_str()) {
+        None | Some("cuLaunchHostFunc") => Ok(HostFnApi::LaunchHostFunc),
+        Some("cuStreamAddCallback") => Ok(HostFnApi::StreamAddCallback),
+        Some(other) => {
+            let span = via.map_or(0..0, |v| v.span.clone());
+            Err(cx.err(
+                &span,
+                format!("unknown host-function call `{other}`"),
+                "expected cuLaunchHostFunc or cuStreamAddCallback",
+            ))
+        }
+    }
+}
+
+/// A driver call by its name.
+fn api_call(cx: Cx<'_>, call: &Name) -> R<ApiCall> {
+    let all = [
+        ApiCall::MemAlloc,
+        ApiCall::MemFree,
+        ApiCall::HostAlloc,
+        ApiCall::HostFree,
+        ApiCall::Memset,
+        ApiCall::CopyD2D,
+    ];
+    all.into_iter()
+        .find(|c| c.name() == call.text)
+        .ok_or_else(|| {
+            cx.err(
+                &call.span,
+                format!("unknown driver call `{}`", call.text),
+                &format!("expected one of {}", all.map(ApiCall::name).join(", ")),
+            )
+        })
 }
 
 pub(super) fn place(cx: Cx<'_>, n: &Name) -> R<Place> {

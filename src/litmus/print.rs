@@ -18,6 +18,31 @@ pub fn claims(claims: &[Claim]) -> String {
 pub fn claim(c: &Claim) -> String {
     let mut out = String::new();
     let p = &c.program;
+    header(&mut out, c);
+    out.push('\n');
+    declarations(&mut out, p);
+    out.push('\n');
+    for (i, op) in p.ops.iter().enumerate() {
+        if super::default_label(p, &op.kind).as_deref() != Some(op.label.as_str()) {
+            let _ = write!(out, "{}: ", name(&op.label));
+        }
+        out.push_str(&op_text(p, i, &op.kind));
+        out.push('\n');
+    }
+    if !c.checks.is_empty() || !c.observations.is_empty() {
+        out.push('\n');
+    }
+    for (word, list) in [("check", &c.checks), ("observe", &c.observations)] {
+        for check in list {
+            let _ = writeln!(out, "{word} {}", check_text(check, p));
+        }
+    }
+    out
+}
+
+/// The lines before a claim's program: its header, table, program name and environment.
+fn header(out: &mut String, c: &Claim) {
+    let p = &c.program;
     let _ = writeln!(out, "claim {}", name(&c.id));
     let _ = writeln!(out, "statement {}", quote(&c.statement));
     let _ = writeln!(
@@ -43,7 +68,10 @@ pub fn claim(c: &Claim) -> String {
         }
         .ok();
     }
-    out.push('\n');
+}
+
+/// A program's streams (those alike on one line), peer access, events and buffers.
+fn declarations(out: &mut String, p: &Program) {
     let mut i = 0;
     while i < p.streams.len() {
         let s = &p.streams[i];
@@ -91,23 +119,6 @@ pub fn claim(c: &Claim) -> String {
         }
         out.push('\n');
     }
-    out.push('\n');
-    for (i, op) in p.ops.iter().enumerate() {
-        if super::default_label(p, &op.kind).as_deref() != Some(op.label.as_str()) {
-            let _ = write!(out, "{}: ", name(&op.label));
-        }
-        out.push_str(&op_text(p, i, &op.kind));
-        out.push('\n');
-    }
-    if !c.checks.is_empty() || !c.observations.is_empty() {
-        out.push('\n');
-    }
-    for (word, list) in [("check", &c.checks), ("observe", &c.observations)] {
-        for check in list {
-            let _ = writeln!(out, "{word} {}", check_text(check, p));
-        }
-    }
-    out
 }
 
 /// A check as a claim file writes it: `precedes(A, B)`.
@@ -170,6 +181,7 @@ fn op_ref(p: &Program, at: usize, id: OpId) -> String {
     }
 }
 
+/// The text of op `at` of `p`, as a claim file writes it. A table: one arm per kind of op.
 fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
     let stream = |s: crate::program::StreamId| {
         name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()))

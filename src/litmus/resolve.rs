@@ -11,12 +11,11 @@ use super::draft::Draft;
 use super::error::LitmusError;
 use super::error::{unknown, Cx};
 use super::ops::bytes;
-use super::syntax::{Line, Name, OpRef, Stmt};
-use crate::judge::claim::{Claim, EnvVar, Source};
+use super::syntax::{Line, Name, OpRef, OpSyntax, Quantity, Span, Stmt};
+use crate::judge::claim::{Claim, EnvVar};
 use crate::judge::relation::Check;
-use crate::judge::verdict::Expect;
 use crate::program::{
-    Buffer, BufferId, Event, EventId, Op, OpId, Priority, Stream, StreamId, StreamKind,
+    Buffer, BufferId, Event, EventId, Op, OpId, Place, Priority, Stream, StreamId, StreamKind,
 };
 
 type R<T> = Result<T, LitmusError>;
@@ -60,20 +59,8 @@ pub(super) fn claims(cx: Cx<'_>, lines: Vec<Line>) -> R<Vec<Claim>> {
     Ok(out)
 }
 
-/// `holds` or `violated`, in any case.
-pub(super) fn expectation(cx: Cx<'_>, e: &Name) -> R<Expect> {
-    match e.text.to_ascii_lowercase().as_str() {
-        "holds" => Ok(Expect::Holds),
-        "violated" => Ok(Expect::Violated),
-        _ => Err(cx.err(
-            &e.span,
-            format!("unknown expectation `{}`", e.text),
-            "expected `holds` or `violated`",
-        )),
-    }
-}
-
 impl Draft {
+    /// One line of the claim: its header, a declaration, an op or a check.
     fn add(&mut self, cx: Cx<'_>, line: Line) -> R<()> {
         let once = |set: bool, what: &str| {
             if set {
@@ -86,23 +73,13 @@ impl Draft {
                 Ok(())
             }
         };
-        match line.stmt {
+        let Some(stmt) = self.header.read(cx, &self.id, &line.span, line.stmt)? else {
+            return Ok(());
+        };
+        match stmt {
             Stmt::Claim(_) => {}
-            Stmt::Statement(s) => {
-                once(self.statement.is_some(), "statement")?;
-                self.statement = Some(s.text);
-            }
-            Stmt::Source { document, section } => {
-                once(self.source.is_some(), "source")?;
-                self.source = Some(Source::new(document.text, section.text));
-            }
-            Stmt::Expect(e) => {
-                once(self.expect.is_some(), "expect")?;
-                self.expect = Some(expectation(cx, &e)?);
-            }
-            Stmt::Rationale(r) => {
-                once(self.rationale.is_some(), "rationale")?;
-                self.rationale = Some(r.text);
+            Stmt::Statement(_) | Stmt::Source { .. } | Stmt::Expect(_) | Stmt::Rationale(_) => {
+                unreachable!("read by the header")
             }
             Stmt::Table(t) => {
                 once(self.table.is_some(), "table")?;
@@ -115,92 +92,14 @@ impl Draft {
                 once(self.name.is_some(), "program")?;
                 self.name = Some(p.text);
             }
-            Stmt::Env { name, value } => {
-                if self.env.iter().any(|v| v.name == name.text) {
-                    return Err(cx.err(
-                        &name.span,
-                        format!("`{}` is set twice", name.text),
-                        "second setting",
-                    ));
-                }
-                crate::border::allowed_env::check(
-                    &name.text,
-                    value.as_ref().map(|v| v.text.as_str()),
-                )
-                .map_err(|e| match &value {
-                    Some(v) if e.contains("cannot be") => {
-                        cx.err(&v.span, e, "a value this variable does not take")
-                    }
-                    _ => cx.err(&name.span, e, "not allowed in a claim file"),
-                })?;
-                self.env.push(EnvVar {
-                    name: name.text,
-                    value: value.map(|v| v.text),
-                });
-            }
+            Stmt::Env { name, value } => self.env_line(cx, name, value)?,
             Stmt::Stream {
                 names,
                 kind,
                 priority,
                 device,
-            } => {
-                let device = super::ops::device(cx, device.as_ref())?;
-                let k = StreamKind::ALL
-                    .into_iter()
-                    .find(|k| k.name() == kind.text)
-                    .ok_or_else(|| {
-                        cx.err(
-                            &kind.span,
-                            format!("unknown stream kind `{}`", kind.text),
-                            "expected legacy-null, per-thread, blocking or non-blocking",
-                        )
-                    })?;
-                let priority = match priority {
-                    None => None,
-                    Some(p) => Some(match p.text.as_str() {
-                        "lowest" => Priority::Lowest,
-                        "highest" => Priority::Highest,
-                        _ => {
-                            return Err(cx.err(
-                                &p.span,
-                                format!("unknown priority `{}`", p.text),
-                                "expected `lowest` or `highest`",
-                            ))
-                        }
-                    }),
-                };
-                for n in names {
-                    if self.streams.contains_key(&n.text) {
-                        return Err(cx.err(
-                            &n.span,
-                            format!("stream `{}` is declared twice", n.text),
-                            "declared again here",
-                        ));
-                    }
-                    self.streams
-                        .insert(n.text.clone(), StreamId(self.program.streams.len()));
-                    self.program.streams.push(Stream {
-                        kind: k,
-                        label: n.text,
-                        priority,
-                        device,
-                    });
-                }
-            }
-            Stmt::Event(names) => {
-                for n in names {
-                    if self.events.contains_key(&n.text) {
-                        return Err(cx.err(
-                            &n.span,
-                            format!("event `{}` is declared twice", n.text),
-                            "declared again here",
-                        ));
-                    }
-                    self.events
-                        .insert(n.text.clone(), EventId(self.program.events.len()));
-                    self.program.events.push(Event { label: n.text });
-                }
-            }
+            } => self.streams_line(cx, names, &kind, priority.as_ref(), device.as_ref())?,
+            Stmt::Event(names) => self.events_line(cx, names)?,
             Stmt::Buffer {
                 name,
                 place,
@@ -209,77 +108,20 @@ impl Draft {
                 read_back,
                 device,
             } => {
-                let device = super::ops::device(cx, device.as_ref())?;
-                if self.buffers.contains_key(&name.text) {
-                    return Err(cx.err(
-                        &name.span,
-                        format!("buffer `{}` is declared twice", name.text),
-                        "declared again here",
-                    ));
-                }
-                let place = super::ops::place(cx, &place)?;
-                let bytes = bytes(cx, &size)?;
-                if bytes % 4 != 0 {
-                    return Err(cx.help(
-                        &size.span,
-                        "a buffer's size must be a whole number of f32 elements",
-                        "not a multiple of 4 bytes",
-                        "buffers hold f32 elements of 4 bytes",
-                    ));
-                }
-                let fill = match fill {
-                    None => 0,
-                    Some(f) => f.text.parse().map_err(|_| {
-                        cx.err(
-                            &f.span,
-                            "the fill value does not fit in an i32",
-                            "too large",
-                        )
-                    })?,
-                };
-                self.buffers
-                    .insert(name.text.clone(), BufferId(self.program.buffers.len()));
-                self.program.buffers.push(Buffer {
-                    label: name.text,
-                    bytes,
-                    place,
-                    fill,
-                    read_back,
-                    device,
-                });
+                let contents = (&place, &size, fill.as_ref());
+                self.buffer_line(cx, name, contents, read_back, device.as_ref())?
             }
             Stmt::PeerAccess => self.program.peer_access = true,
-            Stmt::Op { label, op } => {
-                let kind = self.op_kind(cx, &op)?;
-                let label = match label {
-                    Some(l) => l.text,
-                    None => super::default_label(&self.program, &kind).ok_or_else(|| {
-                        cx.help(&line.span, "this op needs a label", "no label", "write `LABEL: ` before it (for example `A: spin 50us on s1`); checks name ops by their labels")
-                    })?,
-                };
-                let id = OpId(self.program.ops.len());
-                self.labels.entry(label.clone()).or_default().push(id);
-                self.program.ops.push(Op { id, label, kind });
-                self.op_spans.push(line.span);
-            }
-            Stmt::Check {
-                quantifier: Some(q),
-                ..
-            } => {
-                return Err(cx.help(
-                    &q.span,
-                    format!("`{}` ranges over the ops of a trace's selections", q.text),
-                    "a quantifier in a claim with a program",
-                    "a program's checks name single ops; quantifiers go with `select` lines in \
-                     claims on traces (docs/checking-your-program.md)",
-                ))
-            }
+            Stmt::Op { label, op } => self.op_line(cx, label, &op, line.span)?,
             Stmt::Check {
                 observe,
                 relation,
                 args,
-                quantifier: None,
-            } => self.checks.push((observe, relation, args)),
+                quantifier,
+            } => match quantifier {
+                None => self.checks.push((observe, relation, args)),
+                Some(q) => return Err(quantified(cx, &q)),
+            },
             Stmt::Trace { path: n, .. }
             | Stmt::Trial { pattern: n, .. }
             | Stmt::Select { name: n, .. } => {
@@ -292,6 +134,129 @@ impl Draft {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `env NAME = VALUE` or `env NAME unset`: a variable the claim file may set, once.
+    fn env_line(&mut self, cx: Cx<'_>, name: Name, value: Option<Name>) -> R<()> {
+        if self.env.iter().any(|v| v.name == name.text) {
+            return Err(cx.err(
+                &name.span,
+                format!("`{}` is set twice", name.text),
+                "second setting",
+            ));
+        }
+        crate::border::allowed_env::check(&name.text, value.as_ref().map(|v| v.text.as_str()))
+            .map_err(|e| match &value {
+                Some(v) if e.contains("cannot be") => {
+                    cx.err(&v.span, e, "a value this variable does not take")
+                }
+                _ => cx.err(&name.span, e, "not allowed in a claim file"),
+            })?;
+        self.env.push(EnvVar {
+            name: name.text,
+            value: value.map(|v| v.text),
+        });
+        Ok(())
+    }
+
+    /// `stream NAMES = KIND [priority P] [on device N]`.
+    fn streams_line(
+        &mut self,
+        cx: Cx<'_>,
+        names: Vec<Name>,
+        kind: &Name,
+        priority: Option<&Name>,
+        device: Option<&super::syntax::Int>,
+    ) -> R<()> {
+        let device = super::ops::device(cx, device)?;
+        let k = StreamKind::ALL
+            .into_iter()
+            .find(|k| k.name() == kind.text)
+            .ok_or_else(|| {
+                cx.err(
+                    &kind.span,
+                    format!("unknown stream kind `{}`", kind.text),
+                    "expected legacy-null, per-thread, blocking or non-blocking",
+                )
+            })?;
+        let priority = match priority {
+            None => None,
+            Some(p) => Some(match p.text.as_str() {
+                "lowest" => Priority::Lowest,
+                "highest" => Priority::Highest,
+                _ => {
+                    return Err(cx.err(
+                        &p.span,
+                        format!("unknown priority `{}`", p.text),
+                        "expected `lowest` or `highest`",
+                    ))
+                }
+            }),
+        };
+        for n in names {
+            declared_twice(cx, self.streams.contains_key(&n.text), &n, "stream")?;
+            self.streams
+                .insert(n.text.clone(), StreamId(self.program.streams.len()));
+            self.program.streams.push(Stream {
+                kind: k,
+                label: n.text,
+                priority,
+                device,
+            });
+        }
+        Ok(())
+    }
+
+    /// `event NAMES`.
+    fn events_line(&mut self, cx: Cx<'_>, names: Vec<Name>) -> R<()> {
+        for n in names {
+            declared_twice(cx, self.events.contains_key(&n.text), &n, "event")?;
+            self.events
+                .insert(n.text.clone(), EventId(self.program.events.len()));
+            self.program.events.push(Event { label: n.text });
+        }
+        Ok(())
+    }
+
+    /// `buffer NAME = PLACE SIZE [fill N] [read_back] [on device N]`.
+    fn buffer_line(
+        &mut self,
+        cx: Cx<'_>,
+        name: Name,
+        (place, size, fill): (&Name, &Quantity, Option<&super::syntax::Int>),
+        read_back: bool,
+        device: Option<&super::syntax::Int>,
+    ) -> R<()> {
+        let device = super::ops::device(cx, device)?;
+        declared_twice(cx, self.buffers.contains_key(&name.text), &name, "buffer")?;
+        let (place, bytes, fill) = buffer_contents(cx, place, size, fill)?;
+        self.buffers
+            .insert(name.text.clone(), BufferId(self.program.buffers.len()));
+        self.program.buffers.push(Buffer {
+            label: name.text,
+            bytes,
+            place,
+            fill,
+            read_back,
+            device,
+        });
+        Ok(())
+    }
+
+    /// An op line at `span`, labelled or named by its default label.
+    fn op_line(&mut self, cx: Cx<'_>, label: Option<Name>, op: &OpSyntax, span: Span) -> R<()> {
+        let kind = self.op_kind(cx, op)?;
+        let label = match label {
+            Some(l) => l.text,
+            None => super::default_label(&self.program, &kind).ok_or_else(|| {
+                cx.help(&span, "this op needs a label", "no label", "write `LABEL: ` before it (for example `A: spin 50us on s1`); checks name ops by their labels")
+            })?,
+        };
+        let id = OpId(self.program.ops.len());
+        self.labels.entry(label.clone()).or_default().push(id);
+        self.program.ops.push(Op { id, label, kind });
+        self.op_spans.push(span);
         Ok(())
     }
 
@@ -394,27 +359,7 @@ impl Draft {
     }
 
     fn finish(mut self, cx: Cx<'_>) -> R<Claim> {
-        let missing = |what: &str, example: &str| {
-            cx.help(
-                &self.id.span,
-                format!("claim `{}` has no `{what}` line", self.id.text),
-                "this claim",
-                &format!("add one, e.g. `{example}`"),
-            )
-        };
-        let statement = self
-            .statement
-            .take()
-            .ok_or_else(|| missing("statement", "statement \"what the notes say\""))?;
-        let source = self.source.take().ok_or_else(|| {
-            missing(
-                "source",
-                "source \"002_84e77744080bec39.txt\" section \"4. 流同步\"",
-            )
-        })?;
-        let expect = self
-            .expect
-            .ok_or_else(|| missing("expect", "expect holds"))?;
+        let header = std::mem::take(&mut self.header).finish(cx, &self.id)?;
         let mut all = Vec::new();
         let mut observations = Vec::new();
         self.all_ops = true;
@@ -432,11 +377,7 @@ impl Draft {
         self.validate(cx)?;
         self.env.sort();
         Ok(Claim {
-            id: self.id.text,
-            statement,
-            source,
-            expect,
-            rationale: self.rationale,
+            header,
             program: self.program,
             checks: all,
             observations,
@@ -444,4 +385,57 @@ impl Draft {
             table: self.table,
         })
     }
+}
+
+/// The error for a stream, event or buffer `n` declared again (`twice`).
+fn declared_twice(cx: Cx<'_>, twice: bool, n: &Name, what: &str) -> R<()> {
+    if twice {
+        return Err(cx.err(
+            &n.span,
+            format!("{what} `{}` is declared twice", n.text),
+            "declared again here",
+        ));
+    }
+    Ok(())
+}
+
+/// A buffer's place, size in bytes (whole f32 elements) and fill value (0 unless given).
+fn buffer_contents(
+    cx: Cx<'_>,
+    place: &Name,
+    size: &Quantity,
+    fill: Option<&super::syntax::Int>,
+) -> R<(Place, u64, i32)> {
+    let place = super::ops::place(cx, place)?;
+    let bytes = bytes(cx, size)?;
+    if bytes % 4 != 0 {
+        return Err(cx.help(
+            &size.span,
+            "a buffer's size must be a whole number of f32 elements",
+            "not a multiple of 4 bytes",
+            "buffers hold f32 elements of 4 bytes",
+        ));
+    }
+    let fill = match fill {
+        None => 0,
+        Some(f) => f.text.parse().map_err(|_| {
+            cx.err(
+                &f.span,
+                "the fill value does not fit in an i32",
+                "too large",
+            )
+        })?,
+    };
+    Ok((place, bytes, fill))
+}
+
+/// The error for a quantifier `q` on a check of a claim with a program.
+fn quantified(cx: Cx<'_>, q: &Name) -> LitmusError {
+    cx.help(
+        &q.span,
+        format!("`{}` ranges over the ops of a trace's selections", q.text),
+        "a quantifier in a claim with a program",
+        "a program's checks name single ops; quantifiers go with `select` lines in \
+         claims on traces (docs/checking-your-program.md)",
+    )
 }

@@ -71,6 +71,8 @@ fn line(i: &mut In<'_>) -> Res<Option<Line>> {
     Ok(stmt)
 }
 
+/// One statement, by its keyword: a table of the keywords, each line's words read by the
+/// function named beside it.
 fn stmt(i: &mut In<'_>) -> Res<Stmt> {
     let start = i.checkpoint();
     if let Some(label) = opt(terminated(name, (ws, ":"))).parse_next(i)? {
@@ -100,90 +102,12 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
         "rationale" => Stmt::Rationale(text("the rationale in quotes")(i)?),
         "table" => Stmt::Table(text("`sleep`, `pipeline` or `prefetch`")(i)?),
         "program" => Stmt::Program(text("the program's name")(i)?),
-        "env" => {
-            let name = text("a variable's name")(i)?;
-            ws(i)?;
-            let value = cut_err(alt((
-                key("unset").map(|()| None),
-                preceded((ws, "="), cut_err(name_or_value)).map(Some),
-            )))
-            .context(expected("`= VALUE` or `unset`"))
-            .parse_next(i)?;
-            Stmt::Env { name, value }
-        }
-        "stream" => {
-            let names = names(i, "a stream name")?;
-            cut_err((ws, "="))
-                .context(expected("`= KIND`"))
-                .parse_next(i)?;
-            let kind = text("a stream kind: legacy-null, per-thread, blocking or non-blocking")(i)?;
-            let priority =
-                opt(preceded(key("priority"), text("`lowest` or `highest`"))).parse_next(i)?;
-            Stmt::Stream {
-                names,
-                kind,
-                priority,
-                device: on_device(i)?,
-            }
-        }
+        "env" => env_line(i)?,
+        "stream" => stream_line(i)?,
         "event" => Stmt::Event(names(i, "an event name")?),
         "peer_access" => Stmt::PeerAccess,
-        "buffer" => {
-            let name = text("a buffer name")(i)?;
-            cut_err((ws, "="))
-                .context(expected("`= PLACE SIZE`"))
-                .parse_next(i)?;
-            let place = text("a place: device, pinned or pageable")(i)?;
-            let size = need_quantity("a size such as 4KiB")(i)?;
-            let fill = opt(preceded(
-                key("fill"),
-                cut_err(int).context(expected("a number")),
-            ))
-            .parse_next(i)?;
-            let read_back = opt(key("read_back")).parse_next(i)?.is_some();
-            Stmt::Buffer {
-                name,
-                place,
-                size,
-                fill,
-                read_back,
-                device: on_device(i)?,
-            }
-        }
-        "check" | "observe" => {
-            let quantifier = opt(alt((
-                preceded(
-                    (ws, "~"),
-                    cut_err(key("exists")).context(expected("`exists`")),
-                )
-                .with_span()
-                .map(|((), span)| Name {
-                    text: "~exists".into(),
-                    span,
-                }),
-                alt((key("exists"), key("forall"))).take().with_span().map(
-                    |(t, span): (&str, Span)| Name {
-                        text: t.trim().to_string(),
-                        span,
-                    },
-                ),
-            )))
-            .parse_next(i)?;
-            let relation = text("a relation such as `precedes(A, B)`")(i)?;
-            let args = cut_err(delimited(
-                (ws, "("),
-                separated(0.., arg, (ws, ",")),
-                (ws, ")"),
-            ))
-            .context(expected("arguments in parentheses, such as `(A, B)`"))
-            .parse_next(i)?;
-            Stmt::Check {
-                observe: kw == "observe",
-                quantifier,
-                relation,
-                args,
-            }
-        }
+        "buffer" => buffer_line(i)?,
+        "check" | "observe" => check_line(i, kw == "observe")?,
         "trace" => {
             let path = text("the trace file in quotes")(i)?;
             let run = match opt(key("as")).parse_next(i)? {
@@ -203,23 +127,7 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
                 pattern: text("a range or kernel name pattern in quotes")(i)?,
             }
         }
-        "select" => {
-            let selection = text("a selection name")(i)?;
-            cut_err((ws, "="))
-                .context(expected("`= KIND ...`, such as `= kernel \"*gemm*\"`"))
-                .parse_next(i)?;
-            let words = repeat(
-                1..,
-                preceded(ws, alt((int.map(Word::Int), name.map(Word::Name)))),
-            )
-            .context(expected("a kind: kernel, copy, memset or any"))
-            .parse_next(i)
-            .map_err(|e: ErrMode<ContextError>| e.cut())?;
-            Stmt::Select {
-                name: selection,
-                words,
-            }
-        }
+        "select" => select_line(i)?,
         _ if OPS.contains(&kw) => Stmt::Op {
             label: None,
             op: op(i, kw)?,
@@ -228,6 +136,119 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
             i.reset(&start);
             return cut_err(fail).context(expected(STATEMENT)).parse_next(i);
         }
+    })
+}
+
+/// `env NAME = VALUE` or `env NAME unset`, after the keyword.
+fn env_line(i: &mut In<'_>) -> Res<Stmt> {
+    let name = need_name("a variable's name")(i)?;
+    ws(i)?;
+    let value = cut_err(alt((
+        key("unset").map(|()| None),
+        preceded((ws, "="), cut_err(name_or_value)).map(Some),
+    )))
+    .context(expected("`= VALUE` or `unset`"))
+    .parse_next(i)?;
+    Ok(Stmt::Env { name, value })
+}
+
+/// `stream NAMES = KIND [priority P] [on device N]`, after the keyword.
+fn stream_line(i: &mut In<'_>) -> Res<Stmt> {
+    let names = names(i, "a stream name")?;
+    cut_err((ws, "="))
+        .context(expected("`= KIND`"))
+        .parse_next(i)?;
+    let kind = need_name("a stream kind: legacy-null, per-thread, blocking or non-blocking")(i)?;
+    let priority = opt(preceded(
+        key("priority"),
+        need_name("`lowest` or `highest`"),
+    ))
+    .parse_next(i)?;
+    Ok(Stmt::Stream {
+        names,
+        kind,
+        priority,
+        device: on_device(i)?,
+    })
+}
+
+/// `buffer NAME = PLACE SIZE [fill N] [read_back] [on device N]`, after the keyword.
+fn buffer_line(i: &mut In<'_>) -> Res<Stmt> {
+    let name = need_name("a buffer name")(i)?;
+    cut_err((ws, "="))
+        .context(expected("`= PLACE SIZE`"))
+        .parse_next(i)?;
+    let place = need_name("a place: device, pinned or pageable")(i)?;
+    let size = need_quantity("a size such as 4KiB")(i)?;
+    let fill = opt(preceded(
+        key("fill"),
+        cut_err(int).context(expected("a number")),
+    ))
+    .parse_next(i)?;
+    let read_back = opt(key("read_back")).parse_next(i)?.is_some();
+    Ok(Stmt::Buffer {
+        name,
+        place,
+        size,
+        fill,
+        read_back,
+        device: on_device(i)?,
+    })
+}
+
+/// `check [QUANTIFIER] RELATION(ARGS)` (or `observe ...`), after the keyword.
+fn check_line(i: &mut In<'_>, observe: bool) -> Res<Stmt> {
+    let quantifier = opt(alt((
+        preceded(
+            (ws, "~"),
+            cut_err(key("exists")).context(expected("`exists`")),
+        )
+        .with_span()
+        .map(|((), span)| Name {
+            text: "~exists".into(),
+            span,
+        }),
+        alt((key("exists"), key("forall")))
+            .take()
+            .with_span()
+            .map(|(t, span): (&str, Span)| Name {
+                text: t.trim().to_string(),
+                span,
+            }),
+    )))
+    .parse_next(i)?;
+    let relation = need_name("a relation such as `precedes(A, B)`")(i)?;
+    let args = cut_err(delimited(
+        (ws, "("),
+        separated(0.., arg, (ws, ",")),
+        (ws, ")"),
+    ))
+    .context(expected("arguments in parentheses, such as `(A, B)`"))
+    .parse_next(i)?;
+    Ok(Stmt::Check {
+        observe,
+        quantifier,
+        relation,
+        args,
+    })
+}
+
+/// `select NAME = KIND WORDS...`, after the keyword.
+fn select_line(i: &mut In<'_>) -> Res<Stmt> {
+    let selection = need_name("a selection name")(i)?;
+    cut_err((ws, "="))
+        .context(expected("`= KIND ...`, such as `= kernel \"*gemm*\"`"))
+        .parse_next(i)?;
+    let words = repeat(
+        1..,
+        preceded(ws, alt((int.map(Word::Int), name.map(Word::Name)))),
+    )
+    .context(expected("a kind: kernel, copy, memset or any"))
+    .parse_next(i)
+    .map_err(|e: ErrMode<ContextError>| e.cut())?;
+    Ok(Stmt::Select {
+        name: selection,
+        words,
     })
 }
 
@@ -271,6 +292,7 @@ fn arg(i: &mut In<'_>) -> Res<Arg> {
     .parse_next(i)
 }
 
+/// The words of an op after its keyword `kw`. A table: one arm per op keyword.
 fn op(i: &mut In<'_>, kw: &str) -> Res<OpSyntax> {
     let dur = "a duration with its unit, such as 50us or 1.5ms";
     let size = "a size with its unit, such as 4KiB";

@@ -15,10 +15,9 @@
 //! ```
 
 use super::error::{unknown, Cx};
-use super::resolve::expectation;
+use super::header::{missing, HeaderLines};
 use super::syntax::{Line, Name, Stmt, Word};
 use super::traced_checks::check;
-use crate::judge::claim::Source;
 use crate::trace::{Pattern, TrialSpec};
 use crate::trace_claims::{
     Dir, Host, KindFilter, Selection, TraceCheck, TraceClaim, TraceRelation,
@@ -57,8 +56,7 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
         ));
     };
     let id = id.clone();
-    let head = lines[0].span.clone();
-    let (mut statement, mut source, mut expect, mut rationale) = (None, None, None, None);
+    let mut header = HeaderLines::default();
     let mut traces = Vec::new();
     let mut trial = None;
     let mut selections: Vec<Selection> = Vec::new();
@@ -73,22 +71,16 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
     };
     for line in lines.into_iter().skip(1) {
         let span = line.span.clone();
-        match line.stmt {
-            Stmt::Statement(s) if statement.is_none() => statement = Some(s.text),
-            Stmt::Source { document, section } if source.is_none() => {
-                source = Some(Source::new(document.text, section.text))
-            }
-            Stmt::Expect(e) if expect.is_none() => expect = Some(expectation(cx, &e)?),
-            Stmt::Rationale(r) if rationale.is_none() => rationale = Some(r.text),
-            Stmt::Statement(_) => return Err(twice(&span, "statement")),
-            Stmt::Source { .. } => return Err(twice(&span, "source")),
-            Stmt::Expect(_) => return Err(twice(&span, "expect")),
-            Stmt::Rationale(_) => return Err(twice(&span, "rationale")),
+        let Some(stmt) = header.read(cx, &id, &span, line.stmt)? else {
+            continue;
+        };
+        match stmt {
             Stmt::Trace { path, run } => traces.push((path.text, run)),
             Stmt::Trial { kernel, pattern } if trial.is_none() => {
+                let pattern = glob(cx, &pattern)?;
                 trial = Some(match kernel {
-                    false => TrialSpec::Each(glob(cx, &pattern)?),
-                    true => TrialSpec::EachKernel(glob(cx, &pattern)?),
+                    false => TrialSpec::Each(pattern),
+                    true => TrialSpec::EachKernel(pattern),
                 })
             }
             Stmt::Trial { .. } => return Err(twice(&span, "trial")),
@@ -111,42 +103,33 @@ fn claim(cx: Cx<'_>, lines: Vec<Line>) -> R<TraceClaim> {
                 args,
             } => checks.extend(check(cx, &selections, observe, quantifier, relation, args)?),
             Stmt::Claim(_) => {}
-            _ => {
-                return Err(cx.help(
-                    &span,
-                    "a claim on a trace has no program",
-                    "a program's line",
-                    "streams, events, buffers and ops belong to claims that run on the GPU; a \
-                     claim on a trace names its ops with `select`",
-                ))
-            }
+            _ => return Err(no_program(cx, &span)),
         }
     }
-    let missing = |what: &str, example: &str| {
-        cx.help(
-            &head,
-            format!("claim `{}` has no `{what}` line", id.text),
-            "this claim",
-            &format!("add one, e.g. `{example}`"),
-        )
-    };
     let (traces, runs) = recordings(cx, &id, traces, &froms, &checks)?;
     let claim = TraceClaim {
-        statement: statement.ok_or_else(|| missing("statement", "statement \"...\""))?,
-        source: source.ok_or_else(|| missing("source", "source \"NOTE\" section \"...\""))?,
-        expect: expect.ok_or_else(|| missing("expect", "expect holds"))?,
-        rationale,
+        header: header.finish(cx, &id)?,
         traces,
         runs,
         trial: trial.unwrap_or(TrialSpec::Whole),
         selections,
         checks,
-        id: id.text.clone(),
     };
     if claim.checks.iter().all(|c| c.observe) {
-        return Err(missing("check", "check exists overlaps(A, B)"));
+        return Err(missing(cx, &id, "check", "check exists overlaps(A, B)"));
     }
     Ok(claim)
+}
+
+/// The error for a program's line (at `span`) in a claim on a trace.
+fn no_program(cx: Cx<'_>, span: &super::syntax::Span) -> super::LitmusError {
+    cx.help(
+        span,
+        "a claim on a trace has no program",
+        "a program's line",
+        "streams, events, buffers and ops belong to claims that run on the GPU; a claim on a \
+         trace names its ops with `select`",
+    )
 }
 
 /// The claim's trace files and the recording each belongs to (`trace "F" as NAME`), checked
@@ -235,24 +218,8 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<(Selection, Option<N
         run: None,
         call: None,
     };
-    let mut words = words.into_iter().peekable();
-    let kind = match words.next() {
-        Some(Word::Name(k)) if !quoted(cx, &k) => k,
-        Some(Word::Name(k)) => return Err(kind_error(cx, &k.span)),
-        Some(Word::Int(k)) => return Err(kind_error(cx, &k.span)),
-        None => return Err(kind_error(cx, &name.span)),
-    };
-    s.kind = match kind.text.as_str() {
-        "kernel" => KindFilter::Kernel,
-        "memset" => KindFilter::Memset,
-        "host" => KindFilter::Host,
-        "any" => KindFilter::Any,
-        "copy" => KindFilter::Copy {
-            dir: None,
-            host: None,
-        },
-        _ => return Err(kind_error(cx, &kind.span)),
-    };
+    let mut words = words.into_iter();
+    s.kind = selection_kind(cx, &name, words.next())?;
     while let Some(w) = words.next() {
         let n = match w {
             Word::Name(n) => n,
@@ -276,104 +243,149 @@ fn selection(cx: Cx<'_>, name: Name, words: Vec<Word>) -> R<(Selection, Option<N
             s.pattern = Some(glob(cx, &n)?);
             continue;
         }
-        // Each word once: `stream 13 stream 14` would take stream 14 alone, silently.
-        let group = match n.text.as_str() {
-            "h2d" | "d2h" | "d2d" | "p2p" => "direction",
-            "pinned" | "pageable" => "host memory",
-            w => w,
-        }
-        .to_string();
-        if seen.contains(&group) {
-            return Err(cx.help(
-                &n.span,
-                format!("a second {group} word in one selection"),
-                "an op has one",
-                "a selection takes ops that have every property it names: select the others \
-                 apart (`select A = kernel stream 13`, `select B = kernel stream 14`)",
-            ));
-        }
-        seen.push(group);
-        let mut number = |what: &str| match words.next() {
-            Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
-                cx.err(
-                    &i.span,
-                    format!("`{}` is no {what} number", i.text),
-                    "too large",
-                )
-            }),
-            _ => Err(cx.err(
-                &n.span,
-                format!("`{}` needs a number after it", n.text),
-                "e.g. `stream 7`",
-            )),
-        };
-        match (n.text.as_str(), &mut s.kind) {
-            (w @ ("stream" | "device"), KindFilter::Host) => {
-                return Err(cx.help(
-                    &n.span,
-                    format!("`{w}` after `host`"),
-                    "a host function runs on the host",
-                    "a trace does not say which stream enqueued it: select its runs by their \
-                     range's name, `rank` or `in \"RANGE\"`",
-                ))
-            }
-            ("stream", _) => s.stream = Some(number("stream")?),
-            ("device", _) => s.device = Some(small(cx, &n, number("device")?)?),
-            ("rank", _) => s.rank = Some(small(cx, &n, number("rank")?)?),
-            ("from", _) => match words.next() {
-                Some(Word::Name(r)) if !quoted(cx, &r) => {
-                    s.run = Some(r.text.clone());
-                    from = Some(r);
-                }
-                _ => {
-                    return Err(cx.err(
-                        &n.span,
-                        "`from` needs a recording's name",
-                        "e.g. `from PINNED` after `trace \"FILE\" as PINNED`",
-                    ))
-                }
-            },
-            (w @ ("in" | "during" | "call"), _) => match words.next() {
-                Some(Word::Name(r)) if quoted(cx, &r) => match w {
-                    "in" => s.within = Some(glob(cx, &r)?),
-                    "during" => s.during = Some(glob(cx, &r)?),
-                    _ => s.call = Some(glob(cx, &r)?),
-                },
-                _ => {
-                    return Err(cx.err(
-                        &n.span,
-                        format!("`{w}` needs a name in quotes"),
-                        "e.g. `in \"backward\"`, `call \"cudaMemcpyAsync\"`",
-                    ))
-                }
-            },
-            (d @ ("h2d" | "d2h" | "d2d" | "p2p"), KindFilter::Copy { dir, .. }) => {
-                *dir = Some(match d {
-                    "h2d" => Dir::H2d,
-                    "d2h" => Dir::D2h,
-                    "d2d" => Dir::D2d,
-                    _ => Dir::P2p,
-                })
-            }
-            (h @ ("pinned" | "pageable"), KindFilter::Copy { host, .. }) => {
-                *host = Some(match h {
-                    "pinned" => Host::Pinned,
-                    _ => Host::Pageable,
-                })
-            }
-            _ => {
-                return Err(cx.help(
-                    &n.span,
-                    format!("unknown word `{}` in a selection", n.text),
-                    "not understood here",
-                    "after the kind come a name pattern in quotes, `stream N`, `device N`, \
-                     `rank N`, `in \"RANGE\"`, `during \"RANGE\"`, `call \"CALL\"`, `from RECORDING`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
-                     `pinned`, `pageable`",
-                ))
-            }
-        }
+        once_per_selection(cx, &mut seen, &n)?;
+        property(cx, &mut s, &n, &mut words, &mut from)?;
     }
     Ok((s, from))
+}
+
+/// The first word of a selection, its kind (`name` when there is none).
+fn selection_kind(cx: Cx<'_>, name: &Name, first: Option<Word>) -> R<KindFilter> {
+    let kind = match first {
+        Some(Word::Name(k)) if !quoted(cx, &k) => k,
+        Some(Word::Name(k)) => return Err(kind_error(cx, &k.span)),
+        Some(Word::Int(k)) => return Err(kind_error(cx, &k.span)),
+        None => return Err(kind_error(cx, &name.span)),
+    };
+    Ok(match kind.text.as_str() {
+        "kernel" => KindFilter::Kernel,
+        "memset" => KindFilter::Memset,
+        "host" => KindFilter::Host,
+        "any" => KindFilter::Any,
+        "copy" => KindFilter::Copy {
+            dir: None,
+            host: None,
+        },
+        _ => return Err(kind_error(cx, &kind.span)),
+    })
+}
+
+/// Word `n` of a selection, whose group (a direction, a host memory, or the word itself) must
+/// not be in `seen` yet; it is then.
+fn once_per_selection(cx: Cx<'_>, seen: &mut Vec<String>, n: &Name) -> R<()> {
+    // Each word once: `stream 13 stream 14` would take stream 14 alone, silently.
+    let group = match n.text.as_str() {
+        "h2d" | "d2h" | "d2d" | "p2p" => "direction",
+        "pinned" | "pageable" => "host memory",
+        w => w,
+    }
+    .to_string();
+    if seen.contains(&group) {
+        return Err(cx.help(
+            &n.span,
+            format!("a second {group} word in one selection"),
+            "an op has one",
+            "a selection takes ops that have every property it names: select the others \
+             apart (`select A = kernel stream 13`, `select B = kernel stream 14`)",
+        ));
+    }
+    seen.push(group);
+    Ok(())
+}
+
+/// The property word `n` names, with the words after it that it takes, set on `s`; `from` takes
+/// the recording's name of a `from` word.
+fn property(
+    cx: Cx<'_>,
+    s: &mut Selection,
+    n: &Name,
+    words: &mut impl Iterator<Item = Word>,
+    from: &mut Option<Name>,
+) -> R<()> {
+    match (n.text.as_str(), &mut s.kind) {
+        (w @ ("stream" | "device"), KindFilter::Host) => {
+            return Err(cx.help(
+                &n.span,
+                format!("`{w}` after `host`"),
+                "a host function runs on the host",
+                "a trace does not say which stream enqueued it: select its runs by their \
+                 range's name, `rank` or `in \"RANGE\"`",
+            ))
+        }
+        ("stream", _) => s.stream = Some(number(cx, n, words.next(), "stream")?),
+        ("device", _) => s.device = Some(small(cx, n, number(cx, n, words.next(), "device")?)?),
+        ("rank", _) => s.rank = Some(small(cx, n, number(cx, n, words.next(), "rank")?)?),
+        ("from", _) => match words.next() {
+            Some(Word::Name(r)) if !quoted(cx, &r) => {
+                s.run = Some(r.text.clone());
+                *from = Some(r);
+            }
+            _ => {
+                return Err(cx.err(
+                    &n.span,
+                    "`from` needs a recording's name",
+                    "e.g. `from PINNED` after `trace \"FILE\" as PINNED`",
+                ))
+            }
+        },
+        (w @ ("in" | "during" | "call"), _) => match words.next() {
+            Some(Word::Name(r)) if quoted(cx, &r) => match w {
+                "in" => s.within = Some(glob(cx, &r)?),
+                "during" => s.during = Some(glob(cx, &r)?),
+                _ => s.call = Some(glob(cx, &r)?),
+            },
+            _ => {
+                return Err(cx.err(
+                    &n.span,
+                    format!("`{w}` needs a name in quotes"),
+                    "e.g. `in \"backward\"`, `call \"cudaMemcpyAsync\"`",
+                ))
+            }
+        },
+        (d @ ("h2d" | "d2h" | "d2d" | "p2p"), KindFilter::Copy { dir, .. }) => {
+            *dir = Some(match d {
+                "h2d" => Dir::H2d,
+                "d2h" => Dir::D2h,
+                "d2d" => Dir::D2d,
+                _ => Dir::P2p,
+            })
+        }
+        (h @ ("pinned" | "pageable"), KindFilter::Copy { host, .. }) => {
+            *host = Some(match h {
+                "pinned" => Host::Pinned,
+                _ => Host::Pageable,
+            })
+        }
+        _ => {
+            return Err(cx.help(
+                &n.span,
+                format!("unknown word `{}` in a selection", n.text),
+                "not understood here",
+                "after the kind come a name pattern in quotes, `stream N`, `device N`, \
+                 `rank N`, `in \"RANGE\"`, `during \"RANGE\"`, `call \"CALL\"`, `from RECORDING`, and for copies `h2d`, `d2h`, `d2d`, `p2p`, \
+                 `pinned`, `pageable`",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The number after word `n` (`next`), of a stream, a device or a rank (`what`).
+fn number(cx: Cx<'_>, n: &Name, next: Option<Word>, what: &str) -> R<u64> {
+    match next {
+        Some(Word::Int(i)) => i.text.parse::<u64>().map_err(|_| {
+            cx.err(
+                &i.span,
+                format!("`{}` is no {what} number", i.text),
+                "too large",
+            )
+        }),
+        _ => Err(cx.err(
+            &n.span,
+            format!("`{}` needs a number after it", n.text),
+            "e.g. `stream 7`",
+        )),
+    }
 }
 
 fn small(cx: Cx<'_>, n: &Name, v: u64) -> R<u32> {

@@ -51,42 +51,7 @@ pub(super) fn check(
             "e.g. `(AR, GEMM)`",
         ));
     };
-    let find = |arg: &Arg| -> R<usize> {
-        match arg {
-            Arg::Ref(OpRef::Label(n)) => selections
-                .iter()
-                .position(|s| s.name == n.text)
-                .ok_or_else(|| {
-                    let known: Vec<String> = selections.iter().map(|s| s.name.clone()).collect();
-                    unknown(
-                        cx,
-                        n,
-                        "selection",
-                        known.iter(),
-                        (
-                            "before this line",
-                            "declare it first with `select NAME = KIND ...`",
-                        ),
-                    )
-                }),
-            Arg::Ref(OpRef::Index(_, span)) | Arg::Range(_, _, span) => Err(cx.err(
-                span,
-                "a check on a trace names selections",
-                "not a selection",
-            )),
-            Arg::Int(i) => Err(cx.err(
-                &i.span,
-                "a check on a trace names selections",
-                "not a selection",
-            )),
-            Arg::Next(_, span) => Err(cx.help(
-                span,
-                "`next` comes second",
-                "here",
-                "`forall precedes(A, next B)`: each op of A with the first op of B issued after it",
-            )),
-        }
-    };
+    let find = |arg: &Arg| selection(cx, selections, arg);
     let (b, next) = match b {
         Arg::Next(r, span) => {
             if rel == TraceRelation::Faster {
@@ -108,6 +73,46 @@ pub(super) fn check(
         observe,
         next,
     }])
+}
+
+/// The index of the selection `arg` names.
+fn selection(cx: Cx<'_>, selections: &[Selection], arg: &Arg) -> R<usize> {
+    match arg {
+        Arg::Ref(OpRef::Label(n)) => {
+            selections
+                .iter()
+                .position(|s| s.name == n.text)
+                .ok_or_else(|| {
+                    let known: Vec<String> = selections.iter().map(|s| s.name.clone()).collect();
+                    unknown(
+                        cx,
+                        n,
+                        "selection",
+                        known.iter(),
+                        (
+                            "before this line",
+                            "declare it first with `select NAME = KIND ...`",
+                        ),
+                    )
+                })
+        }
+        Arg::Ref(OpRef::Index(_, span)) | Arg::Range(_, _, span) => Err(cx.err(
+            span,
+            "a check on a trace names selections",
+            "not a selection",
+        )),
+        Arg::Int(i) => Err(cx.err(
+            &i.span,
+            "a check on a trace names selections",
+            "not a selection",
+        )),
+        Arg::Next(_, span) => Err(cx.help(
+            span,
+            "`next` comes second",
+            "here",
+            "`forall precedes(A, next B)`: each op of A with the first op of B issued after it",
+        )),
+    }
 }
 
 /// `[forall] chain(A, B, C…)`: `precedes` between each selection and the next, as the lab's

@@ -17,6 +17,7 @@ mod devices;
 mod display;
 mod stream;
 mod validate;
+mod warning;
 
 pub use buffer::{Buffer, BufferId, CopyDir, Place};
 pub use builder::{ProgramBuilder, DEFAULT_BLOCK};

@@ -252,49 +252,10 @@ fn ordered_with(field: impl Fn() -> String, start: i128, end: i128) -> Result<()
 }
 
 fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
-    let any = |_: &OpKind| true;
-    sorted_ops(
-        p,
-        "spans",
-        t.spans.iter().map(|s| s.op),
-        OpKind::is_stamped,
-        "a stamped kernel",
-    )?;
-    sorted_ops(p, "host_calls", t.host_calls.iter().map(|c| c.op), any, "")?;
-    let host_fn = |k: &OpKind| matches!(k, OpKind::HostFn { .. });
-    sorted_ops(
-        p,
-        "host_spans",
-        t.host_spans.iter().map(|s| s.op),
-        host_fn,
-        "a host function",
-    )?;
-    sorted_ops(p, "witnessed", t.witnessed.iter().map(|s| s.op), any, "")?;
+    sorted_lists(p, t)?;
     // On the %globaltimer axis: every instant the analysis compares.
     let mut instants: Vec<i128> = Vec::new();
-    for (i, s) in t.spans.iter().enumerate() {
-        if s.blocks.is_empty() {
-            return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0));
-        }
-        // The kernel stamps one block of its grid each: more stamps than blocks are made up (a
-        // file of a million stamps for a kernel of one block).
-        let grid = p.op(s.op).map_or(0, |op| op.kind.stamped_grid() as usize);
-        if s.blocks.len() != grid {
-            return Err(format!(
-                "spans[{i}]: {} block stamps, but op {} launches a grid of {grid} blocks",
-                s.blocks.len(),
-                s.op.0
-            ));
-        }
-        for (b, block) in s.blocks.iter().enumerate() {
-            let field = || format!("spans[{i}].blocks[{b}]");
-            ordered_with(field, block.start_ns.into(), block.end_ns.into())?;
-            stamp_with(|| format!("{}.cycles", field()), block.cycles.into())?;
-        }
-        // Stamps are held from the span's first start: its first start and last end are its
-        // extreme instants.
-        instants.extend([i128::from(s.start()), i128::from(s.end())]);
-    }
+    span_stamps(p, t, &mut instants)?;
     for (i, c) in t.host_calls.iter().enumerate() {
         ordered(
             &format!("host_calls[{i}]"),
@@ -343,6 +304,63 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
     for (i, c) in t.contents.iter().enumerate() {
         contents(p, c).map_err(|e| format!("contents[{i}]: {e}"))?;
     }
+    within_a_trial(&instants)
+}
+
+/// Each list of a timeline in op order, of the ops its kind of entry is for.
+fn sorted_lists(p: &Program, t: &Timeline) -> Result<(), String> {
+    let any = |_: &OpKind| true;
+    sorted_ops(
+        p,
+        "spans",
+        t.spans.iter().map(|s| s.op),
+        OpKind::is_stamped,
+        "a stamped kernel",
+    )?;
+    sorted_ops(p, "host_calls", t.host_calls.iter().map(|c| c.op), any, "")?;
+    let host_fn = |k: &OpKind| matches!(k, OpKind::HostFn { .. });
+    sorted_ops(
+        p,
+        "host_spans",
+        t.host_spans.iter().map(|s| s.op),
+        host_fn,
+        "a host function",
+    )?;
+    sorted_ops(p, "witnessed", t.witnessed.iter().map(|s| s.op), any, "")?;
+    Ok(())
+}
+
+/// The spans' block stamps: one per block of the grid, each ordered; their extreme instants go
+/// to `instants`.
+fn span_stamps(p: &Program, t: &Timeline, instants: &mut Vec<i128>) -> Result<(), String> {
+    for (i, s) in t.spans.iter().enumerate() {
+        if s.blocks.is_empty() {
+            return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0));
+        }
+        // The kernel stamps one block of its grid each: more stamps than blocks are made up (a
+        // file of a million stamps for a kernel of one block).
+        let grid = p.op(s.op).map_or(0, |op| op.kind.stamped_grid() as usize);
+        if s.blocks.len() != grid {
+            return Err(format!(
+                "spans[{i}]: {} block stamps, but op {} launches a grid of {grid} blocks",
+                s.blocks.len(),
+                s.op.0
+            ));
+        }
+        for (b, block) in s.blocks.iter().enumerate() {
+            let field = || format!("spans[{i}].blocks[{b}]");
+            ordered_with(field, block.start_ns.into(), block.end_ns.into())?;
+            stamp_with(|| format!("{}.cycles", field()), block.cycles.into())?;
+        }
+        // Stamps are held from the span's first start: its first start and last end are its
+        // extreme instants.
+        instants.extend([i128::from(s.start()), i128::from(s.end())]);
+    }
+    Ok(())
+}
+
+/// The instants of a trial within the window a trial may span, and stamps themselves.
+fn within_a_trial(instants: &[i128]) -> Result<(), String> {
     let (lo, hi) = (instants.iter().min(), instants.iter().max());
     if let (Some(lo), Some(hi)) = (lo, hi) {
         if hi - lo > i128::from(TRIAL_WINDOW_NS) {

@@ -35,27 +35,12 @@ pub(super) struct Row {
 
 /// One op's mark (or its call's) with its title.
 pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role: Role) {
-    let y = c.lane_y(row.index);
-    let label = c.label(p.op);
-    let what = describe(c.program, p.op);
-    let lane = c.lane_name(p.lane);
     let m = match mark(p, role) {
         Ok(m) => m,
-        Err(why) => {
-            let x = LABEL + 2.0 + 9.0 * row.unplaced as f64;
-            row.unplaced += 1;
-            let _ = write!(
-                s,
-                r##"<g><title>{} (op {}): {} on {}, not placed in this trial: {why}</title><text x="{x:.1}" y="{}" fill="#c0392b" font-weight="700">?</text></g>"##,
-                esc(&label),
-                p.op.0,
-                esc(&what),
-                esc(&lane),
-                y + LANE / 2.0 + 4.0
-            );
-            return;
-        }
+        Err(why) => return unplaced(s, c, row, p, why),
     };
+    let y = c.lane_y(row.index);
+    let label = c.label(p.op);
     let (xa, xb) = (c.x(m.start), c.x(m.end).max(c.x(m.start) + 1.5));
     let source = m.source.describe(m.slack_ns);
     if role == Role::Call {
@@ -71,6 +56,38 @@ pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role:
         );
         return;
     }
+    let _ = write!(
+        s,
+        "<g><title>{} (op {}): {} on {}, {}, {source}{}</title>",
+        esc(&label),
+        p.op.0,
+        esc(&describe(c.program, p.op)),
+        esc(&c.lane_name(p.lane)),
+        times(c, &m),
+        esc(&title_extra(c, p, &m))
+    );
+    shape(s, c, row, p, &m, (xa, xb, y), &label);
+}
+
+/// The `?` of an op not placed in this trial, with why in its title.
+fn unplaced(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, why: impl std::fmt::Display) {
+    let y = c.lane_y(row.index);
+    let x = LABEL + 2.0 + 9.0 * row.unplaced as f64;
+    row.unplaced += 1;
+    let _ = write!(
+        s,
+        r##"<g><title>{} (op {}): {} on {}, not placed in this trial: {why}</title><text x="{x:.1}" y="{}" fill="#c0392b" font-weight="700">?</text></g>"##,
+        esc(&c.label(p.op)),
+        p.op.0,
+        esc(&describe(c.program, p.op)),
+        esc(&c.lane_name(p.lane)),
+        y + LANE / 2.0 + 4.0
+    );
+}
+
+/// The end of a placed op's title: its blocks and SMs, what a graph launch's span is, the graph
+/// it was captured into.
+fn title_extra(c: &Canvas, p: &PlacedOp, m: &Mark) -> String {
     let kind = c.program.op(p.op).map(|o| &o.kind);
     let mut extra = String::new();
     if let Some(span) = c.timeline.span(p.op) {
@@ -94,16 +111,21 @@ pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role:
             end.0
         );
     }
-    let _ = write!(
-        s,
-        "<g><title>{} (op {}): {} on {}, {}, {source}{}</title>",
-        esc(&label),
-        p.op.0,
-        esc(&what),
-        esc(&lane),
-        times(c, &m),
-        esc(&extra)
-    );
+    extra
+}
+
+/// A placed op's shape, by its kind, from `xa` to `xb` on the lane at `y`, and the `</g>` that
+/// closes its title's group.
+fn shape(
+    s: &mut String,
+    c: &Canvas,
+    row: &Row,
+    p: &PlacedOp,
+    m: &Mark,
+    (xa, xb, y): (f64, f64, f64),
+    label: &str,
+) {
+    let kind = c.program.op(p.op).map(|o| &o.kind);
     let top = y + (LANE - BAR) / 2.0;
     let fill = c.fill(p.lane);
     if m.instant {
@@ -167,7 +189,7 @@ pub(super) fn one(s: &mut String, c: &Canvas, row: &mut Row, p: &PlacedOp, role:
         }
     }
     let solid = !matches!(kind, Some(OpKind::Copy { .. }));
-    bar_text(s, row, (xa, xb), top, &label, solid);
+    bar_text(s, row, (xa, xb), top, label, solid);
     s.push_str("</g>");
 }
 

@@ -231,17 +231,12 @@ fn pairs(
             ),
         );
     }
-    let timed = matches!(
-        c.relation,
-        TraceRelation::Precedes | TraceRelation::Overlaps | TraceRelation::Serializes
-    );
     // `precedes` within one selection speaks of issue order ("stream 7 runs in issue order"):
     // each op before every op issued after it, never the pair both ways, which could not hold.
     let issue_order = c.a == c.b && c.relation == TraceRelation::Precedes;
     let issued = |op: OpId| trial.timeline.host_call(op).map(|call| (call.begin_ns, op));
     let mut unordered = 0usize;
     let mut no_next = 0usize;
-    let (mut yes, mut no, mut unknown, mut apart) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
     let all_pairs = sa.iter().flat_map(|&a| sb.iter().map(move |&b| (a, b)));
     let pairs: Box<dyn Iterator<Item = (OpId, OpId)>> = match (own_call, issue_order) {
         _ if c.next => {
@@ -258,6 +253,34 @@ fn pairs(
         })),
         (false, false) => Box::new(all_pairs.filter(|(a, b)| a != b)),
     };
+    let ([yes, no, unknown], apart, recordings) = measured(trial, c.relation, tol, pairs);
+    let total = yes.len() + no.len() + unknown.len();
+    let left_out = left_out([apart, unordered, recordings, no_next], nb);
+    if total == 0 {
+        return outcome(
+            *c,
+            Truth::Unknown,
+            None,
+            format!("no pair could have run together{left_out}"),
+        );
+    }
+    by_quantifier(trial, c, tol, [yes, no, unknown], &left_out)
+}
+
+/// The pairs' measurements of `relation` that show it, refute it and leave it undecided; then
+/// how many pairs could not have met (for the relations of timing) and how many were of two
+/// recordings, left out.
+fn measured(
+    trial: &OnTrial,
+    relation: TraceRelation,
+    tol: &Tolerances,
+    pairs: impl Iterator<Item = (OpId, OpId)>,
+) -> ([Vec<Measurement>; 3], usize, usize) {
+    let timed = matches!(
+        relation,
+        TraceRelation::Precedes | TraceRelation::Overlaps | TraceRelation::Serializes
+    );
+    let (mut yes, mut no, mut unknown, mut apart) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
     let mut recordings = 0usize;
     for (a, b) in pairs {
         if !trial.one_recording(a, b) {
@@ -268,14 +291,20 @@ fn pairs(
             apart += 1;
             continue;
         }
-        let m = check_of(c.relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
+        let m = check_of(relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
         match m.truth {
             Truth::Yes => yes.push(m),
             Truth::No => no.push(m),
             Truth::Unknown => unknown.push(m),
         }
     }
-    let total = yes.len() + no.len() + unknown.len();
+    ([yes, no, unknown], apart, recordings)
+}
+
+/// What the pairs left out of a check say, after its count: those that could not have met
+/// (`apart`), had no call to order them (`unordered`), came from two recordings, or had no next
+/// op of `nb`.
+fn left_out([apart, unordered, recordings, no_next]: [usize; 4], nb: &str) -> String {
     let mut left_out = match apart {
         0 => String::new(),
         n => format!("; {n} pairs could not have run together (one was issued only after the other ended) and are left out"),
@@ -296,14 +325,19 @@ fn pairs(
             "; {no_next} ops have no op of {nb} issued after them by their process and are left out"
         );
     }
-    if total == 0 {
-        return outcome(
-            *c,
-            Truth::Unknown,
-            None,
-            format!("no pair could have run together{left_out}"),
-        );
-    }
+    left_out
+}
+
+/// A check's outcome by its quantifier, from the measurements of its pairs that show the
+/// relation, refute it and leave it undecided (`[yes, no, unknown]`, `total` pairs in all).
+fn by_quantifier(
+    trial: &OnTrial,
+    c: &TraceCheck,
+    tol: &Tolerances,
+    [yes, no, unknown]: [Vec<Measurement>; 3],
+    left_out: &str,
+) -> CheckOutcome {
+    let total = yes.len() + no.len() + unknown.len();
     let counted = format!("{} of {total} pairs", "{}");
     let largest = |v: &[Measurement]| v.iter().max_by_key(|m| m.value_ns).cloned();
     let smallest = |v: &[Measurement]| v.iter().min_by_key(|m| m.value_ns).cloned();

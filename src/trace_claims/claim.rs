@@ -2,10 +2,10 @@
 //! the relations that must hold between them, as data (printed, serialized, judged anywhere).
 
 use super::select::Selection;
-use crate::judge::claim::Source;
-use crate::judge::verdict::Expect;
+use crate::judge::claim::ClaimHeader;
 use crate::trace::TrialSpec;
 use serde::{Deserialize, Serialize};
+use std::ops::{Deref, DerefMut};
 
 /// How a check ranges over the ops of its selections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,15 +89,12 @@ pub struct TraceCheck {
     pub next: bool,
 }
 
-/// A claim judged on traces of the user's own program.
+/// A claim judged on traces of the user's own program. It reads as its header (`claim.id`,
+/// `claim.expect`), the same as a claim on a program.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceClaim {
-    pub id: String,
-    pub statement: String,
-    pub source: Source,
-    pub expect: Expect,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rationale: Option<String>,
+    #[serde(flatten)]
+    pub header: ClaimHeader,
     /// Trace files named in the claim file (relative to it); `check --trace` may give others.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traces: Vec<String>,
@@ -108,6 +105,19 @@ pub struct TraceClaim {
     pub trial: TrialSpec,
     pub selections: Vec<Selection>,
     pub checks: Vec<TraceCheck>,
+}
+
+impl Deref for TraceClaim {
+    type Target = ClaimHeader;
+    fn deref(&self) -> &ClaimHeader {
+        &self.header
+    }
+}
+
+impl DerefMut for TraceClaim {
+    fn deref_mut(&mut self) -> &mut ClaimHeader {
+        &mut self.header
+    }
 }
 
 impl TraceClaim {

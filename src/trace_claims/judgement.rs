@@ -128,76 +128,10 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
     let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
     if trials.is_empty() {
-        return Err(match &claim.trial {
-            TrialSpec::EachKernel(p) => format!(
-                "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
-                 named: {}",
-                claim.id,
-                clip(p.text()),
-                shown_names(&trace.kernel_names(), Some(p))
-            ),
-            TrialSpec::Each(p) => format!(
-                "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
-                claim.id,
-                clip(p.text()),
-                shown_names(&trace.range_names(), Some(p))
-            ),
-            TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
-        });
+        return Err(no_trials(claim, trace));
     }
-    // Each selection readied once per file, not per trial.
-    let chosen: Vec<Vec<_>> = (claim.selections.iter())
-        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
-        .collect();
-    let members: Vec<Vec<Vec<OpId>>> = (trials.iter())
-        .map(|t| {
-            (chosen.iter())
-                .map(|by_file| {
-                    (t.ops.iter().enumerate())
-                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
-                        .map(|(i, _)| OpId(i))
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    for (k, s) in claim.selections.iter().enumerate() {
-        if members.iter().all(|m| m[k].is_empty()) && s.kind == KindFilter::Host {
-            let why: Vec<&str> = (trace.files.iter())
-                .filter_map(|f| f.host_fn_note.as_deref())
-                .collect();
-            return Err(format!(
-                "{}: selection {} holds no host function's run in any of the {} trials: {}",
-                claim.id,
-                s.name,
-                trials.len(),
-                match why.is_empty() {
-                    true => "no host function of the trace opened a range of that name (its \
-                             run is seen only as a range it opens, on the thread CUDA runs it on)"
-                        .to_string(),
-                    false => why.join("; "),
-                }
-            ));
-        }
-        if members.iter().all(|m| m[k].is_empty()) {
-            let mut names: Vec<String> = (trials.iter())
-                .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
-                .filter(|op| op.kind != GpuKind::HostFn)
-                .map(|op| op.name.to_string())
-                .collect();
-            names.sort();
-            names.dedup();
-            return Err(format!(
-                "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
-                 there are named: {}{}",
-                claim.id,
-                s.name,
-                trials.len(),
-                shown_names(&names, s.pattern.as_ref()),
-                other_threads(s, trace, &trials)
-            ));
-        }
-    }
+    let members = members(claim, trace, &trials);
+    no_empty_selection(claim, trace, &trials, &members)?;
     let tol = trace.tolerances.tolerances;
     let outcomes: Vec<TracedTrial> = (trials.iter().zip(&members))
         .map(|(t, m)| {
@@ -232,6 +166,93 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         witness,
         tolerances: trace.tolerances.describe(),
     })
+}
+
+/// Why `claim` has no trial on `trace`: no op, or nothing its trial pattern matches.
+fn no_trials(claim: &TraceClaim, trace: &Trace) -> String {
+    match &claim.trial {
+        TrialSpec::EachKernel(p) => format!(
+            "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
+             named: {}",
+            claim.id,
+            clip(p.text()),
+            shown_names(&trace.kernel_names(), Some(p))
+        ),
+        TrialSpec::Each(p) => format!(
+            "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
+            claim.id,
+            clip(p.text()),
+            shown_names(&trace.range_names(), Some(p))
+        ),
+        TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
+    }
+}
+
+/// The ops of each selection in each trial, by trial and then by selection.
+fn members(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Vec<OpId>>> {
+    // Each selection readied once per file, not per trial.
+    let chosen: Vec<Vec<_>> = (claim.selections.iter())
+        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
+        .collect();
+    (trials.iter())
+        .map(|t| {
+            (chosen.iter())
+                .map(|by_file| {
+                    (t.ops.iter().enumerate())
+                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
+                        .map(|(i, _)| OpId(i))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// An error for the first selection that holds no op in any trial.
+fn no_empty_selection(
+    claim: &TraceClaim,
+    trace: &Trace,
+    trials: &[Trial],
+    members: &[Vec<Vec<OpId>>],
+) -> Result<(), String> {
+    for (k, s) in claim.selections.iter().enumerate() {
+        if members.iter().all(|m| m[k].is_empty()) && s.kind == KindFilter::Host {
+            let why: Vec<&str> = (trace.files.iter())
+                .filter_map(|f| f.host_fn_note.as_deref())
+                .collect();
+            return Err(format!(
+                "{}: selection {} holds no host function's run in any of the {} trials: {}",
+                claim.id,
+                s.name,
+                trials.len(),
+                match why.is_empty() {
+                    true => "no host function of the trace opened a range of that name (its \
+                             run is seen only as a range it opens, on the thread CUDA runs it on)"
+                        .to_string(),
+                    false => why.join("; "),
+                }
+            ));
+        }
+        if members.iter().all(|m| m[k].is_empty()) {
+            let mut names: Vec<String> = (trials.iter())
+                .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
+                .filter(|op| op.kind != GpuKind::HostFn)
+                .map(|op| op.name.to_string())
+                .collect();
+            names.sort();
+            names.dedup();
+            return Err(format!(
+                "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
+                 there are named: {}{}",
+                claim.id,
+                s.name,
+                trials.len(),
+                shown_names(&names, s.pattern.as_ref()),
+                other_threads(s, trace, trials)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The first names of a list, for an error: those that hold the longest start of a run of the

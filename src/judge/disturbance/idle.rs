@@ -79,17 +79,7 @@ pub(super) fn idle(
     let events_witness = timeline
         .witness
         .is_some_and(|w| w.kind == WitnessKind::Events);
-    let placed: Vec<Option<Interval>> = program
-        .ops
-        .iter()
-        .map(|op| {
-            if op.kind.takes_time() {
-                timeline.interval(op.id)
-            } else {
-                None
-            }
-        })
-        .collect();
+    let placed = placed(program, timeline);
     // When each op was ready, with the offset taken from ops issued directly: a graph's nodes start
     // before its launch call returns, which would make every other op look ready too early.
     // That offset comes from the trial's own starts, so a trial held back as a whole looks on
@@ -119,27 +109,13 @@ pub(super) fn idle(
         // earlier was free from the release on; likewise an op issued during a hold in mid-trial
         // (`marks` says which checks they still spoil).
         let ready = held_until(releases, timeline, op.id).map_or(ready, |r| ready.max(r));
-        let mut from = ready.saturating_add(tol.launch_jitter_ns as i64);
-        let mut unknown_before = false;
-        // The latest end of what the op may wait for. `from` only grows, and an op whose idle
-        // window has shrunk to the threshold is passed over either way, so the scan stops there;
-        // it looks at the ops issued just before first (in a stream, the one it waited for), so
-        // a claim of 2,000 ops in one stream is judged in linear time, not quadratic.
-        let before = (0..op.id.0).rev();
-        for other in before.chain(op.id.0 + 1..program.ops.len()).map(OpId) {
-            if !program.ops[other.0].kind.takes_time() || !waits.may_wait(other, op.id) {
-                continue;
-            }
-            match placed[other.0] {
-                Some(p) => from = from.max(p.end.saturating_add(p.slack_ns as i64)),
-                None => unknown_before = true,
-            }
-            if unknown_before || until.saturating_sub(from) <= threshold as i64 {
-                break;
-            }
-        }
+        let from = ready.saturating_add(tol.launch_jitter_ns as i64);
+        let window = (from, until);
         // An earlier op we cannot place may be what this one waited for.
-        if unknown_before || until.saturating_sub(from) <= threshold as i64 {
+        let Some(from) = waited_until(waits, program, &placed, op.id, window, threshold) else {
+            continue;
+        };
+        if until.saturating_sub(from) <= threshold as i64 {
             continue;
         }
         // Our own work that could have held this op back: what needs the same resource.
@@ -167,6 +143,48 @@ pub(super) fn idle(
         }
     }
     found
+}
+
+/// Where each op that takes time ran in the trial, by op.
+fn placed(program: &Program, timeline: &Timeline) -> Vec<Option<Interval>> {
+    program
+        .ops
+        .iter()
+        .map(|op| {
+            if op.kind.takes_time() {
+                timeline.interval(op.id)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The latest end of what `op` may wait for, from the start of its idle window `(from, until)`
+/// on; `None` where one of them is not placed. `from` only grows, and an op whose idle window
+/// has shrunk to the threshold is passed over either way, so the scan stops there; it looks at
+/// the ops issued just before first (in a stream, the one it waited for), so a claim of 2,000
+/// ops in one stream is judged in linear time, not quadratic.
+fn waited_until(
+    waits: &Waits,
+    program: &Program,
+    placed: &[Option<Interval>],
+    op: OpId,
+    (mut from, until): (i64, i64),
+    threshold: u64,
+) -> Option<i64> {
+    let before = (0..op.0).rev();
+    for other in before.chain(op.0 + 1..program.ops.len()).map(OpId) {
+        if !program.ops[other.0].kind.takes_time() || !waits.may_wait(other, op) {
+            continue;
+        }
+        let p = placed[other.0]?;
+        from = from.max(p.end.saturating_add(p.slack_ns as i64));
+        if until.saturating_sub(from) <= threshold as i64 {
+            break;
+        }
+    }
+    Some(from)
 }
 
 /// The host-to-GPU offset of an op that waits for nothing, from the trial's clock sync and the

@@ -52,10 +52,11 @@ mod makespan;
 mod marks;
 mod overlap;
 pub mod pace;
+mod sensitivity;
 mod stall;
 
 use crate::judge::relation::Check;
-use crate::judge::relation::{released_apart, releases, Release};
+use crate::judge::relation::{releases, Release};
 use crate::measured::calibration::Tolerances;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
@@ -63,6 +64,7 @@ pub use crate::measured::timeline::PAUSE_FLOOR_NS;
 use crate::program::{ApiCall, OpId, OpKind, Program};
 use idle::{idle, paused};
 pub use marks::Marks;
+use sensitivity::Sensitivity;
 use stall::Waits;
 pub use stall::{stall_threshold, Stall, StallKind, STALL_FLOOR_NS, STALL_GAPS};
 
@@ -145,167 +147,35 @@ pub fn marks(
     sharing: Option<&Sharing>,
     tol: &Tolerances,
 ) -> Marks {
-    let busy = sharing.filter(|s| s.busy()).and_then(Sharing::describe);
-    // The stamps decide nothing of a claim whose every check reads host time in launch calls.
-    let launch_only = !checks.is_empty() && checks.iter().all(launch::is_launch_cost);
-    let speed = speed_dependent(program, checks);
-    let memsets = program.ops.iter().any(|o| {
-        matches!(
-            o.kind,
-            OpKind::Api {
-                call: ApiCall::Memset,
-                ..
-            }
-        )
-    });
-    let paced = speed && (program.has_copies() || memsets);
-    // Memsets have no calibrated rate: their own trials are the reference.
-    let trusted = tol.copy_rates.is_some_and(|r| r.alone) || !program.has_copies();
-    let blanket = speed && (!paced || !trusted);
+    let claim = Sensitivity::of(program, checks, sharing, tol);
     let mut marks = Marks {
-        shared: busy.clone(),
+        shared: claim.busy.clone(),
         ..Marks::default()
     };
-    let host_times = checks.iter().any(Check::reads_host_time);
-    let waits = Waits::of(program);
-    let arrival = reads_arrival(&waits, checks);
-    let lengths = checks.iter().any(reads_lengths);
-    let stages = if paced {
+    let stages = if claim.paced {
         pace::slow_stages(program, timelines, tol)
     } else {
         vec![None; timelines.len()]
     };
     let turned = makespan::turned(program, checks, timelines, tol);
-    let host_waits = crate::judge::relation::HostWaits::of(program);
     // Trials whose mark their overlaps lift ([`overlap`]): the mark, and what they show.
     let mut lifted: Vec<Option<(String, overlap::ByOverlaps)>> = Vec::new();
     // Whether a disturbed trial shows an overlap check's pair apart with nothing to explain it.
     let mut apart_seen = false;
     for ((t, stage), turned) in timelines.iter().zip(stages).zip(turned) {
-        let held = releases(&waits.host, t, tol);
-        let mut found = stalls_with(&waits, &held, program, t, tol);
-        if let Some(h) = horizon(checks, t) {
-            found.retain(|s| s.at_ns < h);
-        }
-        // What the stamps show of a neighbour, for the launch calls' rule.
-        let stamps_saw = !found.is_empty() || !held.is_empty();
-        if launch_only {
-            marks.launch_saw_neighbour |= stamps_saw;
-            found.clear();
-        }
-        // Only where the trial may have shared the GPU (`None` for claims without launch costs).
-        let launch_waited = (stamps_saw || busy.is_some())
-            .then(|| launch::held_launch(program, checks, t, stall_threshold(tol)))
-            .flatten();
-        let slow_copy = if paced {
-            pace::slow_copies(program, t, tol).into_iter().next()
-        } else {
-            None
-        };
-        let beside = || {
-            busy.as_ref()
-                .map(|who| format!(" (the GPU was shared with {who})"))
-                .unwrap_or_default()
-        };
-        let lost_order = held
-            .iter()
-            .find(|r| !launch_only && (arrival || (r.mid_trial() && lengths)))
-            .copied();
-        let apart = checks.iter().find_map(|c| {
-            let (a, b) = match *c {
-                Check::Overlaps { a, b } | Check::Serializes { a, b } => (a, b),
-                Check::Precedes { before, after } | Check::Separates { before, after, .. } => {
-                    (before, after)
-                }
-                _ => return None,
-            };
-            released_apart(&held, t, a, b)
-        });
-        let mark = if let Some(worst) = found.first() {
-            marks.stalls.push(worst.len_ns);
-            Some(format!(
-                "disturbed: {} unexplained stall{} (threshold {:.2} µs), the longest: {}",
-                found.len(),
-                if found.len() == 1 { "" } else { "s" },
-                stall_threshold(tol) as f64 / 1e3,
-                worst.describe(program, t)
-            ))
-        } else if let Some(r) = lost_order {
-            marks.held.push(r.held_ns);
-            Some(match (r.mid_trial(), arrival) {
-                (false, _) => format!(
-                    "disturbed: the trial was held back as a whole for {:.2} µs (something else \
-                     had the GPU) and its ops were let go together, so the order in which the GPU \
-                     received ops of different streams, which this claim reads, was lost",
-                    r.held_ns as f64 / 1e3
-                ),
-                (true, true) => format!(
-                    "disturbed: the trial was held back in mid-trial for {:.2} µs (something else \
-                     had the GPU; nothing of ours was pending) and the ops issued meanwhile were \
-                     let go together, so the order in which the GPU received ops of different \
-                     streams, which this claim reads, was lost",
-                    r.held_ns as f64 / 1e3
-                ),
-                (true, false) => format!(
-                    "disturbed: the trial was held back in mid-trial for {:.2} µs (something else \
-                     had the GPU), which lengthens the times, or changes the races, this claim \
-                     reads",
-                    r.held_ns as f64 / 1e3
-                ),
-            })
-        } else if let Some((a, b)) = apart {
-            marks
-                .held
-                .push(held.iter().map(|r| r.held_ns).max().unwrap_or(0));
-            Some(format!(
-                "disturbed: something else held {} back until {} was issued, although alone it \
-                 would have ended before that: whether they ran together is the hold's doing",
-                program.label(a),
-                program.label(b)
-            ))
-        } else if host_times && t.preempted > 0 {
-            marks.preempted += 1;
-            Some(format!(
-                "disturbed: the OS preempted the issuing thread {} time{} while it issued the \
-                 trial, which moves the host times this claim compares",
-                t.preempted,
-                if t.preempted == 1 { "" } else { "s" }
-            ))
-        } else if let Some(why) = crate::judge::slowdown::spoiled(checks, t) {
-            marks.slowed += 1;
-            Some(why)
-        } else if let Some(why) = launch_waited {
-            marks.waited += 1;
-            Some(format!("{why}{}", beside()))
-        } else if let Some(slow) = slow_copy.or(stage) {
-            marks.paced += 1;
-            Some(format!("disturbed: {}{}", slow.describe(program), beside()))
-        } else if let Some(why) = turned {
-            marks.turned += 1;
-            Some(format!("{why}{}", beside()))
-        } else if let (true, Some(who)) = (blanket, &busy) {
-            Some(if paced && !trusted {
-                format!(
-                    "disturbed: {who} used the GPU, and this claim depends on how fast copies run: \
-                     the copy engines may have been shared, and the copy rates were never measured \
-                     with the GPU alone to tell"
-                )
-            } else {
-                format!(
-                    "disturbed: {who} used the GPU, which stretches times without stopping our \
-                     work, and this claim depends on their length"
-                )
-            })
-        } else {
-            None
-        };
+        let signs = claim.signs(&mut marks, t, stage, turned);
+        let mark = claim.mark(&mut marks, t, &signs);
         // A pair let go together that alone would not have met keeps its mark.
-        let by = match (&mark, apart) {
-            (Some(_), None) => overlap::decided_by_overlaps(program, &host_waits, checks, t, tol),
+        let by = match (&mark, signs.apart) {
+            (Some(_), None) => {
+                overlap::decided_by_overlaps(program, &claim.host_waits, checks, t, tol)
+            }
             _ => None,
         };
         if let (Some(_), None) = (&mark, by) {
-            apart_seen |= overlap::apart_unexplained(program, &host_waits, checks, t, tol, &found);
+            let found = &signs.found;
+            apart_seen |=
+                overlap::apart_unexplained(program, &claim.host_waits, checks, t, tol, found);
         }
         let (kept, lift) = match by {
             Some(by) => (None, mark.map(|m| (m, by))),
@@ -326,66 +196,6 @@ pub fn marks(
         }
     }
     marks
-}
-
-/// Whether a check's truth depends on the order in which the GPU received ops of streams that
-/// no rule orders: which of two equal-priority kernels is dispatched first (`Behind`,
-/// `Interleaves`), or whether one of two independent ops waited for the other (`Precedes`,
-/// `Serializes` of ops that do not wait for each other even with every stream in one hardware
-/// queue). A trial held back as a whole and let go at once received all its pending ops
-/// together, in an order of the GPU's choosing: beside another catalogue run on an H100, both
-/// kernels of `priority.equal_waits_behind` were let go together and the later went first.
-/// Orders that a stream, an event or the legacy stream make are kept across the hold.
-fn reads_arrival(waits: &Waits, checks: &[Check]) -> bool {
-    checks.iter().any(|c| match *c {
-        Check::Behind { .. } | Check::Interleaves { .. } => true,
-        Check::Precedes { before, after } => !waits.may_wait(before, after),
-        Check::Serializes { a, b } => !waits.may_wait(a, b) && !waits.may_wait(b, a),
-        _ => false,
-    })
-}
-
-/// When the last thing the claim's checks read was over, on the GPU clock: the latest end of
-/// their ops (a host call's return, moved through the trial's clock sync). A stall that began
-/// after it cannot have moved anything a check reads: beside a neighbour that takes time slices,
-/// the GPU is handed over at every host sync, and `implicit.mem_free` (does `cuMemFree` return
-/// only after K1?) lost every trial to K2 waiting out the slice that followed the sync. `None`
-/// (every stall counts) when a check reads no ops (buffer contents: whatever ran before the
-/// read-back) or an op cannot be placed.
-fn horizon(checks: &[Check], t: &Timeline) -> Option<i64> {
-    let mut latest = i64::MIN;
-    for c in checks {
-        // A makespan's phase ends when its last op ends, which need not be the phase's last op:
-        // beside another catalogue run on an H100, `scenario.pipeline.8`'s 8-stream phase ended
-        // 1.6 ms after D7, its last op, behind kernels held 1.2–1.4 ms, and a horizon at D7's end
-        // let that trial count: "Violated, Sometimes 4/5".
-        let ops = c.ops_read();
-        if ops.is_empty() {
-            return None;
-        }
-        for op in ops {
-            let end = match t.interval(op) {
-                Some(i) => i.end.saturating_add(i.slack_ns as i64),
-                None => t.host_to_gpu(t.host_call(op)?.end_ns)?,
-            };
-            latest = latest.max(end);
-        }
-    }
-    (latest > i64::MIN).then_some(latest)
-}
-
-/// Whether a check reads an amount of time that a hold in mid-trial would lengthen (a makespan,
-/// host time in calls, an elapsed time, how long a call held the host), or the outcome of a race
-/// that the ops let go together after it could run differently (a buffer's contents).
-fn reads_lengths(c: &Check) -> bool {
-    matches!(
-        c,
-        Check::Faster { .. }
-            | Check::LaunchCheaper { .. }
-            | Check::ElapsedCovers { .. }
-            | Check::Blocks { .. }
-            | Check::Contents { .. }
-    )
 }
 
 /// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes

@@ -84,7 +84,8 @@ fn when(d: i64, what: &str) -> String {
 }
 
 /// Why a later op that came too late tells nothing about `before` → `after`, and what would
-/// decide it, for Precedes (and, with `overlap`, for Overlaps and dispatch order).
+/// decide it, for Precedes (and, with `overlap`, for Overlaps and dispatch order). A table: one
+/// message per way the host ordered them.
 pub(super) fn cause(
     order: &HostOrder<'_>,
     waits: &HostWaits,

@@ -155,29 +155,10 @@ impl HostWaits {
                 }
             })
             .collect();
-        // Every launch of a graph stands for the same nodes; the first launch's are the nodes'
-        // own spans, a later one's the timeline's `relaunched` stamps.
-        let captures = program.captures();
-        let mut nodes: Vec<(OpId, Vec<OpId>, bool)> = Vec::new();
-        for op in &program.ops {
-            let OpKind::GraphLaunch { graph, .. } = op.kind else {
-                continue;
-            };
-            let ran: Vec<OpId> = (program.ops.iter())
-                .filter(|o| captures[o.id.0] == Some(graph) && o.kind.takes_time())
-                .map(|o| o.id)
-                .collect();
-            let first = !nodes.iter().any(|(l, _, _)| {
-                matches!(program.ops[l.0].kind, OpKind::GraphLaunch { graph: g, .. } if g == graph)
-            });
-            if !ran.is_empty() {
-                nodes.push((op.id, ran, first));
-            }
-        }
         HostWaits {
             known: true,
             ops,
-            nodes,
+            nodes: launched_nodes(program),
             timed: program.ops.iter().map(|o| o.kind.takes_time()).collect(),
         }
     }
@@ -299,4 +280,28 @@ impl HostWaits {
             })
             .collect()
     }
+}
+
+/// Each graph launch with the nodes of its graph that take time, and whether it is the graph's
+/// first launch. Every launch of a graph stands for the same nodes; the first launch's are the
+/// nodes' own spans, a later one's the timeline's `relaunched` stamps.
+fn launched_nodes(program: &Program) -> Vec<(OpId, Vec<OpId>, bool)> {
+    let captures = program.captures();
+    let mut nodes: Vec<(OpId, Vec<OpId>, bool)> = Vec::new();
+    for op in &program.ops {
+        let OpKind::GraphLaunch { graph, .. } = op.kind else {
+            continue;
+        };
+        let ran: Vec<OpId> = (program.ops.iter())
+            .filter(|o| captures[o.id.0] == Some(graph) && o.kind.takes_time())
+            .map(|o| o.id)
+            .collect();
+        let first = !nodes.iter().any(|(l, _, _)| {
+            matches!(program.ops[l.0].kind, OpKind::GraphLaunch { graph: g, .. } if g == graph)
+        });
+        if !ran.is_empty() {
+            nodes.push((op.id, ran, first));
+        }
+    }
+    nodes
 }
