@@ -11,9 +11,10 @@
 //! undecided pair's reason. An order or a missing overlap comes with what held the later op
 //! back: the op whose end it started after.
 
-use super::checks::{measure, CheckOutcome};
+use super::checks::{measure, measurements, CheckOutcome};
 use super::claim::{TraceClaim, TrialSpec};
 use super::events::GpuKind;
+use super::pairs::MAX_PAIRS;
 use super::select::{KindFilter, Pattern, Selection};
 use super::trials::{Trace, Trial};
 use crate::judge::counts::Counts;
@@ -200,19 +201,30 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         }
     }
     let tol = trace.tolerances.tolerances;
-    let outcomes: Vec<TracedTrial> = (trials.iter().zip(&members))
-        .map(|(t, m)| {
-            let checks: Vec<CheckOutcome> = (claim.checks.iter())
-                .map(|c| measure(claim, t, m, c, &tol))
-                .collect();
-            TracedTrial {
+    // A trial of the very ops of one before it (a step range written a thousand times over) is
+    // judged once: its outcome is the same, counted again under its own name.
+    let earlier = same_ops(&trials);
+    within_pairs(claim, &trials, &members, &earlier, &tol)?;
+    let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(trials.len());
+    for (i, (t, m)) in trials.iter().zip(&members).enumerate() {
+        if let Some(first) = earlier[i].and_then(|j| outcomes.get(j)) {
+            let again = TracedTrial {
                 name: t.name.clone(),
-                truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
-                checks,
-                members: m.clone(),
-            }
-        })
-        .collect();
+                ..first.clone()
+            };
+            outcomes.push(again);
+            continue;
+        }
+        let checks: Vec<CheckOutcome> = (claim.checks.iter())
+            .map(|c| measure(claim, t, m, c, &tol))
+            .collect();
+        outcomes.push(TracedTrial {
+            name: t.name.clone(),
+            truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
+            checks,
+            members: m.clone(),
+        });
+    }
     let mut counts = Counts::default();
     for t in &outcomes {
         counts.count(false, t.truth);
@@ -232,6 +244,53 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         witness,
         tolerances: trace.tolerances.describe(),
     })
+}
+
+/// Refuses a claim whose checks would measure over [`MAX_PAIRS`] pairs in all its trials,
+/// counted before any is measured: twenty trials of 1,000 × 1,000 ops that all ran together are
+/// twenty million measurements.
+fn within_pairs(
+    claim: &TraceClaim,
+    trials: &[Trial],
+    members: &[Vec<Vec<OpId>>],
+    earlier: &[Option<usize>],
+    tol: &crate::measured::calibration::Tolerances,
+) -> Result<(), String> {
+    let mut left = MAX_PAIRS;
+    for (i, (t, m)) in trials.iter().zip(members).enumerate() {
+        if earlier[i].is_some() {
+            continue; // judged once, with the trial of the same ops
+        }
+        for c in &claim.checks {
+            let n = measurements(t, m, c, tol, left);
+            left = left.checked_sub(n).ok_or_else(|| {
+                format!(
+                    "{}: its checks would measure over {MAX_PAIRS} pairs of ops that could have \
+                     run together (`{}` reaches the bound in trial {} of {}): narrow the \
+                     selections (a stream, a range, a name) or cut fewer trials",
+                    claim.id,
+                    claim.describe(c),
+                    i + 1,
+                    trials.len()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// By trial, the first trial before it of the very same ops, if any.
+fn same_ops(trials: &[Trial]) -> Vec<Option<usize>> {
+    let mut first: std::collections::HashMap<&[(usize, usize)], usize> = Default::default();
+    (trials.iter().enumerate())
+        .map(|(i, t)| match first.entry(&t.ops[..]) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+                None
+            }
+        })
+        .collect()
 }
 
 /// The first names of a list, for an error: those that hold the longest start of a run of the

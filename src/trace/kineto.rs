@@ -11,6 +11,7 @@
 //! the timer step the judging allows (`tolerance.rs`).
 
 use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
+use super::held::{Held, Record};
 use super::names::{clip, Names};
 use super::number::Num;
 use crate::border::bounded_json::Guarded;
@@ -22,10 +23,6 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
-
-/// The most GPU ops, calls and ranges kept from one file: a 2 GiB trace holds about ten million
-/// events, a third of them kept; each kept record is under 100 bytes.
-pub const MAX_KEPT: usize = 20_000_000;
 
 /// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
 /// profiled run is minutes; anything longer is a damaged number.
@@ -173,6 +170,7 @@ struct RawOp {
 #[derive(Default)]
 struct Collector {
     names: Names,
+    held: Held,
     ops: Vec<RawOp>,
     calls: Vec<RawCall>,
     ranges: Vec<HostRange>,
@@ -188,10 +186,6 @@ impl Collector {
         self.names
             .intern(name)
             .map_err(|e| format!("after {} events, {e}", self.events))
-    }
-
-    fn kept(&self) -> usize {
-        self.ops.len() + self.calls.len() + self.ranges.len()
     }
 
     /// Takes one event; an error message for a damaged one.
@@ -242,12 +236,6 @@ impl Collector {
         }
         let begin_ns = begin.round() as i64;
         let end_ns = begin_ns + (dur * 1e3).round() as i64;
-        if self.kept() >= MAX_KEPT {
-            return Err(format!(
-                "over {MAX_KEPT} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule \
-                 with `active` of a few steps) and judge that trace"
-            ));
-        }
         let args = e.args.unwrap_or_default();
         let pid = e.pid.0.unwrap_or(0);
         if let Some(kind) = GpuKind::of(cat, &name) {
@@ -260,6 +248,8 @@ impl Collector {
                     which()
                 ));
             }
+            let raw = std::mem::size_of::<RawOp>();
+            self.held.keep(Record::Op { raw }, self.events)?;
             let name = self.intern(&name)?;
             self.ops.push(RawOp {
                 kind,
@@ -275,6 +265,7 @@ impl Collector {
         } else if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
             // kernels it launched are those whose call it holds, on its thread (`in`).
+            self.held.keep(Record::Range, self.events)?;
             let name = self.intern(&name)?;
             self.ranges.push(HostRange {
                 name,
@@ -284,6 +275,7 @@ impl Collector {
                 end_ns,
             });
         } else {
+            self.held.keep(Record::Call, self.events)?;
             let name = self.intern(&name)?;
             self.calls.push(RawCall {
                 name,

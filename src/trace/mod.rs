@@ -11,30 +11,35 @@
 //! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
 //!
 //! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
-//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `host_fns` (host functions'
+//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `held` (what a file may keep), `host_fns` (host functions'
 //! runs, from the ranges they open), `kineto`, `select`,
-//! `claim`, `tolerance`, `trials`, `recorded`, `checks` (one check on one trial), `judge`.
+//! `claim`, `tolerance`, `trials`, `recorded`, `pairs` (the pairs a check measures, by a sweep),
+//! `checks` (one check on one trial), `judge`.
 
 mod checks;
 mod claim;
 mod events;
 mod glob;
+mod held;
 mod host_fns;
 mod judge;
 mod kineto;
 mod names;
 mod number;
+mod pairs;
 mod recorded;
 mod select;
 mod tolerance;
 mod trials;
 
-pub use checks::{CheckOutcome, MAX_PAIRS};
+pub use checks::CheckOutcome;
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation, TrialSpec};
 pub use events::{Call, CopyDir, GpuKind, GpuOp, HostMemory, HostRange, TraceFile};
+pub use held::MAX_KEPT;
 pub use judge::{judge, TraceJudgement, TracedTrial};
-pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
+pub use kineto::{read, MAX_DURATION_US};
 pub use names::MAX_NAME_BYTES;
+pub use pairs::MAX_PAIRS;
 pub use recorded::{join, Joined};
 pub use select::{Dir, Host, KindFilter, Pattern, Selection};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};

@@ -15,7 +15,7 @@ use super::tolerance::TraceTolerances;
 use crate::judge::relation::HostWaits;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
@@ -32,6 +32,9 @@ pub struct Trace {
     /// modules load lazily (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), such a launch
     /// loads its module first, which waits for the work already running.
     firsts: Vec<HashSet<usize>>,
+    /// By file and op, the op before it in its stream (same process, device and stream): found
+    /// once, not by a scan back per op (quadratic in a trace of many streams).
+    before: Vec<Vec<Option<usize>>>,
 }
 
 impl Trace {
@@ -88,25 +91,47 @@ impl Trace {
             }
         }
         let tolerances = TraceTolerances::measure(&files);
-        let firsts = files.iter().map(first_launches).collect();
+        let firsts = files.iter().map(TraceFile::first_launches).collect();
+        let before = files.iter().map(TraceFile::stream_before).collect();
         Ok(Trace {
             files,
             tolerances,
             firsts,
+            before,
         })
     }
 
     /// The trials `spec` cuts the trace into; refused where they would hold more than
     /// [`MAX_TRIAL_OPS`] ops in all (ranges that overlap put an op in each).
     pub fn trials(&self, spec: &TrialSpec) -> Result<Vec<Trial>, String> {
+        let all = self.some_trials(spec, &|_| true)?;
+        Ok(all.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// The trials `spec` cuts the trace into whose index `keep` takes, with their index: only
+    /// those are made (a report shows the first trials of thousands).
+    pub fn some_trials(
+        &self,
+        spec: &TrialSpec,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         match spec {
             TrialSpec::Whole => {
+                let n: usize = self.files.iter().map(|f| f.ops.len()).sum();
+                if n > MAX_TRIAL_OPS {
+                    return Err(format!(
+                        "the whole trace is one trial of {n} ops, over the {MAX_TRIAL_OPS} the \
+                         trials of a claim may hold: cut it into steps (`trial each \
+                         \"ProfilerStep#*\"`), or profile fewer steps"
+                    ));
+                }
                 let ops = (self.files.iter().enumerate())
                     .flat_map(|(f, file)| (0..file.ops.len()).map(move |o| (f, o)))
                     .collect();
-                Ok(vec![self.trial("the whole trace".into(), ops)])
+                let whole = keep(0).then(|| (0, self.trial("the whole trace".into(), ops)));
+                Ok(whole.into_iter().collect())
             }
-            TrialSpec::EachKernel(pattern) => self.each_kernel(pattern),
+            TrialSpec::EachKernel(pattern) => self.each_kernel(pattern, keep),
             TrialSpec::Each(pattern) => {
                 // The ranges of each process of each file: a `trace --` recording holds every
                 // process of a run in one file, and step n of each makes trial n.
@@ -125,7 +150,7 @@ impl Trace {
                     }
                     sources.extend(by_pid.into_values().map(|w| (f, w)));
                 }
-                self.cut(&sources)
+                self.cut(&sources, keep)
             }
         }
     }
@@ -133,7 +158,11 @@ impl Trace {
     /// Trial n is, for each source (a file and its windows `(process, begin, end, name)`), the
     /// ops of that file whose call began within the source's n-th window, in that process (any,
     /// for a process below 0); the first source's window names it.
-    fn cut(&self, sources: &[(usize, Windows)]) -> Result<Vec<Trial>, String> {
+    fn cut(
+        &self,
+        sources: &[(usize, Windows)],
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         // Each file's ops by their call's begin, once: a window is then a binary search, not a
         // scan of every op (a trace of 1,500 steps and 150,000 ops).
         let by_call: Vec<Vec<(i64, usize)>> = (self.files.iter())
@@ -168,6 +197,7 @@ impl Trace {
             }
         }
         Ok((0..n)
+            .filter(|&i| keep(i))
             .map(|i| {
                 let mut ops = Vec::new();
                 for (f, windows) in sources {
@@ -179,14 +209,18 @@ impl Trace {
                             .map(|&(_, o)| (f, o)),
                     );
                 }
-                self.trial(sources[0].1[i].3.clone(), ops)
+                (i, self.trial(sources[0].1[i].3.clone(), ops))
             })
             .collect())
     }
 
     /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together:
     /// from one launch's call up to (not including) the next one's.
-    fn each_kernel(&self, pattern: &super::select::Pattern) -> Result<Vec<Trial>, String> {
+    fn each_kernel(
+        &self,
+        pattern: &super::select::Pattern,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
@@ -203,7 +237,7 @@ impl Trace {
                 (i, windows)
             })
             .collect();
-        self.cut(&sources)
+        self.cut(&sources, keep)
     }
 
     /// The names of the kernels, for a kernel trial pattern that matched none.
@@ -324,10 +358,7 @@ impl Trace {
         if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
             return false;
         }
-        let before = file.ops[..o]
-            .iter()
-            .rev()
-            .find(|p| p.pid == op.pid && p.device == op.device && p.stream == op.stream);
+        let before = self.before[f][o].map(|p| &file.ops[p]);
         // A call that returned only after its op ended (a synchronous copy) did not issue it
         // asynchronously: its op's start minus the call's return is no launch delay.
         !call.after_wait
@@ -343,23 +374,6 @@ pub fn short_name(name: &str) -> String {
         Some((i, _)) => format!("{}…", &c[..i]),
         None => c,
     }
-}
-
-/// The kernels of `file` launched first of their name in their process (by launch call).
-fn first_launches(file: &TraceFile) -> HashSet<usize> {
-    let mut first: HashMap<(i64, &str), (i64, usize)> = HashMap::new();
-    for (o, op) in file.ops.iter().enumerate() {
-        let Some(call) = op.call.as_ref().filter(|_| op.kind == GpuKind::Kernel) else {
-            continue;
-        };
-        let e = first
-            .entry((op.pid, &*op.name))
-            .or_insert((call.begin_ns, o));
-        if call.begin_ns < e.0 {
-            *e = (call.begin_ns, o);
-        }
-    }
-    first.into_values().map(|(_, o)| o).collect()
 }
 
 /// The windows `(process, begin, end, name)` that cut one source into trials, in order.
