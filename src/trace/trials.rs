@@ -32,9 +32,10 @@ pub struct Trace {
     /// modules load lazily (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), such a launch
     /// loads its module first, which waits for the work already running.
     firsts: Vec<HashSet<usize>>,
-    /// By file and op, the op before it in its stream (same process, device and stream): found
-    /// once, not by a scan back per op (quadratic in a trace of many streams).
-    before: Vec<Vec<Option<usize>>>,
+    /// By file and op, whether it depended on nothing in its stream ([`free`]): found once per
+    /// file, its stream's op before it by one pass (a scan back per op was quadratic in a
+    /// trace of many streams).
+    free: Vec<Vec<bool>>,
 }
 
 impl Trace {
@@ -73,8 +74,11 @@ impl Trace {
                 }
                 if a.world != b.world {
                     return Err(format!(
-                        "{} is of a run of {:?} ranks and {} of {:?}: traces of different runs",
-                        b.path, b.world, a.path, a.world
+                        "{} is of a run of {} ranks and {} of {}: traces of different runs",
+                        b.path,
+                        ranks(b.world),
+                        a.path,
+                        ranks(a.world)
                     ));
                 }
                 if let (Some((a0, a1)), Some((b0, b1))) = (a.extent(), b.extent()) {
@@ -92,12 +96,12 @@ impl Trace {
         }
         let tolerances = TraceTolerances::measure(&files);
         let firsts = files.iter().map(TraceFile::first_launches).collect();
-        let before = files.iter().map(TraceFile::stream_before).collect();
+        let free = files.iter().map(free).collect();
         Ok(Trace {
             files,
             tolerances,
             firsts,
-            before,
+            free,
         })
     }
 
@@ -310,7 +314,7 @@ impl Trace {
         let timeline = Timeline::new(spans, calls).with_host(host_spans, Some(clock));
         let many = self.files.len() > 1;
         let labels: Vec<(String, bool)> = (ops.iter().enumerate())
-            .map(|(i, &r)| (self.label(r, i, many), self.free(r)))
+            .map(|(i, &r)| (self.label(r, i, many), self.free[r.0][r.1]))
             .collect();
         let places = (ops.iter())
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
@@ -346,25 +350,34 @@ impl Trace {
             _ => format!("{rank}{name}@s{} #{i}", op.stream),
         }
     }
+}
 
-    /// Whether the op depended on nothing in its stream: the op before it there had ended when
-    /// its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast the op).
-    fn free(&self, (f, o): (usize, usize)) -> bool {
-        let file = &self.files[f];
-        let op = &file.ops[o];
-        let Some(call) = &op.call else {
-            return false;
-        };
-        if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
-            return false;
-        }
-        let before = self.before[f][o].map(|p| &file.ops[p]);
-        // A call that returned only after its op ended (a synchronous copy) did not issue it
-        // asynchronously: its op's start minus the call's return is no launch delay.
-        !call.after_wait
-            && call.end_ns <= op.end_ns
-            && before.map_or(true, |p| p.end_ns < call.begin_ns)
-    }
+/// By op of `file`, whether it depended on nothing in its stream: the op before it there had
+/// ended when its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast
+/// the op, nor come while a host function was pending).
+fn free(file: &TraceFile) -> Vec<bool> {
+    let before = file.stream_before();
+    (file.ops.iter().zip(before))
+        .map(|(op, before)| {
+            let Some(call) = &op.call else {
+                return false;
+            };
+            if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
+                return false;
+            }
+            let before = before.map(|p| &file.ops[p]);
+            // A call that returned only after its op ended (a synchronous copy) did not issue
+            // it asynchronously: its op's start minus the call's return is no launch delay.
+            !call.after_wait
+                && call.end_ns <= op.end_ns
+                && before.map_or(true, |p| p.end_ns < call.begin_ns)
+        })
+        .collect()
+}
+
+/// "2", or "an unknown number of" where a trace does not say its world size.
+fn ranks(world: Option<u32>) -> String {
+    world.map_or("an unknown number of".into(), |n| n.to_string())
 }
 
 /// A kernel's name cut to 32 characters, for labels and pictures.
