@@ -78,6 +78,30 @@ fn a_value_of_the_wrong_type_is_quoted_short() {
     assert!(err.contains("more bytes left out"), "{err}");
 }
 
+/// Issue 36, "also": a duration of 1e300 printed 301 digits, and a world size `Some(2)`.
+#[test]
+fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json");
+    let text = trace("a", "b").replacen("\"dur\":100.000", "\"dur\":1e300", 1);
+    std::fs::write(&t, &text).unwrap();
+    let err = Trace::read(std::slice::from_ref(&t)).unwrap_err();
+    assert!(err.contains("lasts 1e300 µs") && err.len() < 300, "{err}");
+    let ranked = |world: u32| {
+        let head = format!(r#"{{"distributedInfo":{{"rank":{world},"world_size":{world}}},"#);
+        trace("a", "b").replacen('{', &head, 1)
+    };
+    let (r2, r4) = (dir.path().join("r2.json"), dir.path().join("r4.json"));
+    std::fs::write(&r2, ranked(1)).unwrap();
+    std::fs::write(&r4, ranked(4)).unwrap();
+    let err = Trace::read(&[r2, r4]).unwrap_err();
+    assert!(
+        err.contains("of a run of 1 ranks") && err.contains("of 4"),
+        "{err}"
+    );
+    assert!(!err.contains("Some("), "{err}");
+}
+
 #[test]
 fn a_gzip_over_the_read_limit_says_so_and_nothing_else() {
     use std::io::Write;

@@ -13,7 +13,7 @@
 use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
 use super::held::{Held, Record};
 use super::names::{clip, Names};
-use super::number::Num;
+use super::number::{shown_us, Num};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -216,20 +216,26 @@ impl Collector {
         let dur = e.dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
         if !(dur.is_finite() && dur >= 0.0) {
             return Err(format!(
-                "{} has a negative or invalid duration ({dur} µs): the trace is damaged",
-                which()
+                "{} has a negative or invalid duration ({} µs): the trace is damaged",
+                which(),
+                shown_us(dur)
             ));
         }
         if dur > MAX_DURATION_US {
             return Err(format!(
-                "{} lasts {dur:.0} µs, over a day: the trace is damaged",
-                which()
+                "{} lasts {} µs, over a day: the trace is damaged",
+                which(),
+                shown_us(dur.round())
             ));
         }
         let limit = MAX_STAMP_NS as f64;
         let begin = ts * 1e3;
         if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
-            return Err(format!("{} has an absurd timestamp ({ts} µs)", which()));
+            return Err(format!(
+                "{} has an absurd timestamp ({} µs)",
+                which(),
+                shown_us(ts)
+            ));
         }
         if ts.fract() != 0.0 {
             self.sub_micro = true;
