@@ -361,37 +361,6 @@ fn left_out(left: &LeftOut, nb: &str) -> String {
     s
 }
 
-/// `RELATION(A, next B)`: each op of `sa` with the op of `sb` its process issued first after it
-/// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
-/// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
-pub(super) fn next_pairs(
-    trial: &Trial,
-    sa: &[OpId],
-    sb: &[OpId],
-    left: &mut LeftOut,
-) -> Vec<(OpId, OpId)> {
-    let key = |op: OpId| {
-        let process = trial.place(op).map(|(file, pid, ..)| (file, pid));
-        let call = trial.timeline.host_call(op).map(|call| call.begin_ns);
-        Some((process?, call?, op))
-    };
-    let mut later: Vec<_> = sb.iter().filter_map(|&b| key(b)).collect();
-    later.sort_unstable();
-    let mut pairs = Vec::with_capacity(sa.len());
-    for &a in sa {
-        let Some(ka) = key(a) else {
-            left.unordered += 1;
-            continue;
-        };
-        let i = later.partition_point(|kb| *kb <= ka);
-        match later.get(i) {
-            Some(&(process, _, b)) if process == ka.0 => pairs.push((a, b)),
-            _ => left.no_next += 1,
-        }
-    }
-    pairs
-}
-
 /// `faster(SLOW, FAST)`: each selection's first start to last end, as one phase each, judged by
 /// the lab's `faster` on a timeline of the two phases.
 fn faster(

@@ -11,10 +11,10 @@
 //! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
 //!
 //! **May import:** `judge` (relations, verdicts), `measured` (timelines, tolerances), `program`
-//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `held` (what a file may keep), `host_fns` (host functions'
-//! runs, from the ranges they open), `kineto`, `select`,
-//! `claim`, `tolerance`, `trials`, `recorded`, `pairs` (the pairs a check measures, by a sweep),
-//! `checks` (one check on one trial), `judge`.
+//! (op ids), `border` (reading input). Inside, from the ground up: `events`, `held` (what a file
+//! may keep), `host_fns` (host functions' runs, from the ranges they open), `kineto`, `select`,
+//! `claim`, `tolerance`, `trials`, `recorded`, `sweep` (ops indexed by start and latest end),
+//! `pairs` (the pairs a check measures), `checks` (one check on one trial), `judge`.
 
 mod checks;
 mod claim;
@@ -29,6 +29,7 @@ mod number;
 mod pairs;
 mod recorded;
 mod select;
+mod sweep;
 mod tolerance;
 mod trials;
 

@@ -5,11 +5,13 @@
 //! for twenty). Most pairs of a real trace could not have run together (one was issued only
 //! after the other ended): they are left out unmeasured, and only counted for the reason. So
 //! they are counted by arithmetic here, and the pairs that could have met are found by a sweep
-//! over the ops sorted by start ([`Meets`]): time n log n plus the pairs found. What a claim
+//! over the ops sorted by start ([`Meets`], on `sweep.rs`'s index): time n log n plus the pairs
+//! found. What a claim
 //! measures in all is bounded by [`MAX_PAIRS`], counted before any pair is measured
 //! (`judge.rs`).
 
 use super::claim::{TraceCheck, TraceRelation};
+use super::sweep::{Placed, Sorted};
 use super::trials::Trial;
 use crate::judge::relation::latest_free_start;
 use crate::measured::calibration::Tolerances;
@@ -76,7 +78,7 @@ pub(super) fn each_pair(
             let _ = sa.iter().all(|&a| visit(a, a));
         }
         Shape::Next => {
-            let pairs = super::checks::next_pairs(trial, sa, sb, &mut left);
+            let pairs = next_pairs(trial, sa, sb, &mut left);
             let meet = |a, b| c.relation.is_timed() && !could_meet(trial, a, b, tol);
             for (a, b) in pairs {
                 match (trial.one_recording(a, b), meet(a, b)) {
@@ -235,15 +237,6 @@ fn recordings(trial: &Trial) -> Vec<usize> {
         .collect()
 }
 
-/// One op of a sweep: where it ran on the trial's axis, and when it was ready.
-#[derive(Debug, Clone, Copy)]
-struct Placed {
-    op: OpId,
-    start: i64,
-    end: i64,
-    ready: i64,
-}
-
 /// The pairs of `a` and `b` (ops of one recording) that could have met, by a sweep: the ops of
 /// each sorted by start, with the latest end over every range of them (a segment tree), so that
 /// an op finds the ops that started before it and ended after it was ready in time log n per op
@@ -321,60 +314,30 @@ impl Meets {
     }
 }
 
-/// Ops sorted by start, with a segment tree of their latest end.
-struct Sorted {
-    ops: Vec<Placed>,
-    /// `latest[1]` covers every op; node k covers what nodes 2k and 2k + 1 do; leaves from
-    /// `width`.
-    latest: Vec<i64>,
-    width: usize,
-}
-
-impl Sorted {
-    fn new(mut ops: Vec<Placed>) -> Sorted {
-        ops.sort_by_key(|p| (p.start, p.op));
-        let width = ops.len().next_power_of_two();
-        let mut latest = vec![i64::MIN; 2 * width];
-        for (i, p) in ops.iter().enumerate() {
-            latest[width + i] = p.end;
+/// `RELATION(A, next B)`: each op of `sa` with the op of `sb` its process issued first after it
+/// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
+/// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
+fn next_pairs(trial: &Trial, sa: &[OpId], sb: &[OpId], left: &mut LeftOut) -> Vec<(OpId, OpId)> {
+    let key = |op: OpId| {
+        let process = trial.place(op).map(|(file, pid, ..)| (file, pid));
+        let call = trial.timeline.host_call(op).map(|call| call.begin_ns);
+        Some((process?, call?, op))
+    };
+    let mut later: Vec<_> = sb.iter().filter_map(|&b| key(b)).collect();
+    later.sort_unstable();
+    let mut pairs = Vec::with_capacity(sa.len());
+    for &a in sa {
+        let Some(ka) = key(a) else {
+            left.unordered += 1;
+            continue;
+        };
+        let i = later.partition_point(|kb| *kb <= ka);
+        match later.get(i) {
+            Some(&(process, _, b)) if process == ka.0 => pairs.push((a, b)),
+            _ => left.no_next += 1,
         }
-        for k in (1..width).rev() {
-            latest[k] = latest[2 * k].max(latest[2 * k + 1]);
-        }
-        Sorted { ops, latest, width }
     }
-
-    /// How many ops started before `at` (or at it, with `inclusive`).
-    fn starting_by(&self, at: i64, inclusive: bool) -> usize {
-        self.ops
-            .partition_point(|p| p.start < at || (inclusive && p.start == at))
-    }
-
-    /// Hands `f` each of the first `upto` ops that ended after `after`, until it returns false;
-    /// returns whether it never did.
-    fn ending_after(&self, upto: usize, after: i64, f: &mut dyn FnMut(&Placed) -> bool) -> bool {
-        self.descend(1, 0, self.width, upto, after, f)
-    }
-
-    fn descend(
-        &self,
-        node: usize,
-        lo: usize,
-        hi: usize,
-        upto: usize,
-        after: i64,
-        f: &mut dyn FnMut(&Placed) -> bool,
-    ) -> bool {
-        if lo >= upto || self.latest.get(node).map_or(true, |&l| l <= after) {
-            return true;
-        }
-        if hi - lo == 1 {
-            return self.ops.get(lo).map_or(true, &mut *f);
-        }
-        let mid = (lo + hi) / 2;
-        self.descend(2 * node, lo, mid, upto, after, f)
-            && self.descend(2 * node + 1, mid, hi, upto, after, f)
-    }
+    pairs
 }
 
 #[cfg(test)]
