@@ -270,3 +270,103 @@ fn more_block_stamps_than_the_kernels_grid_are_refused() {
     run.save(&file).unwrap();
     refused_everywhere(&file, "block stamps, but op");
 }
+
+/// A gzip results file of `claims` copies of the fixture's first claim, one trial each, whose
+/// first kernel launches a grid of `blocks` blocks and stamps every one: valid, and as large in
+/// memory as a claim's stamps get. Written as it is made.
+fn many_blocks(path: &Path, claims: usize, blocks: usize) {
+    let mut v: serde_json::Value = serde_json::from_str(&base()).unwrap();
+    let claim = &mut v["claims"][0];
+    claim["claim"]["program"]["ops"][0]["grid"] = blocks.into();
+    let timelines = claim["trials"]["timelines"].as_array_mut().unwrap();
+    timelines.truncate(1);
+    let s0 = timelines[0]["spans"][0]["blocks"][0]["start_ns"]
+        .as_u64()
+        .unwrap();
+    timelines[0]["spans"][0]["blocks"] = "@blocks@".into();
+    let one = claim.clone();
+    v["claims"] = (0..claims)
+        .map(|k| {
+            let mut c = one.clone();
+            c["claim"]["id"] = format!("fifo.legacy-null-{k}").into();
+            c
+        })
+        .collect();
+    let stamps: Vec<String> = (0..blocks as u64)
+        .map(|i| {
+            format!(
+                r#"{{"start_ns":{},"end_ns":{},"sm":{},"cycles":98983}}"#,
+                s0 + i % 1000,
+                s0 + 40_000 + i % 1000,
+                i % 132
+            )
+        })
+        .collect();
+    let stamps = format!("[{}]", stamps.join(","));
+    let text = serde_json::to_string(&v).unwrap();
+    let parts: Vec<&str> = text.split("\"@blocks@\"").collect();
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            gz.write_all(stamps.as_bytes()).unwrap();
+        }
+        gz.write_all(part.as_bytes()).unwrap();
+    }
+    gz.finish().unwrap();
+}
+
+/// Issue 36, row 12: a valid results file of 1.04 M block stamps (a grid of 1,040,000 blocks,
+/// each stamped), and five of them in one file, took 1.5 GB and an abort at 3.9 GB. Read one
+/// claim and one trial at a time, a claim takes the memory of its own stamps and what is kept
+/// of the claims before it for the report, bounded by the read limit (next test); the time is
+/// linear in the file.
+#[test]
+fn a_million_valid_block_stamps_are_judged_in_bounded_memory() {
+    let (_d, dir) = dir();
+    let mut took = Vec::new();
+    for claims in [1, 5] {
+        let file = dir.join(format!("blocks{claims}.json.gz"));
+        many_blocks(&file, claims, 1_040_000);
+        let started = std::time::Instant::now();
+        let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
+        took.push(started.elapsed());
+        println!("{claims} claims: {:?}, {rss} KiB", took.last().unwrap());
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{claims} claims: {code:?} {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(rss < MAX_RSS_KIB, "{claims} claims: peak memory {rss} KiB");
+    }
+    // Linear in the file: about 1.1 s a claim alone in the test build (60 MB of stamps' text
+    // each), more beside this binary's other cases, so no absolute bound on the time here.
+    assert!(
+        took[1] < took[0] * 7,
+        "five claims: {:?}, one: {:?}",
+        took[1],
+        took[0]
+    );
+}
+
+/// What `judge` keeps of every claim for its report (the first trials' stamps) counts against the
+/// read limit, so that claims of millions of stamps cannot add up: past it the file is refused,
+/// naming the limit and its variable. Scaled down by the variable: 64 MiB, claims of 18 MB.
+#[test]
+fn the_stamps_kept_of_every_claim_are_bounded_by_the_read_limit() {
+    let (_d, dir) = dir();
+    let file = dir.join("kept.json.gz");
+    many_blocks(&file, 6, 300_000);
+    let (code, err, rss) = common::peak::run_cli(
+        &["judge".as_ref(), file.as_os_str()],
+        &[("STREAM_LITMUS_READ_LIMIT_MIB", "64")],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the claims up to claims[") && err.contains("STREAM_LITMUS_READ_LIMIT_MIB"),
+        "{err}"
+    );
+    assert!(rss < MAX_RSS_KIB, "peak memory {rss} KiB");
+}

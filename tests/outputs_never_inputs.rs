@@ -125,3 +125,31 @@ fn trace_out_is_neither_a_link_nor_the_traced_command() {
     assert!(err.contains("is a link"), "{err}");
     assert_eq!(fs::read_to_string(&prog).unwrap(), "#!/bin/sh\ntrue\n");
 }
+
+/// Issue 36, "also": `STREAM_LITMUS_INJECTION` names the library loaded into the traced command;
+/// the user's own environment, but where it points is said, through any link.
+#[test]
+fn trace_says_which_injection_library_it_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib.so");
+    fs::write(&lib, b"not a library").unwrap();
+    let link = dir.path().join("link.so");
+    symlink(&lib, &link).unwrap();
+    let out = dir.path().join("t.json");
+    let args = [
+        OsStr::new("trace"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+        OsStr::new("--"),
+        OsStr::new("true"),
+    ];
+    let (_, err, _) = run_cli(
+        &args,
+        &[("STREAM_LITMUS_INJECTION", link.to_str().unwrap())],
+    );
+    let real = lib.canonicalize().unwrap();
+    assert!(
+        err.contains(&format!("injection library is {}", real.display())),
+        "{err}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Traces and claims on them made to take minutes or gigabytes, each bounded or refused with a
-//! message that names the limit (issue 36, rows 1, 6 and 13).
+//! message that names the limit (issue 36, rows 1, 3, 4, 6, 7 and 13; rows 2 and 5 in
+//! tests/trace_costs.rs).
 
 mod common;
 
@@ -77,13 +78,39 @@ fn a_value_of_the_wrong_type_is_quoted_short() {
     assert!(err.contains("more bytes left out"), "{err}");
 }
 
+/// Issue 36, "also": a duration of 1e300 printed 301 digits, and a world size `Some(2)`.
+#[test]
+fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json");
+    let text = trace("a", "b").replacen("\"dur\":100.000", "\"dur\":1e300", 1);
+    std::fs::write(&t, &text).unwrap();
+    let err = Trace::read(std::slice::from_ref(&t)).unwrap_err();
+    assert!(err.contains("lasts 1e300 µs") && err.len() < 300, "{err}");
+    let ranked = |world: u32| {
+        let head = format!(r#"{{"distributedInfo":{{"rank":{world},"world_size":{world}}},"#);
+        trace("a", "b").replacen('{', &head, 1)
+    };
+    let (r2, r4) = (dir.path().join("r2.json"), dir.path().join("r4.json"));
+    std::fs::write(&r2, ranked(1)).unwrap();
+    std::fs::write(&r4, ranked(4)).unwrap();
+    let err = Trace::read(&[r2, r4]).unwrap_err();
+    assert!(
+        err.contains("of a run of 1 ranks") && err.contains("of 4"),
+        "{err}"
+    );
+    assert!(!err.contains("Some("), "{err}");
+}
+
 #[test]
 fn a_gzip_over_the_read_limit_says_so_and_nothing_else() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t.json.gz");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let op = r#"{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
+    // Events nothing keeps (Python's functions), so that the read limit is what ends it, not
+    // the budget of what a file keeps.
+    let op = r#"{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
     gz.write_all(br#"{"schemaVersion":1,"traceEvents":["#)
         .unwrap();
     for _ in 0..(2 << 20) / op.len() {
@@ -234,4 +261,75 @@ fn overlapping_steps_that_would_hold_millions_of_ops_are_refused() {
     );
     assert!(took.as_secs_f64() < 2.0, "{took:?}");
     assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
+}
+
+/// The claim of these tests on `t.json` in `dir`: every kernel in issue order.
+fn in_order(dir: &std::path::Path) -> std::path::PathBuf {
+    let c = dir.join("c.litmus");
+    std::fs::write(
+        &c,
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n\
+         select K = kernel\ncheck forall precedes(K, next K)\n",
+    )
+    .unwrap();
+    c
+}
+
+/// Row 6: 130 distinct kernel names of 15 MiB took 3.95 GB. Each name is clipped to 16 KiB as
+/// it is read and held once, so memory holds one name's text at a time: here one name of 15
+/// MiB and 130 of 256 KiB (48 MiB of names; the full size only takes longer to decompress).
+#[test]
+fn many_long_distinct_names_take_the_memory_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json");
+    common::kineto::gzip_kernels(&t, 131, |i| {
+        let long = if i == 0 { 15 << 20 } else { 256 << 10 };
+        format!("{i}{}", "x".repeat(long))
+    });
+    let started = std::time::Instant::now();
+    let (code, err, peak_kib) = run_cli(
+        &[OsStr::new("check"), in_order(dir.path()).as_os_str()],
+        &[],
+    );
+    let took = started.elapsed();
+    assert!(matches!(code, Some(0 | 1)), "{code:?} {err}");
+    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    assert!(peak_kib < 256 << 10, "{peak_kib} KiB");
+}
+
+/// Row 6: five million ops (15 MB gzip) took 2.2 GB, 19.9 million an allocation abort. What a
+/// file keeps is counted as it is read, against a quarter of the read limit: past it the trace is
+/// refused, naming the limit and its variable, after reading only what the budget holds. Scaled
+/// down by the variable (a budget of 4 MiB: about 16,000 ops) on 200,000 ops.
+#[test]
+fn a_trace_of_more_ops_than_its_budget_is_refused_as_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.json");
+    common::kineto::gzip_kernels(&t, 200_000, |i| format!("k{}", i % 7));
+    let c = in_order(dir.path());
+    let started = std::time::Instant::now();
+    let (code, err, peak_kib) = run_cli(
+        &[OsStr::new("check"), c.as_os_str()],
+        &[("STREAM_LITMUS_READ_LIMIT_MIB", "16")],
+    );
+    let took = started.elapsed();
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("take over 4.0 MiB once read")
+            && err.contains("a quarter of the read limit (STREAM_LITMUS_READ_LIMIT_MIB raises it)"),
+        "{err}"
+    );
+    assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    assert!(peak_kib < 64 << 10, "{peak_kib} KiB");
+    // The same file under a limit four times higher is read four times as far.
+    let (_, err4, _) = run_cli(
+        &[OsStr::new("check"), c.as_os_str()],
+        &[("STREAM_LITMUS_READ_LIMIT_MIB", "64")],
+    );
+    let kept = |e: &str| -> u64 {
+        let after = &e[e.find("once read (").unwrap() + "once read (".len()..];
+        after.split(' ').next().unwrap().parse().unwrap()
+    };
+    let (k1, k4) = (kept(&err), kept(&err4));
+    assert!(k4 > 3 * k1 && k4 < 5 * k1, "{k1} then {k4} records kept");
 }

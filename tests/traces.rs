@@ -436,7 +436,9 @@ fn the_cli_judges_a_trace_without_a_gpu_and_exits_by_the_verdict() {
 #[test]
 fn a_trace_over_the_read_limit_is_refused_by_the_cli() {
     // 2 MiB of events against a 1 MiB limit: the reader stops at the limit, whatever the size.
-    let op = r#"{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
+    // Events nothing keeps (Python's functions): the budget of what a file keeps, a quarter of
+    // the limit, would end it first (tests/trace_bounds.rs).
+    let op = r#"{"ph":"X","cat":"python_function","name":"f","pid":1,"tid":1,"ts":1.0,"dur":1.0},"#;
     let big = format!(
         r#"{{"schemaVersion":1,"traceEvents":[{}{}]}}"#,
         op.repeat(2 * 1024 * 1024 / op.len()),

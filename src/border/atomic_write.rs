@@ -170,18 +170,32 @@ pub fn write_atomically(
 /// Writes every `(path, bytes)` or none: all are written to temporary files first, and renamed
 /// only once every one was written in full.
 pub fn write_all_or_none(files: &[(PathBuf, &[u8])]) -> Result<(), Error> {
+    let mut writers: Vec<(PathBuf, Writer)> = (files.iter())
+        .map(|(path, bytes)| {
+            let w: Writer = Box::new(move |w: &mut dyn Write| w.write_all(bytes));
+            (path.clone(), w)
+        })
+        .collect();
+    write_each_or_none(&mut writers)
+}
+
+/// What writes one file's contents, as it goes (a report of a million ops is never held whole).
+pub type Writer<'a> = Box<dyn FnMut(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
+/// [`write_all_or_none`] with each file's contents written by its [`Writer`].
+pub fn write_each_or_none(files: &mut [(PathBuf, Writer)]) -> Result<(), Error> {
     let mut staged = Vec::new();
     let mut direct = Vec::new();
-    for (path, bytes) in files {
+    for (path, write) in files.iter_mut() {
         let (real, special) = resolve(path)?;
         if special {
-            direct.push((real, *bytes));
+            direct.push((real, write));
         } else {
-            staged.push(stage(&real, &mut |w| w.write_all(bytes))?);
+            staged.push(stage(&real, &mut **write)?);
         }
     }
-    for (path, bytes) in direct {
-        write_direct(&path, &mut |w| w.write_all(bytes))?;
+    for (path, write) in direct {
+        write_direct(&path, &mut **write)?;
     }
     for s in staged {
         s.tmp

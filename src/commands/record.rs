@@ -230,7 +230,16 @@ fn injection_library() -> Result<PathBuf, CliError> {
     if let Some(p) = std::env::var_os(INJECTION_ENV) {
         let p = PathBuf::from(p);
         return match p.is_file() {
-            true => Ok(p),
+            // The user's own environment, so no escalation; but a library loaded into the traced
+            // command is said, with where it really lies.
+            true => {
+                let real = p.canonicalize().unwrap_or_else(|_| p.clone());
+                errln!(
+                    "stream-litmus trace: the injection library is {} ({INJECTION_ENV})",
+                    real.display()
+                );
+                Ok(p)
+            }
             false => Err(CliError::usage(format!(
                 "{INJECTION_ENV} names {}, which is no file",
                 p.display()

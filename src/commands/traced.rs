@@ -8,9 +8,11 @@
 
 use super::{errln, outln, CliError, CliResult};
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+use stream_litmus::atomic_write::Writer;
 use stream_litmus::litmus;
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
@@ -156,13 +158,16 @@ pub fn check_traced(
         let rows: Vec<_> = (judged.iter())
             .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
             .collect();
-        let trace = stream_litmus::report::traced::chrome_trace(&rows);
         let page = stream_litmus::report::traced_html::html_report(&rows);
         let path = dir.join("trace.json");
-        let text = serde_json::to_vec(&trace).map_err(|e| CliError::usage(e.to_string()))?;
-        stream_litmus::atomic_write::write_all_or_none(&[
-            (path.clone(), &text[..]),
-            (dir.join("report.html"), page.as_bytes()),
+        // The Perfetto trace is written as it is made: it holds every op of every trial.
+        let trace: Writer = Box::new(|w: &mut dyn Write| {
+            stream_litmus::report::traced::write_chrome_trace(&rows, w)
+        });
+        let report: Writer = Box::new(|w: &mut dyn Write| w.write_all(page.as_bytes()));
+        stream_litmus::atomic_write::write_each_or_none(&mut [
+            (path.clone(), trace),
+            (dir.join("report.html"), report),
         ])?;
         if let Some(f) = folder {
             f.keep();

@@ -25,7 +25,13 @@ pub fn chrome_trace(e: &Explanation, trace: &Trace, spec: &TrialSpec) -> Value {
             .filter(|w| !w.held.kind.asked() && !w.held.kind.room())
             .count();
         let name = format!("{} · {unasked} waits not asked for", step.name);
-        let tracks = super::traced::trial_tracks(&mut events, pid, &name, trial, trace);
+        let mut push = |v| {
+            events.push(v);
+            Ok(())
+        };
+        let Ok(tracks) = super::traced::trial_tracks(&mut push, pid, &name, trial, trace) else {
+            continue;
+        };
         let tid = |o: crate::program::OpId| {
             let place = trial.place(o)?;
             Some(tracks.iter().position(|&t| t == place)? + 1)

@@ -78,8 +78,8 @@ pub fn html_report(judged: &[(&TraceClaim, &Trace, &TraceJudgement)]) -> String 
 /// coloured by its first selection, with its label and times (µs on the trial's axis, as in the
 /// evidence) as a tooltip; an arrow from each op that held another back to it.
 fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> String {
-    let trials = trace.trials(&c.trial).unwrap_or_default();
-    let (Some(trial), Some(outcome)) = (trials.get(w), j.trials.get(w)) else {
+    let trials = trace.some_trials(&c.trial, &|t| t == w).unwrap_or_default();
+    let (Some((_, trial)), Some(outcome)) = (trials.first(), j.trials.get(w)) else {
         return String::new();
     };
     let spans = trial.drawn();
@@ -89,9 +89,14 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
     ) else {
         return String::new();
     };
-    let mut lanes = trial.places.clone();
+    // The lanes of the ops drawn (a trial of a million streams would be a page of lanes).
+    let drawn = &spans[..spans.len().min(MAX_DRAWN)];
+    let mut lanes: Vec<_> = (drawn.iter())
+        .filter_map(|&(op, ..)| trial.place(op))
+        .collect();
     lanes.sort_unstable();
     lanes.dedup();
+    let picked = super::traced::picked(trial, outcome);
     let (width, left, lane_h) = (1100.0, 170.0, 22.0);
     let scale = (width - left - 10.0) / ((hi - lo).max(1) as f64);
     let height = lane_h * lanes.len() as f64 + 30.0;
@@ -109,18 +114,16 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
             esc(&trial.lane_name(trace, place))
         );
     }
-    for &(op, start, end) in spans.iter().take(MAX_DRAWN) {
-        let Some(lane) = trial
-            .place(op)
-            .and_then(|p| lanes.iter().position(|&l| l == p))
-        else {
+    for &(op, start, end) in drawn {
+        let Some(lane) = (trial.place(op)).and_then(|p| lanes.binary_search(&p).ok()) else {
             continue;
         };
-        let picked = (outcome.members.iter()).position(|m| m.contains(&op));
-        let fill = picked.map_or(OTHER, |k| PALETTE[k % PALETTE.len()]);
+        // Coloured by its first selection.
+        let first = picked.get(op.0).and_then(|p| p.first()).copied();
+        let fill = first.map_or(OTHER, |k| PALETTE[k % PALETTE.len()]);
         let x = left + (start - lo) as f64 * scale;
         let w = (end.saturating_sub(start) as f64 * scale).max(1.0);
-        let name = picked.map_or("other", |k| c.selections[k].name.as_str());
+        let name = first.map_or("other", |k| c.selections[k].name.as_str());
         let _ = write!(
             s,
             "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",

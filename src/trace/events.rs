@@ -5,7 +5,7 @@
 //! normalized by CUPTI onto the host clock; both arrive here on that one axis, so a span and the
 //! call that issued it compare directly (the judging allows for the alignment, see `tolerance.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a GPU op did.
@@ -226,6 +226,31 @@ pub struct TraceFile {
 }
 
 impl TraceFile {
+    /// The ops that are kernels launched first of their name in their process (by launch call).
+    pub(super) fn first_launches(&self) -> HashSet<usize> {
+        let mut first: HashMap<(i64, &str), (i64, usize)> = HashMap::new();
+        for (o, op) in self.ops.iter().enumerate() {
+            let Some(call) = op.call.as_ref().filter(|_| op.kind == GpuKind::Kernel) else {
+                continue;
+            };
+            let e = first
+                .entry((op.pid, &*op.name))
+                .or_insert((call.begin_ns, o));
+            if call.begin_ns < e.0 {
+                *e = (call.begin_ns, o);
+            }
+        }
+        first.into_values().map(|(_, o)| o).collect()
+    }
+
+    /// By op, the op before it in the file's order on its stream (process, device, stream).
+    pub(super) fn stream_before(&self) -> Vec<Option<usize>> {
+        let mut last: HashMap<(i64, u32, u64), usize> = HashMap::new();
+        (self.ops.iter().enumerate())
+            .map(|(o, op)| last.insert((op.pid, op.device, op.stream), o))
+            .collect()
+    }
+
     /// The forms of a name a pattern is matched against: as shown, and the compiler's form where
     /// the name was demangled.
     pub fn forms<'a>(&'a self, name: &'a Arc<str>) -> impl Iterator<Item = &'a str> {

@@ -11,8 +11,9 @@
 //! the timer step the judging allows (`tolerance.rs`).
 
 use super::events::{Before, Call, DriverEnv, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
+use super::kept::{Kept, Record};
 use super::names::{clip, clip_at, Names};
-use super::number::{Num, Real};
+use super::number::{shown_us, Num, Real};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -22,10 +23,6 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
-
-/// The most GPU ops, calls and ranges kept from one file: a 2 GiB trace holds about ten million
-/// events, a third of them kept; each kept record is under 100 bytes.
-pub const MAX_KEPT: usize = 20_000_000;
 
 /// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
 /// profiled run is minutes; anything longer is a damaged number.
@@ -196,6 +193,7 @@ struct RawOp {
 #[derive(Default)]
 struct Collector {
     names: Names,
+    kept: Kept,
     ops: Vec<RawOp>,
     calls: Vec<RawCall>,
     ranges: Vec<HostRange>,
@@ -212,10 +210,6 @@ impl Collector {
         self.names
             .intern(name)
             .map_err(|e| format!("after {} events, {e}", self.events))
-    }
-
-    fn kept(&self) -> usize {
-        self.ops.len() + self.calls.len() + self.ranges.len()
     }
 
     /// Takes one event; an error message for a damaged one.
@@ -259,32 +253,32 @@ impl Collector {
         let dur = e.dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
         if !(dur.is_finite() && dur >= 0.0) {
             return Err(format!(
-                "{} has a negative or invalid duration ({dur} µs): the trace is damaged",
-                which()
+                "{} has a negative or invalid duration ({} µs): the trace is damaged",
+                which(),
+                shown_us(dur)
             ));
         }
         if dur > MAX_DURATION_US {
             return Err(format!(
-                "{} lasts {dur:.0} µs, over a day: the trace is damaged",
-                which()
+                "{} lasts {} µs, over a day: the trace is damaged",
+                which(),
+                shown_us(dur.round())
             ));
         }
         let limit = MAX_STAMP_NS as f64;
         let begin = ts * 1e3;
         if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
-            return Err(format!("{} has an absurd timestamp ({ts} µs)", which()));
+            return Err(format!(
+                "{} has an absurd timestamp ({} µs)",
+                which(),
+                shown_us(ts)
+            ));
         }
         if ts.fract() != 0.0 {
             self.sub_micro = true;
         }
         let begin_ns = begin.round() as i64;
         let end_ns = begin_ns + (dur * 1e3).round() as i64;
-        if self.kept() >= MAX_KEPT {
-            return Err(format!(
-                "over {MAX_KEPT} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule \
-                 with `active` of a few steps) and judge that trace"
-            ));
-        }
         let args = e.args.unwrap_or_default();
         let pid = e.pid.0.unwrap_or(0);
         if let Some(kind) = GpuKind::of(cat, &name) {
@@ -297,6 +291,8 @@ impl Collector {
                     which()
                 ));
             }
+            let raw = std::mem::size_of::<RawOp>();
+            self.kept.keep(Record::Op { raw }, self.events)?;
             let name = self.intern(&name)?;
             self.ops.push(RawOp {
                 kind,
@@ -313,6 +309,7 @@ impl Collector {
         } else if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
             // kernels it launched are those whose call it holds, on its thread (`in`).
+            self.kept.keep(Record::Range, self.events)?;
             let name = self.intern(&name)?;
             self.ranges.push(HostRange {
                 name,
@@ -322,6 +319,7 @@ impl Collector {
                 end_ns,
             });
         } else {
+            self.kept.keep(Record::Call, self.events)?;
             let name = self.intern(&name)?;
             self.calls.push(RawCall {
                 name,

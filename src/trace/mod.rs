@@ -13,13 +13,15 @@
 //! Judging claims on those timelines is `trace_claims/`, one floor up.
 //!
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
-//! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `names`,
-//! `host_fns`, `kineto`, `tolerance`, `trials`, `causes`, `recorded`.
+//! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `kept` (what
+//! a file may keep in memory), `names`, `host_fns`, `kineto`, `tolerance`, `trials`, `causes`,
+//! `recorded`.
 
 mod causes;
 mod events;
 mod glob;
 mod host_fns;
+mod kept;
 mod kineto;
 mod names;
 mod number;
@@ -32,7 +34,8 @@ pub use events::{
     Before, Call, CopyDir, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
 pub use glob::Pattern;
-pub use kineto::{read, MAX_DURATION_US, MAX_KEPT};
+pub use kept::MAX_KEPT;
+pub use kineto::{read, MAX_DURATION_US};
 pub use names::MAX_NAME_BYTES;
 pub(crate) use names::{clip, clip_at};
 pub use recorded::{join, Joined};

@@ -83,3 +83,12 @@ impl<'de> Deserialize<'de> for Real {
         }))
     }
 }
+
+/// A number of µs from a trace, for a message: as written where it is of a sensible size, else
+/// with an exponent (a duration of 1e300 printed 301 digits).
+pub(super) fn shown_us(v: f64) -> String {
+    match v.is_finite() && v.abs() < 1e12 {
+        true => format!("{v}"),
+        false => format!("{v:e}"),
+    }
+}

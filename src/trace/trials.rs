@@ -15,7 +15,7 @@ use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
@@ -47,8 +47,10 @@ pub struct Trace {
     /// modules load lazily (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2), such a launch
     /// loads its module first, which waits for the work already running.
     firsts: Vec<HashSet<usize>>,
-    /// By file and op, the op before it on its lane (process, device, stream), by start.
-    previous: Vec<Vec<Option<usize>>>,
+    /// By file and op, whether it depended on nothing in its stream ([`free`]): found once per
+    /// file, its stream's op before it by one pass (a scan back per op was quadratic in a
+    /// trace of many streams).
+    free: Vec<Vec<bool>>,
 }
 
 impl Trace {
@@ -87,8 +89,11 @@ impl Trace {
                 }
                 if a.world != b.world {
                     return Err(format!(
-                        "{} is of a run of {:?} ranks and {} of {:?}: traces of different runs",
-                        b.path, b.world, a.path, a.world
+                        "{} is of a run of {} ranks and {} of {}: traces of different runs",
+                        b.path,
+                        ranks(b.world),
+                        a.path,
+                        ranks(a.world)
                     ));
                 }
                 if let (Some((a0, a1)), Some((b0, b1))) = (a.extent(), b.extent()) {
@@ -105,27 +110,47 @@ impl Trace {
             }
         }
         let tolerances = TraceTolerances::measure(&files);
-        let firsts = files.iter().map(first_launches).collect();
-        let previous = files.iter().map(previous_on_lane).collect();
+        let firsts = files.iter().map(TraceFile::first_launches).collect();
+        let free = files.iter().map(free).collect();
         Ok(Trace {
             files,
             tolerances,
             firsts,
-            previous,
+            free,
         })
     }
 
     /// The trials `spec` cuts the trace into; refused where they would hold more than
     /// [`MAX_TRIAL_OPS`] ops in all (ranges that overlap put an op in each).
     pub fn trials(&self, spec: &TrialSpec) -> Result<Vec<Trial>, String> {
+        let all = self.some_trials(spec, &|_| true)?;
+        Ok(all.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// The trials `spec` cuts the trace into whose index `keep` takes, with their index: only
+    /// those are made (a report shows the first trials of thousands).
+    pub fn some_trials(
+        &self,
+        spec: &TrialSpec,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         match spec {
             TrialSpec::Whole => {
+                let n: usize = self.files.iter().map(|f| f.ops.len()).sum();
+                if n > MAX_TRIAL_OPS {
+                    return Err(format!(
+                        "the whole trace is one trial of {n} ops, over the {MAX_TRIAL_OPS} the \
+                         trials of a claim may hold: cut it into steps (`trial each \
+                         \"ProfilerStep#*\"`), or profile fewer steps"
+                    ));
+                }
                 let ops = (self.files.iter().enumerate())
                     .flat_map(|(f, file)| (0..file.ops.len()).map(move |o| (f, o)))
                     .collect();
-                Ok(vec![self.trial("the whole trace".into(), ops)])
+                let whole = keep(0).then(|| (0, self.trial("the whole trace".into(), ops)));
+                Ok(whole.into_iter().collect())
             }
-            TrialSpec::EachKernel(pattern) => self.each_kernel(pattern),
+            TrialSpec::EachKernel(pattern) => self.each_kernel(pattern, keep),
             TrialSpec::Each(pattern) => {
                 // The ranges of each process of each file: a `trace --` recording holds every
                 // process of a run in one file, and step n of each makes trial n.
@@ -144,7 +169,7 @@ impl Trace {
                     }
                     sources.extend(by_pid.into_values().map(|w| (f, w)));
                 }
-                self.cut(&sources)
+                self.cut(&sources, keep)
             }
         }
     }
@@ -152,7 +177,11 @@ impl Trace {
     /// Trial n is, for each source (a file and its windows `(process, begin, end, name)`), the
     /// ops of that file whose call began within the source's n-th window, in that process (any,
     /// for a process below 0); the first source's window names it.
-    fn cut(&self, sources: &[(usize, Windows)]) -> Result<Vec<Trial>, String> {
+    fn cut(
+        &self,
+        sources: &[(usize, Windows)],
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         // Each file's ops by their call's begin, once: a window is then a binary search, not a
         // scan of every op (a trace of 1,500 steps and 150,000 ops).
         let by_call: Vec<Vec<(i64, usize)>> = (self.files.iter())
@@ -187,6 +216,7 @@ impl Trace {
             }
         }
         Ok((0..n)
+            .filter(|&i| keep(i))
             .map(|i| {
                 let mut ops = Vec::new();
                 for (f, windows) in sources {
@@ -198,14 +228,18 @@ impl Trace {
                             .map(|&(_, o)| (f, o)),
                     );
                 }
-                self.trial(sources[0].1[i].3.clone(), ops)
+                (i, self.trial(sources[0].1[i].3.clone(), ops))
             })
             .collect())
     }
 
     /// Trials cut at the launches of the kernels `pattern` names, the n-th of every file together:
     /// from one launch's call up to (not including) the next one's.
-    fn each_kernel(&self, pattern: &Pattern) -> Result<Vec<Trial>, String> {
+    fn each_kernel(
+        &self,
+        pattern: &Pattern,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Trial)>, String> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
@@ -222,7 +256,7 @@ impl Trace {
                 (i, windows)
             })
             .collect();
-        self.cut(&sources)
+        self.cut(&sources, keep)
     }
 
     /// The names of the kernels, for a kernel trial pattern that matched none.
@@ -295,7 +329,7 @@ impl Trace {
         let timeline = Timeline::new(spans, calls).with_host(host_spans, Some(clock));
         let many = self.files.len() > 1;
         let labels: Vec<(String, bool)> = (ops.iter().enumerate())
-            .map(|(i, &r)| (self.label(r, i, many), self.free(r)))
+            .map(|(i, &r)| (self.label(r, i, many), self.free[r.0][r.1]))
             .collect();
         let places = (ops.iter())
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
@@ -343,25 +377,34 @@ impl Trace {
             _ => format!("{rank}{name}@s{} #{i}", op.stream),
         }
     }
+}
 
-    /// Whether the op depended on nothing in its stream: the op before it there had ended when
-    /// its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast the op).
-    fn free(&self, (f, o): (usize, usize)) -> bool {
-        let file = &self.files[f];
-        let op = &file.ops[o];
-        let Some(call) = &op.call else {
-            return false;
-        };
-        if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
-            return false;
-        }
-        let before = self.previous[f][o].map(|p| &file.ops[p]);
-        // A call that returned only after its op ended (a synchronous copy) did not issue it
-        // asynchronously: its op's start minus the call's return is no launch delay.
-        !call.after_wait
-            && call.end_ns <= op.end_ns
-            && before.map_or(true, |p| p.end_ns < call.begin_ns)
-    }
+/// By op of `file`, whether it depended on nothing in its stream: the op before it there had
+/// ended when its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast
+/// the op, nor come while a host function was pending).
+fn free(file: &TraceFile) -> Vec<bool> {
+    let before = file.stream_before();
+    (file.ops.iter().zip(before))
+        .map(|(op, before)| {
+            let Some(call) = &op.call else {
+                return false;
+            };
+            if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
+                return false;
+            }
+            let before = before.map(|p| &file.ops[p]);
+            // A call that returned only after its op ended (a synchronous copy) did not issue
+            // it asynchronously: its op's start minus the call's return is no launch delay.
+            !call.after_wait
+                && call.end_ns <= op.end_ns
+                && before.map_or(true, |p| p.end_ns < call.begin_ns)
+        })
+        .collect()
+}
+
+/// "2", or "an unknown number of" where a trace does not say its world size.
+fn ranks(world: Option<u32>) -> String {
+    world.map_or("an unknown number of".into(), |n| n.to_string())
 }
 
 /// A kernel's name cut to 32 characters, for labels and pictures.
@@ -371,32 +414,6 @@ pub fn short_name(name: &str) -> String {
         Some((i, _)) => format!("{}…", &c[..i]),
         None => c,
     }
-}
-
-/// For each op of `file` (sorted by start), the op before it on its lane: one pass, where a scan
-/// back per op cost ops × ops on a trace of thousands of streams.
-fn previous_on_lane(file: &TraceFile) -> Vec<Option<usize>> {
-    let mut last: HashMap<(i64, u32, u64), usize> = HashMap::new();
-    (file.ops.iter().enumerate())
-        .map(|(o, op)| last.insert((op.pid, op.device, op.stream), o))
-        .collect()
-}
-
-/// The kernels of `file` launched first of their name in their process (by launch call).
-fn first_launches(file: &TraceFile) -> HashSet<usize> {
-    let mut first: HashMap<(i64, &str), (i64, usize)> = HashMap::new();
-    for (o, op) in file.ops.iter().enumerate() {
-        let Some(call) = op.call.as_ref().filter(|_| op.kind == GpuKind::Kernel) else {
-            continue;
-        };
-        let e = first
-            .entry((op.pid, &*op.name))
-            .or_insert((call.begin_ns, o));
-        if call.begin_ns < e.0 {
-            *e = (call.begin_ns, o);
-        }
-    }
-    first.into_values().map(|(_, o)| o).collect()
 }
 
 /// The windows `(process, begin, end, name)` that cut one source into trials, in order.

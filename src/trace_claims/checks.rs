@@ -1,16 +1,14 @@
 //! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
-//! quantifier over the pairs that could have met (see `judgement.rs`), and what held an op back.
+//! quantifier over the pairs that could have met (see `judge.rs`), and what held an op back.
 
 use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
-use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
+use super::on_trial::OnTrial;
+use super::pairs::{each_pair, LeftOut};
+use crate::judge::relation::{Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Span, Timeline};
 use crate::program::OpId;
-use crate::trace::{held_back, CauseKind, Held, Trial};
-
-/// The most pairs one check looks at in one trial: beyond, the selections are too wide to say
-/// anything readable, and the check asks for narrower ones.
-pub const MAX_PAIRS: usize = 1_000_000;
+use crate::trace::{held_back, CauseKind, Held};
 
 /// One check on one trial.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,27 +22,6 @@ pub struct CheckOutcome {
     pub reason: String,
     /// What held the deciding pair's later op back, where it waited.
     pub held: Option<Held>,
-}
-
-/// A trial with what the lab's relations know of its ops' calls: each op issued by a call that
-/// blocks nothing, labelled, free where its stream was idle when it was issued.
-pub(super) struct OnTrial<'a> {
-    trial: &'a Trial,
-    waits: HostWaits,
-}
-
-impl<'a> OnTrial<'a> {
-    pub(super) fn new(trial: &'a Trial) -> OnTrial<'a> {
-        let waits = HostWaits::listed(trial.labels.iter().cloned());
-        OnTrial { trial, waits }
-    }
-}
-
-impl std::ops::Deref for OnTrial<'_> {
-    type Target = Trial;
-    fn deref(&self) -> &Trial {
-        self.trial
-    }
 }
 
 /// The relation between ops `a` and `b` as the lab's check.
@@ -184,24 +161,82 @@ fn later(trial: &OnTrial, c: Check) -> Option<OpId> {
     Some(if start(a)? > start(b)? { a } else { b })
 }
 
-/// Whether a pair could have run together: the op that started later was ready before the
-/// other ended. Unknown ready time: kept (the relation says why it cannot decide).
-fn could_meet(trial: &OnTrial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
-    let t = &trial.timeline;
-    // Host functions' runs too (their host spans), not GPU spans only: a pair with a host
-    // function is left out like any other that could not have met.
-    let (Some(ia), Some(ib)) = (t.interval(a), t.interval(b)) else {
-        return true;
-    };
-    let (first, second) = if ia.start <= ib.start {
-        (ia, b)
-    } else {
-        (ib, a)
-    };
-    match latest_free_start(&trial.waits, t, second, tol) {
-        Some(ready) => ready < first.end,
-        None => true,
+/// The measurements of a quantified check, by truth: how many, and the few a reason names.
+/// Each pair is keyed by its place in the selections' product (`a`, then `b`), so that the one
+/// named does not depend on the order the pairs were found in.
+#[derive(Default)]
+struct Tally {
+    yes: Kept,
+    no: Kept,
+    unknown: Kept,
+}
+
+/// One truth's measurements: their count, the first, and those of the least and the most value
+/// (the first of the least, the last of the most, as `min_by_key` and `max_by_key` give them).
+#[derive(Default)]
+struct Kept {
+    n: usize,
+    first: Option<((OpId, OpId), Measurement)>,
+    least: Option<((OpId, OpId), Measurement)>,
+    most: Option<((OpId, OpId), Measurement)>,
+}
+
+impl Kept {
+    /// Counts `m`, keeping it where it is first, least or most (cloned only where it is more
+    /// than one of them).
+    fn add(&mut self, key: (OpId, OpId), m: Measurement) {
+        self.n += 1;
+        let v = (m.value_ns, key);
+        let first = self.first.as_ref().map_or(true, |(k, _)| key < *k);
+        let least = (self.least.as_ref()).map_or(true, |(k, l)| v < (l.value_ns, *k));
+        let most = (self.most.as_ref()).map_or(true, |(k, l)| v > (l.value_ns, *k));
+        let mut slots: Vec<_> = [
+            (first, &mut self.first),
+            (least, &mut self.least),
+            (most, &mut self.most),
+        ]
+        .into_iter()
+        .filter_map(|(wants, slot)| wants.then_some(slot))
+        .collect();
+        if let Some(last) = slots.pop() {
+            for slot in slots {
+                *slot = Some((key, m.clone()));
+            }
+            *last = Some((key, m));
+        }
     }
+
+    fn least(&self) -> Option<Measurement> {
+        self.least.as_ref().map(|(_, m)| m.clone())
+    }
+
+    fn most(&self) -> Option<Measurement> {
+        self.most.as_ref().map(|(_, m)| m.clone())
+    }
+}
+
+/// How many measurements [`measure`] takes for check `c` in `trial`, counted up to one past
+/// `limit`: what a claim's budget of [`MAX_PAIRS`](super::MAX_PAIRS) is charged before anything is measured.
+pub(super) fn measurements(
+    trial: &OnTrial,
+    members: &[Vec<OpId>],
+    c: &TraceCheck,
+    tol: &Tolerances,
+    limit: usize,
+) -> usize {
+    let (sa, sb) = (&members[c.a], &members[c.b]);
+    if sa.is_empty() || sb.is_empty() {
+        return 0;
+    }
+    if c.relation == TraceRelation::Faster || (c.quantifier == Quantifier::One && !c.next) {
+        return 1;
+    }
+    let mut n = 0usize;
+    each_pair(trial, (sa, sb), c, tol, &mut |_, _| {
+        n += 1;
+        n <= limit
+    });
+    n
 }
 
 fn pairs(
@@ -212,50 +247,20 @@ fn pairs(
     tol: &Tolerances,
     nb: &str,
 ) -> CheckOutcome {
-    // A call relation within one selection speaks of each op and its own call ("each copy's
-    // call returns before its copy ends"), not of one op's call against another op's span.
-    let own_call = c.a == c.b
-        && matches!(
-            c.relation,
-            TraceRelation::ReturnsBefore | TraceRelation::ReturnsAfter | TraceRelation::Blocks
-        );
-    if !own_call && !c.next && sa.len().saturating_mul(sb.len()) > MAX_PAIRS {
-        return outcome(
-            *c,
-            Truth::Unknown,
-            None,
-            format!(
-                "{} × {} pairs, over {MAX_PAIRS}: narrow the selections (a stream, a range)",
-                sa.len(),
-                sb.len()
-            ),
-        );
-    }
-    // `precedes` within one selection speaks of issue order ("stream 7 runs in issue order"):
-    // each op before every op issued after it, never the pair both ways, which could not hold.
-    let issue_order = c.a == c.b && c.relation == TraceRelation::Precedes;
-    let issued = |op: OpId| trial.timeline.host_call(op).map(|call| (call.begin_ns, op));
-    let mut unordered = 0usize;
-    let mut no_next = 0usize;
-    let all_pairs = sa.iter().flat_map(|&a| sb.iter().map(move |&b| (a, b)));
-    let pairs: Box<dyn Iterator<Item = (OpId, OpId)>> = match (own_call, issue_order) {
-        _ if c.next => {
-            Box::new(next_pairs(trial, sa, sb, &mut unordered, &mut no_next).into_iter())
-        }
-        (true, _) => Box::new(sa.iter().map(|&a| (a, a))),
-        (false, true) => Box::new(all_pairs.filter(|&(a, b)| match (issued(a), issued(b)) {
-            (Some(ia), Some(ib)) => ia < ib,
-            _ => {
-                // Counted once per unordered pair, as (a, b) with a < b.
-                unordered += usize::from(a < b);
-                false
-            }
-        })),
-        (false, false) => Box::new(all_pairs.filter(|(a, b)| a != b)),
-    };
-    let ([yes, no, unknown], apart, recordings) = measured(trial, c.relation, tol, pairs);
-    let total = yes.len() + no.len() + unknown.len();
-    let left_out = left_out([apart, unordered, recordings, no_next], nb);
+    let mut tally = Tally::default();
+    let left = each_pair(trial, (sa, sb), c, tol, &mut |a, b| {
+        let m = check_of(c.relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
+        let kept = match m.truth {
+            Truth::Yes => &mut tally.yes,
+            Truth::No => &mut tally.no,
+            Truth::Unknown => &mut tally.unknown,
+        };
+        kept.add((a, b), m);
+        true
+    });
+    let left_out = left_out(&left, nb);
+    let (yes, no, unknown) = (&tally.yes, &tally.no, &tally.unknown);
+    let total = yes.n + no.n + unknown.n;
     if total == 0 {
         return outcome(
             *c,
@@ -264,85 +269,8 @@ fn pairs(
             format!("no pair could have run together{left_out}"),
         );
     }
-    by_quantifier(trial, c, tol, [yes, no, unknown], &left_out)
-}
-
-/// The pairs' measurements of `relation` that show it, refute it and leave it undecided; then
-/// how many pairs could not have met (for the relations of timing) and how many were of two
-/// recordings, left out.
-fn measured(
-    trial: &OnTrial,
-    relation: TraceRelation,
-    tol: &Tolerances,
-    pairs: impl Iterator<Item = (OpId, OpId)>,
-) -> ([Vec<Measurement>; 3], usize, usize) {
-    let timed = matches!(
-        relation,
-        TraceRelation::Precedes | TraceRelation::Overlaps | TraceRelation::Serializes
-    );
-    let (mut yes, mut no, mut unknown, mut apart) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
-    let mut recordings = 0usize;
-    for (a, b) in pairs {
-        if !trial.one_recording(a, b) {
-            recordings += 1;
-            continue;
-        }
-        if timed && !could_meet(trial, a, b, tol) {
-            apart += 1;
-            continue;
-        }
-        let m = check_of(relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
-        match m.truth {
-            Truth::Yes => yes.push(m),
-            Truth::No => no.push(m),
-            Truth::Unknown => unknown.push(m),
-        }
-    }
-    ([yes, no, unknown], apart, recordings)
-}
-
-/// What the pairs left out of a check say, after its count: those that could not have met
-/// (`apart`), had no call to order them (`unordered`), came from two recordings, or had no next
-/// op of `nb`.
-fn left_out([apart, unordered, recordings, no_next]: [usize; 4], nb: &str) -> String {
-    let mut left_out = match apart {
-        0 => String::new(),
-        n => format!("; {n} pairs could not have run together (one was issued only after the other ended) and are left out"),
-    };
-    if unordered > 0 {
-        left_out += &format!(
-            "; {unordered} pairs have no launch call to order them by issue and are left out"
-        );
-    }
-    if recordings > 0 {
-        left_out += &format!(
-            "; {recordings} pairs of two recordings (`trace … as NAME`), whose clocks are not \
-             one, are left out"
-        );
-    }
-    if no_next > 0 {
-        left_out += &format!(
-            "; {no_next} ops have no op of {nb} issued after them by their process and are left out"
-        );
-    }
-    left_out
-}
-
-/// A check's outcome by its quantifier, from the measurements of its pairs that show the
-/// relation, refute it and leave it undecided (`[yes, no, unknown]`, `total` pairs in all).
-fn by_quantifier(
-    trial: &OnTrial,
-    c: &TraceCheck,
-    tol: &Tolerances,
-    [yes, no, unknown]: [Vec<Measurement>; 3],
-    left_out: &str,
-) -> CheckOutcome {
-    let total = yes.len() + no.len() + unknown.len();
-    let counted = format!("{} of {total} pairs", "{}");
-    let largest = |v: &[Measurement]| v.iter().max_by_key(|m| m.value_ns).cloned();
-    let smallest = |v: &[Measurement]| v.iter().min_by_key(|m| m.value_ns).cloned();
     let say = |truth: Truth, m: Option<Measurement>, n: usize, what: &str| {
-        let head = counted.replacen("{}", &n.to_string(), 1);
+        let head = format!("{n} of {total} pairs");
         match m {
             Some(m) => {
                 let (why, held) = explained(trial, &m, tol);
@@ -356,64 +284,52 @@ fn by_quantifier(
         }
     };
     match c.quantifier {
-        Quantifier::Exists | Quantifier::One if !yes.is_empty() => {
-            say(Truth::Yes, largest(&yes), yes.len(), "show it")
+        Quantifier::Exists | Quantifier::One if yes.n > 0 => {
+            say(Truth::Yes, yes.most(), yes.n, "show it")
         }
-        Quantifier::Exists | Quantifier::One if unknown.is_empty() => {
-            say(Truth::No, largest(&no), no.len(), "refute it")
+        Quantifier::Exists | Quantifier::One if unknown.n == 0 => {
+            say(Truth::No, no.most(), no.n, "refute it")
         }
-        Quantifier::Forall if !no.is_empty() => {
-            say(Truth::No, smallest(&no), no.len(), "refute it")
-        }
-        Quantifier::Forall if unknown.is_empty() => {
-            say(Truth::Yes, smallest(&yes), yes.len(), "show it")
-        }
-        Quantifier::NotExists if !yes.is_empty() => {
-            say(Truth::No, largest(&yes), yes.len(), "show it")
-        }
+        Quantifier::Forall if no.n > 0 => say(Truth::No, no.least(), no.n, "refute it"),
+        Quantifier::Forall if unknown.n == 0 => say(Truth::Yes, yes.least(), yes.n, "show it"),
+        Quantifier::NotExists if yes.n > 0 => say(Truth::No, yes.most(), yes.n, "show it"),
         // The pair nearest to showing it: for `~exists overlaps`, the closest two ops.
-        Quantifier::NotExists if unknown.is_empty() => {
-            say(Truth::Yes, largest(&no), no.len(), "refute it")
-        }
+        Quantifier::NotExists if unknown.n == 0 => say(Truth::Yes, no.most(), no.n, "refute it"),
         _ => say(
             Truth::Unknown,
-            unknown.first().cloned(),
-            unknown.len(),
+            unknown.first.as_ref().map(|(_, m)| m.clone()),
+            unknown.n,
             "are undecided",
         ),
     }
 }
 
-/// `RELATION(A, next B)`: each op of `sa` with the op of `sb` its process issued first after it
-/// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
-/// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
-fn next_pairs(
-    trial: &OnTrial,
-    sa: &[OpId],
-    sb: &[OpId],
-    unordered: &mut usize,
-    no_next: &mut usize,
-) -> Vec<(OpId, OpId)> {
-    let key = |op: OpId| {
-        let process = trial.place(op).map(|(file, pid, ..)| (file, pid));
-        let call = trial.timeline.host_call(op).map(|call| call.begin_ns);
-        Some((process?, call?, op))
+/// What a reason says of the pairs left out, after its count.
+fn left_out(left: &LeftOut, nb: &str) -> String {
+    let mut s = match left.apart {
+        0 => String::new(),
+        n => format!("; {n} pairs could not have run together (one was issued only after the other ended) and are left out"),
     };
-    let mut later: Vec<_> = sb.iter().filter_map(|&b| key(b)).collect();
-    later.sort_unstable();
-    let mut pairs = Vec::with_capacity(sa.len());
-    for &a in sa {
-        let Some(ka) = key(a) else {
-            *unordered += 1;
-            continue;
-        };
-        let i = later.partition_point(|kb| *kb <= ka);
-        match later.get(i) {
-            Some(&(process, _, b)) if process == ka.0 => pairs.push((a, b)),
-            _ => *no_next += 1,
-        }
+    if left.unordered > 0 {
+        s += &format!(
+            "; {} pairs have no launch call to order them by issue and are left out",
+            left.unordered
+        );
     }
-    pairs
+    if left.recordings > 0 {
+        s += &format!(
+            "; {} pairs of two recordings (`trace … as NAME`), whose clocks are not one, are \
+             left out",
+            left.recordings
+        );
+    }
+    if left.no_next > 0 {
+        s += &format!(
+            "; {} ops have no op of {nb} issued after them by their process and are left out",
+            left.no_next
+        );
+    }
+    s
 }
 
 /// `faster(SLOW, FAST)`: each selection's first start to last end, as one phase each, judged by

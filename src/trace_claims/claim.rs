@@ -57,6 +57,15 @@ impl TraceRelation {
         ("faster", TraceRelation::Faster),
     ];
 
+    /// Whether the relation speaks of when ops ran, so that a pair that could not have met says
+    /// nothing of it (`pairs.rs`).
+    pub(crate) fn is_timed(self) -> bool {
+        matches!(
+            self,
+            TraceRelation::Precedes | TraceRelation::Overlaps | TraceRelation::Serializes
+        )
+    }
+
     pub fn name(self) -> &'static str {
         TraceRelation::ALL
             .iter()

@@ -11,8 +11,10 @@
 //! undecided pair's reason. An order or a missing overlap comes with what held the later op
 //! back: the op whose end it started after.
 
-use super::checks::{measure, CheckOutcome, OnTrial};
+use super::checks::{measure, measurements, CheckOutcome};
 use super::claim::TraceClaim;
+use super::on_trial::OnTrial;
+use super::pairs::MAX_PAIRS;
 use super::select::{KindFilter, Selection};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
@@ -128,73 +130,28 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
     let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
     if trials.is_empty() {
-        return Err(no_trials(claim, trace));
+        return Err(match &claim.trial {
+            TrialSpec::EachKernel(p) => format!(
+                "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
+                 named: {}",
+                claim.id,
+                clip(p.text()),
+                shown_names(&trace.kernel_names(), Some(p))
+            ),
+            TrialSpec::Each(p) => format!(
+                "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
+                claim.id,
+                clip(p.text()),
+                shown_names(&trace.range_names(), Some(p))
+            ),
+            TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
+        });
     }
-    let members = members(claim, trace, &trials);
-    no_empty_selection(claim, trace, &trials, &members)?;
-    let tol = trace.tolerances.tolerances;
-    let outcomes: Vec<TracedTrial> = (trials.iter().zip(&members))
-        .map(|(t, m)| {
-            let on = OnTrial::new(t);
-            let checks: Vec<CheckOutcome> = (claim.checks.iter())
-                .map(|c| measure(claim, &on, m, c, &tol))
-                .collect();
-            TracedTrial {
-                name: t.name.clone(),
-                truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
-                checks,
-                members: m.clone(),
-            }
-        })
-        .collect();
-    let mut counts = Counts::default();
-    for t in &outcomes {
-        counts.count(false, t.truth);
-    }
-    // Every trial: a trace's trials cannot be run again in place of undecided ones.
-    let verdict = Verdict::of(&counts, outcomes.len());
-    let first = |truth| outcomes.iter().position(|t| t.truth == truth);
-    let witness = match verdict {
-        Verdict::Violated => first(Truth::No),
-        Verdict::Inconclusive => first(Truth::Unknown),
-        Verdict::Holds => Some(0),
-    };
-    Ok(TraceJudgement {
-        verdict,
-        counts,
-        trials: outcomes,
-        witness,
-        tolerances: trace.tolerances.describe(),
-    })
-}
-
-/// Why `claim` has no trial on `trace`: no op, or nothing its trial pattern matches.
-fn no_trials(claim: &TraceClaim, trace: &Trace) -> String {
-    match &claim.trial {
-        TrialSpec::EachKernel(p) => format!(
-            "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
-             named: {}",
-            claim.id,
-            clip(p.text()),
-            shown_names(&trace.kernel_names(), Some(p))
-        ),
-        TrialSpec::Each(p) => format!(
-            "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
-            claim.id,
-            clip(p.text()),
-            shown_names(&trace.range_names(), Some(p))
-        ),
-        TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
-    }
-}
-
-/// The ops of each selection in each trial, by trial and then by selection.
-fn members(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Vec<OpId>>> {
     // Each selection readied once per file, not per trial.
     let chosen: Vec<Vec<_>> = (claim.selections.iter())
         .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
         .collect();
-    (trials.iter())
+    let members: Vec<Vec<Vec<OpId>>> = (trials.iter())
         .map(|t| {
             (chosen.iter())
                 .map(|by_file| {
@@ -205,16 +162,7 @@ fn members(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Vec<O
                 })
                 .collect()
         })
-        .collect()
-}
-
-/// An error for the first selection that holds no op in any trial.
-fn no_empty_selection(
-    claim: &TraceClaim,
-    trace: &Trace,
-    trials: &[Trial],
-    members: &[Vec<Vec<OpId>>],
-) -> Result<(), String> {
+        .collect();
     for (k, s) in claim.selections.iter().enumerate() {
         if members.iter().all(|m| m[k].is_empty()) && s.kind == KindFilter::Host {
             let why: Vec<&str> = (trace.files.iter())
@@ -248,11 +196,102 @@ fn no_empty_selection(
                 s.name,
                 trials.len(),
                 shown_names(&names, s.pattern.as_ref()),
-                other_threads(s, trace, trials)
+                other_threads(s, trace, &trials)
             ));
         }
     }
+    let tol = trace.tolerances.tolerances;
+    // A trial of the very ops of one before it (a step range written a thousand times over) is
+    // judged once: its outcome is the same, counted again under its own name.
+    let earlier = same_ops(&trials);
+    let on: Vec<OnTrial> = trials.iter().map(OnTrial::new).collect();
+    within_pairs(claim, &on, &members, &earlier, &tol)?;
+    let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(trials.len());
+    for (i, (t, m)) in on.iter().zip(&members).enumerate() {
+        if let Some(first) = earlier[i].and_then(|j| outcomes.get(j)) {
+            let again = TracedTrial {
+                name: t.name.clone(),
+                ..first.clone()
+            };
+            outcomes.push(again);
+            continue;
+        }
+        let checks: Vec<CheckOutcome> = (claim.checks.iter())
+            .map(|c| measure(claim, t, m, c, &tol))
+            .collect();
+        outcomes.push(TracedTrial {
+            name: t.name.clone(),
+            truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
+            checks,
+            members: m.clone(),
+        });
+    }
+    let mut counts = Counts::default();
+    for t in &outcomes {
+        counts.count(false, t.truth);
+    }
+    // Every trial: a trace's trials cannot be run again in place of undecided ones.
+    let verdict = Verdict::of(&counts, outcomes.len());
+    let first = |truth| outcomes.iter().position(|t| t.truth == truth);
+    let witness = match verdict {
+        Verdict::Violated => first(Truth::No),
+        Verdict::Inconclusive => first(Truth::Unknown),
+        Verdict::Holds => Some(0),
+    };
+    Ok(TraceJudgement {
+        verdict,
+        counts,
+        trials: outcomes,
+        witness,
+        tolerances: trace.tolerances.describe(),
+    })
+}
+
+/// Refuses a claim whose checks would measure over [`MAX_PAIRS`] pairs in all its trials,
+/// counted before any is measured: twenty trials of 1,000 × 1,000 ops that all ran together are
+/// twenty million measurements.
+fn within_pairs(
+    claim: &TraceClaim,
+    trials: &[OnTrial],
+    members: &[Vec<Vec<OpId>>],
+    earlier: &[Option<usize>],
+    tol: &crate::measured::calibration::Tolerances,
+) -> Result<(), String> {
+    let mut left = MAX_PAIRS;
+    for (i, (t, m)) in trials.iter().zip(members).enumerate() {
+        if earlier[i].is_some() {
+            continue; // judged once, with the trial of the same ops
+        }
+        for c in &claim.checks {
+            let n = measurements(t, m, c, tol, left);
+            left = left.checked_sub(n).ok_or_else(|| {
+                format!(
+                    "{}: its checks would measure over {MAX_PAIRS} pairs of ops that could have \
+                     run together (`{}` reaches the bound in trial {} of {}): narrow the \
+                     selections (a stream, a range, a name) or cut fewer trials",
+                    claim.id,
+                    claim.describe(c),
+                    i + 1,
+                    trials.len()
+                )
+            })?;
+        }
+    }
     Ok(())
+}
+
+/// By trial, the first trial before it of the very same ops, if any.
+fn same_ops(trials: &[Trial]) -> Vec<Option<usize>> {
+    let mut first: std::collections::HashMap<&[(usize, usize)], usize> = Default::default();
+    (trials.iter().enumerate())
+        .map(|(i, t)| match first.entry(&t.ops[..]) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+                None
+            }
+        })
+        .collect()
 }
 
 /// The first names of a list, for an error: those that hold the longest start of a run of the

@@ -14,9 +14,13 @@
 mod checks;
 mod claim;
 mod judgement;
+mod on_trial;
+mod pairs;
 mod select;
+mod sweep;
 
-pub use checks::{CheckOutcome, MAX_PAIRS};
+pub use checks::CheckOutcome;
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 pub use judgement::{judge, TraceJudgement, TracedTrial};
+pub use pairs::MAX_PAIRS;
 pub use select::{Dir, Host, KindFilter, Selection};

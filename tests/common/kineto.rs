@@ -101,3 +101,40 @@ pub fn try_judged(
     let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
     stream_litmus::trace_claims::judge(&claims[0], &trace)
 }
+
+/// `text` (a trace) with `events` put first in its `traceEvents`.
+pub fn with_events(text: &str, events: &[String]) -> String {
+    if events.is_empty() {
+        return text.to_string();
+    }
+    text.replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", events.join(",")),
+        1,
+    )
+}
+
+/// A gzip trace at `path` of three idle memsets and then `n` kernels named by `name(i)`, 10 µs
+/// apart on streams 7 and 9 in turn, each launched 5 µs before it starts: written as it is
+/// made, so that millions of ops take no memory here.
+pub fn gzip_kernels(path: &std::path::Path, n: usize, name: impl Fn(usize) -> String) {
+    use std::io::Write;
+    let file = std::fs::File::create(path).unwrap();
+    let mut gz =
+        flate2::write::GzEncoder::new(std::io::BufWriter::new(file), flate2::Compression::fast());
+    let head = made(&[], &[]);
+    let head = head.strip_suffix("]}").unwrap();
+    gz.write_all(head.as_bytes()).unwrap();
+    for i in 0..n {
+        let (at, corr, stream) = (1000 + 10 * i, 10 + i, 7 + 2 * (i % 2));
+        write!(
+            gz,
+            r#",{{"ph":"X","cat":"kernel","name":{},"pid":1,"tid":{stream},"ts":{at},"dur":5,"args":{{"device":0,"stream":{stream},"correlation":{corr}}}}},{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{corr}}}}}"#,
+            serde_json::to_string(&name(i)).unwrap(),
+            at - 5
+        )
+        .unwrap();
+    }
+    gz.write_all(b"]}").unwrap();
+    gz.finish().unwrap().flush().unwrap();
+}

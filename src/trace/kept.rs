@@ -1,0 +1,87 @@
+//! What one trace file may hold in memory once read, counted as it is read.
+//!
+//! A trace's text is bounded by the read limit, but what is kept of it is not its text: a
+//! compact event of 100 bytes becomes an op of about 200 once read and joined to its call, so a
+//! 15 MB gzip of five million ops took 2.2 GB, and one of 19.9 million ended in an allocation
+//! abort at 1.75 GB. Each record kept (a GPU op, a CUDA call, a range) counts the bytes it is held
+//! in, an op both its raw and its joined form (both live while a file is joined), and past
+//! [`budget`] the file is refused with the limit and the variable that raises it, before the
+//! memory is taken. Vectors grow by doubling, so the memory held is at most about twice this.
+
+use super::events::{GpuOp, HostRange, RawCall};
+use crate::border::limits::{describe_bytes, read_limit, READ_LIMIT_ENV};
+
+/// The most GPU ops, calls and ranges kept from one file, whatever their size: a 2 GiB trace
+/// holds about ten million events, a third of them kept.
+pub const MAX_KEPT: usize = 20_000_000;
+
+/// The bytes the records kept from one file may take: a quarter of the read limit (512 MiB by
+/// default, about two million ops with their calls; the 202 MB trace of the docs keeps about a
+/// tenth of that).
+pub fn budget() -> u64 {
+    read_limit() / 4
+}
+
+/// The kind of a record kept, for its size.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Record {
+    /// A GPU op: its raw form of `raw` bytes, then its joined [`GpuOp`].
+    Op {
+        raw: usize,
+    },
+    Call,
+    Range,
+}
+
+impl Record {
+    fn bytes(self) -> u64 {
+        let b = match self {
+            Record::Op { raw } => raw + std::mem::size_of::<GpuOp>(),
+            Record::Call => std::mem::size_of::<RawCall>(),
+            Record::Range => std::mem::size_of::<HostRange>(),
+        };
+        b as u64
+    }
+}
+
+/// The records kept so far from one file.
+pub(super) struct Kept {
+    records: usize,
+    bytes: u64,
+    budget: u64,
+}
+
+impl Default for Kept {
+    fn default() -> Kept {
+        Kept {
+            records: 0,
+            bytes: 0,
+            budget: budget(),
+        }
+    }
+}
+
+impl Kept {
+    /// Counts one more record, read after `events` events; an error past [`MAX_KEPT`] records
+    /// or the [`budget`].
+    pub(super) fn keep(&mut self, r: Record, events: u64) -> Result<(), String> {
+        if self.records >= MAX_KEPT {
+            return Err(format!(
+                "over {MAX_KEPT} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule \
+                 with `active` of a few steps) and judge that trace"
+            ));
+        }
+        self.records += 1;
+        self.bytes += r.bytes();
+        if self.bytes > self.budget {
+            return Err(format!(
+                "its GPU ops, calls and ranges take over {} once read ({} kept after {events} \
+                 events), a quarter of the read limit ({READ_LIMIT_ENV} raises it): profile \
+                 fewer steps",
+                describe_bytes(self.budget),
+                self.records
+            ));
+        }
+        Ok(())
+    }
+}
