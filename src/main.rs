@@ -9,7 +9,7 @@ mod commands;
 
 use commands::arguments::{Cli, Command};
 use commands::{
-    check, compare, explain, fuzz, hog, judge, outln, predict, record, render, run, show, sweep,
+    check, compare, explain, fuzz, hog, judge, outln, predict, render, run, show, sweep, trace,
     CliResult,
 };
 
@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             out,
             overhead,
             command,
-        }) => record(&out, overhead, &command),
+        }) => trace(&out, overhead, &command),
         Some(Command::Child) => Ok(ExitCode::from(stream_litmus::serve_child() as u8)),
     };
     // The one place where an error becomes a message and an exit status.

@@ -10,12 +10,12 @@ mod explain;
 mod fuzz;
 mod hog;
 mod predict;
-mod record;
 mod replay;
 mod run;
 mod show;
 mod sweep;
 mod timing;
+mod trace;
 mod traced;
 
 pub use check::check;
@@ -23,11 +23,11 @@ pub use explain::explain;
 pub use fuzz::fuzz;
 pub use hog::hog;
 pub use predict::predict;
-pub use record::record;
 pub use replay::{compare, judge, render};
 pub use run::run;
 pub use show::show;
 pub use sweep::sweep;
+pub use trace::trace;
 
 pub(crate) use cli_error::{errln, out, outln};
 pub use cli_error::{CliError, CliResult};

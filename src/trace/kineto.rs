@@ -13,11 +13,11 @@
 use super::events::{Before, Call, DriverEnv, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
 use super::kept::{Kept, Record};
 use super::names::{clip, clip_at, Names};
-use super::number::{shown_us, Num, Real};
+use super::number::{shown_us, Num};
+use super::shapes::{DistributedInfo, Event, ENV_VALUE_CHARS};
 use crate::border::bounded_json::Guarded;
 use crate::border::limits::{read_limit, MAX_STAMP_NS};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
@@ -109,72 +109,6 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
         // A value of the wrong type is quoted whole by serde: a short prefix of it is enough.
         _ => crate::border::error::shortened(&e.to_string()),
     }
-}
-
-#[derive(Deserialize, Default)]
-struct Args {
-    /// The process that issued a GPU op, in `stream-litmus trace` recordings (a profiler's trace
-    /// holds one process and leaves it out).
-    #[serde(default)]
-    process: Num,
-    #[serde(default)]
-    device: Num,
-    #[serde(default)]
-    stream: Num,
-    #[serde(default)]
-    correlation: Num,
-    #[serde(default)]
-    bytes: Num,
-    /// A kernel's blocks per SM at launch (the PyTorch profiler's figure).
-    #[serde(default, rename = "blocks per SM")]
-    blocks_per_sm: Real,
-    /// The driver's environment of a process (`process_env`, written by `stream-litmus trace`).
-    #[serde(default)]
-    env: Option<EnvArgs>,
-}
-
-/// The variables of [`DRIVER_ENV`](crate::border::allowed_env::DRIVER_ENV); others are not
-/// read.
-#[derive(Deserialize, Default)]
-struct EnvArgs {
-    #[serde(default, rename = "CUDA_DEVICE_MAX_CONNECTIONS")]
-    max_connections: Option<String>,
-    #[serde(default, rename = "CUDA_MODULE_LOADING")]
-    module_loading: Option<String>,
-    #[serde(default, rename = "CUDA_LAUNCH_BLOCKING")]
-    launch_blocking: Option<String>,
-}
-
-/// The most characters of an environment value kept: the values the driver reads are short words
-/// and numbers.
-const ENV_VALUE_CHARS: usize = 64;
-
-#[derive(Deserialize)]
-struct Event {
-    #[serde(default)]
-    ph: Option<String>,
-    #[serde(default)]
-    cat: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    pid: Num,
-    #[serde(default)]
-    tid: Num,
-    #[serde(default)]
-    ts: Option<f64>,
-    #[serde(default)]
-    dur: Option<f64>,
-    #[serde(default)]
-    args: Option<Args>,
-}
-
-#[derive(Deserialize, Default)]
-struct DistributedInfo {
-    #[serde(default)]
-    rank: Num,
-    #[serde(default)]
-    world_size: Num,
 }
 
 struct RawOp {

@@ -14,11 +14,13 @@
 //!
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
 //! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `kept` (what
-//! a file may keep in memory), `names`, `host_fns`, `kineto`, `tolerance`, `trials`, `causes`,
+//! a file may keep in memory), `names`, `host_fns`, `shapes` (events as serde reads them),
+//! `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
 //! `recorded`.
 
 mod causes;
 mod events;
+mod facts;
 mod glob;
 mod host_fns;
 mod kept;
@@ -26,6 +28,7 @@ mod kineto;
 mod names;
 mod number;
 mod recorded;
+mod shapes;
 mod tolerance;
 mod trials;
 

@@ -7,9 +7,9 @@
 //! The host and GPU times share the profiler's clock: the clock sync is the identity, within the
 //! clock error the trace shows (`tolerance.rs`).
 
-use super::events::{DriverEnv, GpuKind, GpuOp, TraceFile};
+use super::events::{GpuKind, GpuOp, TraceFile};
+use super::facts::{free, Facts, HeldBy};
 use super::glob::Pattern;
-use super::host_fns::behind;
 use super::names::clip;
 use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
@@ -379,29 +379,6 @@ impl Trace {
     }
 }
 
-/// By op of `file`, whether it depended on nothing in its stream: the op before it there had
-/// ended when its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast
-/// the op, nor come while a host function was pending).
-fn free(file: &TraceFile) -> Vec<bool> {
-    let before = file.stream_before();
-    (file.ops.iter().zip(before))
-        .map(|(op, before)| {
-            let Some(call) = &op.call else {
-                return false;
-            };
-            if op.kind == GpuKind::HostFn || behind(&file.host_fn_pending, op.pid, call.begin_ns) {
-                return false;
-            }
-            let before = before.map(|p| &file.ops[p]);
-            // A call that returned only after its op ended (a synchronous copy) did not issue
-            // it asynchronously: its op's start minus the call's return is no launch delay.
-            !call.after_wait
-                && call.end_ns <= op.end_ns
-                && before.map_or(true, |p| p.end_ns < call.begin_ns)
-        })
-        .collect()
-}
-
 /// "2", or "an unknown number of" where a trace does not say its world size.
 fn ranks(world: Option<u32>) -> String {
     world.map_or("an unknown number of".into(), |n| n.to_string())
@@ -438,30 +415,6 @@ pub struct Trial {
     pub runs: Vec<Option<std::sync::Arc<str>>>,
     /// What the trace shows about each op's issue, by op id: the causes a wait may have.
     pub(crate) facts: Vec<Facts>,
-}
-
-/// What a trace shows about an op's issue that can explain a wait (`trace_claims/checks.rs`, `held_back`).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Facts {
-    /// The first launch of its kernel's name in its process.
-    pub(crate) first_launch: bool,
-    /// Its issuing thread called `cudaStreamWaitEvent` since its previous launch.
-    pub(crate) event_wait: bool,
-    /// Its thread's CUDA call before its own, on the trial's axis.
-    pub(crate) before: Option<HeldBy>,
-    /// What the driver read from its process's environment, where the trace recorded it.
-    pub(crate) env: Option<DriverEnv>,
-    /// A kernel's blocks per SM at launch, in hundredths, where the profiler wrote it.
-    pub(crate) blocks_per_sm: Option<u32>,
-    pub(crate) kind: Option<GpuKind>,
-}
-
-/// A host call on the trial's axis (ns from the trial's first instant; before it, negative).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HeldBy {
-    pub(crate) name: std::sync::Arc<str>,
-    pub(crate) begin_ns: i64,
-    pub(crate) end_ns: i64,
 }
 
 impl Trial {

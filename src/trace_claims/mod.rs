@@ -2,14 +2,16 @@
 //!
 //! A claim on a trace ([`TraceClaim`], written in a claim file with `select` and quantified
 //! checks) names ops by kind, name pattern, stream, device, rank and annotated range
-//! (`select.rs`); `checks.rs` decides one check on one trial with the lab's relations and the
-//! trace's tolerances, what held an op back and why comes from `trace/causes.rs`; `judgement.rs` counts the verdict over
-//! the trials as the lab counts its trials ("Always 5/5 steps"). The trials themselves come from
-//! the trace reader (`trace/`), which knows nothing of claims.
+//! (`select.rs`). `pairs.rs` finds the pairs a quantified check measures (those that could have
+//! met, by a sweep over the ops by start on `start_index.rs`, within one pair budget per claim);
+//! `checks.rs` decides one check on one trial with the lab's relations and the trace's
+//! tolerances (what held an op back and why comes from `trace/causes.rs`); `judgement.rs` counts
+//! the verdict over the trials as the lab counts its trials ("Always 5/5 steps"). The trials
+//! themselves come from the trace reader (`trace/`), which knows nothing of claims.
 //!
 //! **May import:** `trace` (trials, patterns), `judge` (relations, verdicts), `measured`
 //! (timelines, tolerances), `program` (op ids), `border`. Inside, from the ground up: `select`,
-//! `claim`, `checks`, `judgement`.
+//! `claim`, `on_trial`, `start_index`, `pairs`, `checks`, `judgement`.
 
 mod checks;
 mod claim;
@@ -17,7 +19,7 @@ mod judgement;
 mod on_trial;
 mod pairs;
 mod select;
-mod sweep;
+mod start_index;
 
 pub use checks::CheckOutcome;
 pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};

@@ -5,14 +5,14 @@
 //! for twenty). Most pairs of a real trace could not have run together (one was issued only
 //! after the other ended): they are left out unmeasured, and only counted for the reason. So
 //! they are counted by arithmetic here, and the pairs that could have met are found by a sweep
-//! over the ops sorted by start ([`Meets`], on `sweep.rs`'s index): time n log n plus the pairs
+//! over the ops sorted by start ([`Meets`], on `start_index.rs`): time n log n plus the pairs
 //! found. What a claim
 //! measures in all is bounded by [`MAX_PAIRS`], counted before any pair is measured
 //! (`judge.rs`).
 
 use super::claim::{TraceCheck, TraceRelation};
 use super::on_trial::OnTrial;
-use super::sweep::{Placed, Sorted};
+use super::start_index::{Placed, Sorted};
 use crate::judge::relation::latest_free_start;
 use crate::measured::calibration::Tolerances;
 use crate::program::OpId;

@@ -34,7 +34,7 @@ fn program_path(program: &OsString) -> PathBuf {
         .unwrap_or_else(|| named.to_path_buf())
 }
 
-pub fn record(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResult {
+pub fn trace(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResult {
     let Some(program) = command.first() else {
         return Err(CliError::usage(
             "no command given: stream-litmus trace -- CMD ARGS…",

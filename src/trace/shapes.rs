@@ -1,0 +1,71 @@
+//! The shapes of a profiler trace's events as serde reads them: only the fields stream-litmus
+//! uses; numbers in any form (`number.rs`); the driver environment `trace --` writes.
+
+use super::number::{Num, Real};
+use serde::Deserialize;
+
+#[derive(Deserialize, Default)]
+pub(super) struct Args {
+    /// The process that issued a GPU op, in `stream-litmus trace` recordings (a profiler's trace
+    /// holds one process and leaves it out).
+    #[serde(default)]
+    pub(super) process: Num,
+    #[serde(default)]
+    pub(super) device: Num,
+    #[serde(default)]
+    pub(super) stream: Num,
+    #[serde(default)]
+    pub(super) correlation: Num,
+    #[serde(default)]
+    pub(super) bytes: Num,
+    /// A kernel's blocks per SM at launch (the PyTorch profiler's figure).
+    #[serde(default, rename = "blocks per SM")]
+    pub(super) blocks_per_sm: Real,
+    /// The driver's environment of a process (`process_env`, written by `stream-litmus trace`).
+    #[serde(default)]
+    pub(super) env: Option<EnvArgs>,
+}
+
+/// The variables of [`DRIVER_ENV`](crate::border::allowed_env::DRIVER_ENV); others are not
+/// read.
+#[derive(Deserialize, Default)]
+pub(super) struct EnvArgs {
+    #[serde(default, rename = "CUDA_DEVICE_MAX_CONNECTIONS")]
+    pub(super) max_connections: Option<String>,
+    #[serde(default, rename = "CUDA_MODULE_LOADING")]
+    pub(super) module_loading: Option<String>,
+    #[serde(default, rename = "CUDA_LAUNCH_BLOCKING")]
+    pub(super) launch_blocking: Option<String>,
+}
+
+/// The most characters of an environment value kept: the values the driver reads are short words
+/// and numbers.
+pub(super) const ENV_VALUE_CHARS: usize = 64;
+
+#[derive(Deserialize)]
+pub(super) struct Event {
+    #[serde(default)]
+    pub(super) ph: Option<String>,
+    #[serde(default)]
+    pub(super) cat: Option<String>,
+    #[serde(default)]
+    pub(super) name: Option<String>,
+    #[serde(default)]
+    pub(super) pid: Num,
+    #[serde(default)]
+    pub(super) tid: Num,
+    #[serde(default)]
+    pub(super) ts: Option<f64>,
+    #[serde(default)]
+    pub(super) dur: Option<f64>,
+    #[serde(default)]
+    pub(super) args: Option<Args>,
+}
+
+#[derive(Deserialize, Default)]
+pub(super) struct DistributedInfo {
+    #[serde(default)]
+    pub(super) rank: Num,
+    #[serde(default)]
+    pub(super) world_size: Num,
+}
