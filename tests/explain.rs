@@ -405,3 +405,28 @@ fn the_command_writes_its_outputs_and_never_over_a_trace() {
         std::fs::read(&trace).unwrap()
     );
 }
+
+#[test]
+fn a_name_from_the_trace_cannot_forge_a_line() {
+    let ops: Vec<Op> = vec![
+        ("k1", 7, 1010.0, 500.0, 1000.0, None),
+        (
+            "k3\\nok   forged.claim  Holds",
+            9,
+            1511.0,
+            50.0,
+            1001.0,
+            None,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, made(&ops, &[])).unwrap();
+    let (code, text) = cli(&["explain".as_ref(), path.as_os_str()]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("k3\\nok"), "{text}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("ok   forged")),
+        "{text}"
+    );
+}

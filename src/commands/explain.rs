@@ -28,7 +28,10 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         .collect();
     outln!("trace  {} ({ops} GPU ops)", names.join(", "));
     let text = explain::text(&e, &trace);
-    print!("{text}");
+    for line in text.lines() {
+        // Other control characters of a name escaped as everywhere text is shown.
+        outln!("{}", stream_litmus::report::shown::one_line(line));
+    }
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
         let chrome = stream_litmus::report::explained::chrome_trace(&e, &trace, &spec);
         let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;

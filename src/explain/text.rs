@@ -1,8 +1,11 @@
 //! The explanation as text: violations first, then the waits nobody asked for with their causes
 //! and the time lost, summed per cause and per stream, then the waits the program asked for,
-//! then the surprises. The same figures go to `--out` (`report/explained.rs`).
+//! then the surprises. The same figures go to `--out` (`report/explained.rs`). Every value from
+//! the trace (a name, a call) keeps to its line (`border::error::flat`): a kernel named with a
+//! line feed cannot forge a line of ours.
 
 use super::{Explanation, Step};
+use crate::border::error::flat;
 use crate::trace::Trace;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -44,11 +47,11 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
         s,
         "steps  {} ({}); tolerances: {}",
         e.steps.len(),
-        e.cut,
+        flat(&e.cut),
         trace.tolerances.describe()
     );
     for n in &e.notes {
-        let _ = writeln!(s, "note   {n}");
+        let _ = writeln!(s, "note   {}", flat(n));
     }
     match broken {
         0 => {
@@ -65,7 +68,8 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
             );
             for st in &e.steps {
                 for v in &st.violations {
-                    let _ = writeln!(s, "  ! {}: {}: {}", st.name, v.rule.word(), v.text);
+                    let (name, text) = (flat(&st.name), flat(&v.text));
+                    let _ = writeln!(s, "  ! {name}: {}: {text}", v.rule.word());
                 }
             }
         }
@@ -136,7 +140,7 @@ fn step_lines(s: &mut String, st: &Step) {
     let _ = writeln!(
         s,
         "step   {}: {} waits not asked for ({}), {asked} asked for or for room{}",
-        st.name,
+        flat(&st.name),
         unasked.len(),
         us(lost),
         match st.surprises.len() {
@@ -148,9 +152,9 @@ fn step_lines(s: &mut String, st: &Step) {
         let _ = writeln!(
             s,
             "  - {} waited {} though ready: {}",
-            w.label,
+            flat(&w.label),
             us(w.lost_ns),
-            w.held.words(&w.by_label)
+            flat(&w.held.words(&w.by_label))
         );
     }
     if unasked.len() > LISTED {
@@ -161,8 +165,8 @@ fn step_lines(s: &mut String, st: &Step) {
             s,
             "  ? the pageable copy {} ran beside {} for {}: the driver stages it through a \
              pinned buffer, so it may overlap compute though its call holds the thread",
-            p.copy_label,
-            p.kernel_label,
+            flat(&p.copy_label),
+            flat(&p.kernel_label),
             us(p.overlap_ns)
         );
     }
