@@ -256,14 +256,20 @@ fn cuda(file: &Path, dir: &Path, out: &Path) -> Result<Option<String>, Failed> {
             )));
         }
         let binary = dir.join("program");
-        // `X_eager.litmus`: program X, its kernels loaded when it starts.
+        // `X_eager.litmus`: program X, its kernels loaded when it starts; `X_blocking.litmus`:
+        // program X given the argument `blocking`.
         let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-        let source = match stem.strip_suffix("_eager") {
-            Some(base) => {
+        let mut args = Vec::new();
+        let source = match (stem.strip_suffix("_eager"), stem.strip_suffix("_blocking")) {
+            (Some(base), _) => {
                 trace.env("CUDA_MODULE_LOADING", "EAGER");
                 file.with_file_name(format!("{base}.cu"))
             }
-            None => file.with_extension("cu"),
+            (None, Some(base)) => {
+                args.push("blocking");
+                file.with_file_name(format!("{base}.cu"))
+            }
+            (None, None) => file.with_extension("cu"),
         };
         ran(
             Command::new(&nvcc)
@@ -273,7 +279,7 @@ fn cuda(file: &Path, dir: &Path, out: &Path) -> Result<Option<String>, Failed> {
                 .arg(&source),
             "nvcc",
         )?;
-        trace.arg(&binary);
+        trace.arg(&binary).args(args);
     }
     ran(&mut trace, "stream-litmus trace")?;
     Ok(None)

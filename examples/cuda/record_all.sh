@@ -8,7 +8,9 @@ sl=${STREAM_LITMUS:-stream-litmus}
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 build=$(mktemp -d)
 mkdir -p "$out"
-for ex in stream_basics event_two_streams stream_advanced; do
+for ex in stream_basics event_two_streams stream_advanced weight_prefetch; do
   "$nvcc" -O2 -o "$build/$ex" "$here/$ex.cu"
   "$sl" trace --overhead --out "$out/$ex.json.gz" -- "$build/$ex"
 done
+# Seed 002 §4 with the load stream made by cudaStreamCreate (blocking), against the note's advice.
+"$sl" trace --out "$out/weight_prefetch_blocking.json.gz" -- "$build/weight_prefetch" blocking

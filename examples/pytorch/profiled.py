@@ -20,6 +20,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 STEPS = int(os.environ.get("STEPS", "5"))
+# SYNC_EVENTS=0 leaves out the profiler's `cuda_sync` events (each event wait with the stream and
+# record it waits for, each sync with its stream), which `stream-litmus explain` checks.
+SYNC_EVENTS = os.environ.get("SYNC_EVENTS", "1") != "0"
 PROFILED = "--no-profiler" not in sys.argv
 
 
@@ -58,9 +61,15 @@ def profile_steps(step, out, steps=STEPS):
         return
     step(-1)
     torch.cuda.synchronize()
+    extra = {}
+    if SYNC_EVENTS:
+        extra["experimental_config"] = torch._C._profiler._ExperimentalConfig(
+            enable_cuda_sync_events=True
+        )
     with profile(
         activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
         schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
+        **extra,
     ) as prof:
         for i in range(steps + 1):
             step(i)

@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/traces}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
-for ex in async_launch non_blocking_copy pipeline; do
+for ex in async_launch non_blocking_copy pipeline side_stream; do
   CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} python3 "$here/$ex.py" "$out/$ex.json.gz"
 done
 if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then

@@ -4,7 +4,9 @@
 //! program asked for. Here each step of a trace (`ProfilerStep#N`, a named range, or the whole
 //! trace) is read as the program it records:
 //! - **the model's must-precede pairs** the trace can state (`model.rs`): ops of one stream in
-//!   issue order, and the ops a process issued before a device sync against that sync's return.
+//!   issue order, and the ops a process issued before a device sync against that sync's return;
+//!   where the trace records syncs with their streams and events, and streams with their kinds
+//!   (`recorded_orders.rs`), event waits, event and stream syncs and the legacy default stream.
 //!   Each is checked against the spans; a violation is a finding (a trace bug, a model gap or a
 //!   driver behaviour no note describes) and is shown first.
 //! - **every wait** (`waits.rs`): an op that was ready (its launch call, plus the launch latency,
@@ -18,9 +20,10 @@
 //! the next trace. Nothing here needs a GPU.
 //!
 //! **May import:** `trace` (trials, causes), `measured` (tolerances), `program` (op ids),
-//! `border`. Inside, from the ground up: `model`, `waits`, `text`.
+//! `border`. Inside, from the ground up: `model` (with `recorded_orders`), `waits`, `text`.
 
 mod model;
+mod recorded_orders;
 mod text;
 mod waits;
 
@@ -87,10 +90,15 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     let syncable = model::single_device_processes(trace, &mut notes);
     let steps = (trials.iter())
         .map(|t| {
-            let (pairs, violations) = model::check(trace, t, tol, &syncable);
+            let (pairs, mut violations) = model::check(trace, t, tol, &syncable);
+            let (more, broken, note) = recorded_orders::check(trace, t, tol);
+            violations.extend(broken);
+            if let Some(n) = note.filter(|n| !notes.contains(n)) {
+                notes.push(n);
+            }
             Step {
                 name: t.name.clone(),
-                pairs,
+                pairs: pairs + more,
                 violations,
                 waits: waits::find(t, tol),
                 surprises: waits::surprises(trace, t, tol),

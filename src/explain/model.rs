@@ -1,7 +1,7 @@
 //! The must-precede pairs a trace states, checked against its spans.
 //!
-//! Of the model (docs/model.md) a trace without stream and event arguments states two orders
-//! for sure: **stream order** (an op of a stream starts only after the op issued before it on
+//! Of the model (docs/model.md) every trace states two orders for sure (those a trace records
+//! with their stream and event arguments are `recorded_orders.rs`): **stream order** (an op of a stream starts only after the op issued before it on
 //! that stream has ended: its launch call returned before the other's began, or both came from
 //! one thread in that order; calls of two threads that overlap are not ordered) and **device
 //! syncs** (`cudaDeviceSynchronize` returns only once every op its process issued before it has
@@ -18,6 +18,12 @@ use std::collections::{HashMap, HashSet};
 pub enum RuleKind {
     StreamOrder,
     DeviceSync,
+    /// A recorded `cudaStreamWaitEvent` (`recorded_orders.rs`).
+    EventWait,
+    /// A recorded `cudaStreamSynchronize` or `cudaEventSynchronize`.
+    HostSync,
+    /// The legacy default stream against a blocking stream, their kinds recorded.
+    LegacyStream,
 }
 
 impl RuleKind {
@@ -25,6 +31,9 @@ impl RuleKind {
         match self {
             RuleKind::StreamOrder => "stream order",
             RuleKind::DeviceSync => "device sync",
+            RuleKind::EventWait => "event wait",
+            RuleKind::HostSync => "host sync",
+            RuleKind::LegacyStream => "legacy default stream",
         }
     }
 }

@@ -13,11 +13,10 @@
 //! Nothing here may crash the user's program: every failure is written as a `note` line and
 //! CUPTI is left alone; no panic crosses the C boundary.
 
+use super::activity_lines::Lines;
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
-use std::collections::HashMap;
 use std::io::Write;
-use std::mem::offset_of;
 use std::sync::Mutex;
 
 /// Where each process writes its records (set by the `trace` command).
@@ -50,8 +49,7 @@ const KINDS: [sys::CUpti_ActivityKind; 5] = [
 
 struct Out {
     file: std::io::BufWriter<std::fs::File>,
-    names: HashMap<(u32, u32), String>,
-    base_ns: u64,
+    lines: Lines,
 }
 
 static OUT: Mutex<Option<Out>> = Mutex::new(None);
@@ -82,8 +80,7 @@ fn start() -> Result<(), String> {
         .unwrap_or(0);
     *lock() = Some(Out {
         file: std::io::BufWriter::with_capacity(1 << 20, file),
-        names: HashMap::new(),
-        base_ns,
+        lines: Lines::new(base_ns),
     });
     write_env();
     if super::probe::cupti().is_none() {
@@ -115,6 +112,9 @@ fn start() -> Result<(), String> {
         ));
     }
     let tune = Tune::from_env();
+    if !tune.skip.contains(&"sync") {
+        record_syncs();
+    }
     for kind in KINDS {
         if tune.skip.contains(&kind_word(kind)) {
             continue;
@@ -134,9 +134,39 @@ fn start() -> Result<(), String> {
     Ok(())
 }
 
+/// The program's own orders (`trace/syncs.rs`): syncs with their stream and event, event
+/// records, streams with their flags and priority. Optional: a CUPTI that refuses one kind is a
+/// note, and the trace then says the process's syncs were not all recorded.
+const SYNC_KINDS: [sys::CUpti_ActivityKind; 3] = [
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+    sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_STREAM,
+];
+
+/// Enables [`SYNC_KINDS`]; where all are recorded, says so in a `process_records` metadata
+/// event, so that a reader knows a sync missing from the trace was never made.
+fn record_syncs() {
+    for kind in SYNC_KINDS {
+        if let Err(e) = activity::enable(kind) {
+            note(&format!(
+                "syncs, event records and streams are not recorded: cuptiActivityEnable({kind:?}) \
+                 failed: {e:?}"
+            ));
+            return;
+        }
+    }
+    let line = serde_json::json!({
+        "ph": "M", "name": "process_records", "pid": std::process::id(),
+        "args": { "recorded_syncs": true },
+    });
+    if let Some(out) = lock().as_mut() {
+        let _ = writeln!(out.file, "{line}");
+    }
+}
+
 /// `STREAM_LITMUS_TRACE_TUNE`: words that leave a kind of record out, for measuring where the
 /// tracer's cost goes (`trace --overhead`) or trading detail for it: `no-kernel`, `no-runtime`,
-/// `no-driver`, `no-copy`, `no-memset`. An unknown word is a note, never an error. (Measured on
+/// `no-driver`, `no-copy`, `no-memset`, `no-sync` (syncs, event records and streams). An unknown word is a note, never an error. (Measured on
 /// the H100: kernel records alone cost about as much as everything, docs/claims.md.)
 pub const TRACE_TUNE_ENV: &str = "STREAM_LITMUS_TRACE_TUNE";
 
@@ -160,6 +190,7 @@ impl Tune {
                 "no-driver" => tune.skip.push("driver"),
                 "no-copy" => tune.skip.push("copy"),
                 "no-memset" => tune.skip.push("memset"),
+                "no-sync" => tune.skip.push("sync"),
                 _ => note(&format!(
                     "{TRACE_TUNE_ENV}: `{w}` is not a setting; left out"
                 )),
@@ -242,9 +273,8 @@ unsafe extern "C" fn completed(
         line.clear();
         // No panic may cross into CUPTI: a record that fails to format is dropped.
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            // SAFETY: each record `each_record` hands over is complete, read at its kind's
-            // offsets.
-            unsafe { event(out, record, &mut line) }
+            // SAFETY: each record `each_record` hands over is complete.
+            unsafe { out.lines.line(record, &mut line) }
         }));
         if matches!(written, Ok(true)) {
             line.push('\n');
@@ -255,243 +285,5 @@ unsafe extern "C" fn completed(
     unsafe { super::cupti::each_record(buffer, valid, write) };
     if let Some(out) = guard.as_mut() {
         let _ = out.file.flush();
-    }
-}
-
-/// ns since the base as the profiler writes µs, exactly: "12345.678".
-fn us(base: u64, ns: u64) -> String {
-    let d = ns as i128 - base as i128;
-    let (sign, d) = if d < 0 { ("-", -d) } else { ("", d) };
-    format!("{sign}{}.{:03}", d / 1000, d % 1000)
-}
-
-/// One record as a line of the profiler's event format, written to `line`; false for other
-/// kinds. Written by hand, not through a JSON tree: this runs once per record of a program
-/// that may launch a hundred thousand kernels.
-///
-/// # Safety
-/// `p` points at a complete CUPTI activity record.
-unsafe fn event(out: &mut Out, p: *const u8, line: &mut String) -> bool {
-    use std::fmt::Write as _;
-    use sys::CUpti_ActivityKind as K;
-    // SAFETY: the caller's promise; every offset below lies inside the record of its kind (the
-    // shared prefix of CUPTI 12.8's and 13's structures, tests below).
-    let r8 = |off: usize| unsafe { p.add(off).read() };
-    // SAFETY: as for `r8`.
-    let r32 = |off: usize| unsafe { (p.add(off) as *const u32).read_unaligned() };
-    // SAFETY: as for `r8`.
-    let ri32 = |off: usize| unsafe { (p.add(off) as *const i32).read_unaligned() };
-    // SAFETY: as for `r8`.
-    let r64 = |off: usize| unsafe { (p.add(off) as *const u64).read_unaligned() };
-    let base = out.base_ns;
-    let span = |start: usize, end: usize| {
-        let (s, e) = (r64(start), r64(end));
-        (us(base, s), us(0, e.saturating_sub(s)))
-    };
-    let kind = r32(0);
-    // The process that recorded the op, written with it: correlation ids count from 1 in every
-    // process, so ops are joined to their calls within their process (`trace/kineto.rs`).
-    let process = std::process::id();
-    if kind == K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32 {
-        type T = sys::CUpti_ActivityKernel9;
-        let name = r64(offset_of!(T, name)) as *const std::ffi::c_char;
-        let name = match name.is_null() {
-            true => "?".into(),
-            // SAFETY: CUPTI's name string lives at least as long as the record.
-            false => unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy(),
-        };
-        let (ts, dur) = span(offset_of!(T, start), offset_of!(T, end));
-        let stream = r32(offset_of!(T, streamId));
-        let _ = write!(
-            line,
-            r#"{{"ph":"X","cat":"kernel","name":{},"pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"grid":[{},{},{}],"block":[{},{},{}]}}}}"#,
-            serde_json::Value::from(name.as_ref()),
-            r32(offset_of!(T, deviceId)),
-            r32(offset_of!(T, correlationId)),
-            ri32(offset_of!(T, gridX)),
-            ri32(offset_of!(T, gridY)),
-            ri32(offset_of!(T, gridZ)),
-            ri32(offset_of!(T, blockX)),
-            ri32(offset_of!(T, blockY)),
-            ri32(offset_of!(T, blockZ)),
-        );
-        return true;
-    }
-    if kind == K::CUPTI_ACTIVITY_KIND_MEMCPY as u32 {
-        type T = sys::CUpti_ActivityMemcpy6;
-        let (ts, dur) = span(offset_of!(T, start), offset_of!(T, end));
-        let stream = r32(offset_of!(T, streamId));
-        let _ = write!(
-            line,
-            r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy {} ({} -> {})","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
-            copy_kind(r8(offset_of!(T, copyKind))),
-            memory_kind(r8(offset_of!(T, srcKind))),
-            memory_kind(r8(offset_of!(T, dstKind))),
-            r32(offset_of!(T, deviceId)),
-            r32(offset_of!(T, correlationId)),
-            r64(offset_of!(T, bytes)),
-        );
-        return true;
-    }
-    if kind == K::CUPTI_ACTIVITY_KIND_MEMSET as u32 {
-        type T = sys::CUpti_ActivityMemset4;
-        let (ts, dur) = span(offset_of!(T, start), offset_of!(T, end));
-        let stream = r32(offset_of!(T, streamId));
-        let _ = write!(
-            line,
-            r#"{{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"bytes":{}}}}}"#,
-            r32(offset_of!(T, deviceId)),
-            r32(offset_of!(T, correlationId)),
-            r64(offset_of!(T, bytes)),
-        );
-        return true;
-    }
-    if kind == K::CUPTI_ACTIVITY_KIND_MARKER as u32 {
-        // NVTX: a range's start (with its name) and its end share an id; `trace/recorded.rs`
-        // pairs them into one range. Instant marks are not kept.
-        type T = sys::CUpti_ActivityMarker2;
-        let flags = r32(offset_of!(T, flags));
-        let at = us(base, r64(offset_of!(T, timestamp)));
-        let id = r32(offset_of!(T, id));
-        let (pid, tid) = (
-            r32(offset_of!(T, objectId)),
-            r32(offset_of!(T, objectId) + 4),
-        );
-        if flags & 2 != 0 {
-            let name = r64(offset_of!(T, name)) as *const std::ffi::c_char;
-            let name = match name.is_null() {
-                true => "?".into(),
-                // SAFETY: CUPTI's name string lives at least as long as the record.
-                false => unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy(),
-            };
-            let _ = write!(
-                line,
-                r#"{{"cat":"nvtx_start","id":{id},"name":{},"pid":{pid},"tid":{tid},"ts":{at}}}"#,
-                serde_json::Value::from(name.as_ref())
-            );
-            return true;
-        }
-        if flags & 4 != 0 {
-            let _ = write!(
-                line,
-                r#"{{"cat":"nvtx_end","id":{id},"pid":{pid},"ts":{at}}}"#
-            );
-            return true;
-        }
-        return false;
-    }
-    let runtime = kind == K::CUPTI_ACTIVITY_KIND_RUNTIME as u32;
-    if runtime || kind == K::CUPTI_ACTIVITY_KIND_DRIVER as u32 {
-        type T = sys::CUpti_ActivityAPI;
-        let (ts, dur) = span(offset_of!(T, start), offset_of!(T, end));
-        let cbid = r32(offset_of!(T, cbid));
-        let name = callback_name(out, runtime, cbid);
-        let _ = write!(
-            line,
-            r#"{{"ph":"X","cat":"{}","name":"{name}","pid":{},"tid":{},"ts":{ts},"dur":{dur},"args":{{"cbid":{cbid},"correlation":{}}}}}"#,
-            if runtime {
-                "cuda_runtime"
-            } else {
-                "cuda_driver"
-            },
-            r32(offset_of!(T, processId)),
-            r32(offset_of!(T, threadId)),
-            r32(offset_of!(T, correlationId)),
-        );
-        return true;
-    }
-    false
-}
-
-/// "cudaLaunchKernel" for a runtime callback id (CUPTI's name without its `_v7000` suffix).
-fn callback_name(out: &mut Out, runtime: bool, cbid: u32) -> String {
-    let domain = match runtime {
-        true => sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API,
-        false => sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API,
-    };
-    out.names
-        .entry((runtime as u32, cbid))
-        .or_insert_with(|| {
-            let mut name: *const std::ffi::c_char = std::ptr::null();
-            // SAFETY: CUPTI writes a pointer to a static string, or nothing.
-            let ok = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut name) };
-            if ok != sys::CUptiResult::CUPTI_SUCCESS || name.is_null() {
-                return format!("cbid {cbid}");
-            }
-            // SAFETY: a NUL-terminated static string.
-            let full = unsafe { std::ffi::CStr::from_ptr(name) }
-                .to_string_lossy()
-                .into_owned();
-            let name = match full.rsplit_once("_v") {
-                Some((base, v)) if v.chars().all(|c| c.is_ascii_digit()) => base.to_string(),
-                _ => full,
-            };
-            // Written into JSON by hand: only the characters of C identifiers.
-            name.chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect()
-        })
-        .clone()
-}
-
-/// CUpti_ActivityMemcpyKind as the profiler names it.
-fn copy_kind(k: u8) -> &'static str {
-    match k {
-        1 => "HtoD",
-        2 => "DtoH",
-        3 => "HtoA",
-        4 => "AtoH",
-        5 => "AtoA",
-        6 => "AtoD",
-        7 => "DtoA",
-        8 => "DtoD",
-        9 => "HtoH",
-        10 => "PtoP",
-        _ => "Unknown",
-    }
-}
-
-/// CUpti_ActivityMemoryKind as the profiler names it.
-fn memory_kind(k: u8) -> &'static str {
-    match k {
-        1 => "Pageable",
-        2 => "Pinned",
-        3 => "Device",
-        4 => "Array",
-        5 => "Managed",
-        6 => "Device Static",
-        7 => "Managed Static",
-        _ => "Unknown",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sys;
-    use std::mem::offset_of;
-
-    /// The fields read must sit where CUPTI 12.8 and 13 both put them.
-    #[test]
-    fn record_fields_are_in_the_shared_prefix() {
-        type K = sys::CUpti_ActivityKernel9;
-        assert_eq!(offset_of!(K, deviceId), 40);
-        assert_eq!(offset_of!(K, streamId), 48);
-        assert_eq!(offset_of!(K, gridX), 52);
-        assert_eq!(offset_of!(K, blockZ), 72);
-        type M = sys::CUpti_ActivityMemcpy6;
-        assert_eq!(offset_of!(M, copyKind), 4);
-        assert_eq!(offset_of!(M, bytes), 8);
-        assert_eq!(offset_of!(M, deviceId), 32);
-        assert_eq!(offset_of!(M, streamId), 40);
-        type N = sys::CUpti_ActivityMarker2;
-        assert_eq!(offset_of!(N, flags), 4);
-        assert_eq!(offset_of!(N, timestamp), 8);
-        assert_eq!(offset_of!(N, id), 16);
-        assert_eq!(offset_of!(N, objectId), 24);
-        assert_eq!(offset_of!(N, name), 40);
-        type A = sys::CUpti_ActivityAPI;
-        assert_eq!(offset_of!(A, start), 8);
-        assert_eq!(offset_of!(A, processId), 24);
-        assert_eq!(offset_of!(A, correlationId), 32);
     }
 }

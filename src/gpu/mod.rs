@@ -15,6 +15,7 @@
 //! **May import:** `measured`, `program`, `border`. It fills the measured data and never judges
 //! it; nothing else in the crate names cudarc (`tests/layers.rs`).
 
+mod activity_lines;
 mod buffers;
 mod calibrate;
 mod clock;

@@ -12,12 +12,19 @@
 //!    environment says `CUDA_MODULE_LOADING=EAGER`); **a full GPU** where the op it waited for
 //!    filled every SM as it started (the profiler's blocks per SM), or **one copy engine** where
 //!    both are copies of one direction; **shared hardware queues** where the
-//!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; else **nothing in the trace**
-//!    says why, naming what it does not record.
+//!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; **the legacy default stream**
+//!    where the trace records one stream as it and the other as blocking; else **nothing in the
+//!    trace** says why, naming what it does not record.
+//!
+//! Where the trace records its syncs with their streams (`trace/syncs.rs`), an event wait is a
+//! cause only if its stream waited for the other op's stream; without them, any
+//! `cudaStreamWaitEvent` its thread called since its previous launch may have ordered it.
 //!
 //! Every figure is on the trial's axis, the one the evidence's other figures use.
 
-use super::events::{CopyDir, GpuKind};
+use super::events::{CopyDir, DriverEnv, GpuKind};
+use super::facts::Facts;
+use super::syncs::StreamKind;
 use super::trials::Trial;
 use crate::measured::calibration::Tolerances;
 use crate::program::OpId;
@@ -41,6 +48,9 @@ pub enum CauseKind {
     CopyEngine,
     /// The process's streams share few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
     SharedQueues,
+    /// One of the two streams is the legacy default stream, the other a blocking stream (the
+    /// trace records their kinds): they wait for each other's work.
+    LegacyStream,
     /// Nothing the trace records.
     Unknown,
 }
@@ -71,6 +81,7 @@ impl CauseKind {
             CauseKind::FullGpu => "the GPU was full",
             CauseKind::CopyEngine => "one copy engine per direction",
             CauseKind::SharedQueues => "shared hardware queues",
+            CauseKind::LegacyStream => "the legacy default stream",
             CauseKind::Unknown => "not in the trace",
         }
     }
@@ -207,7 +218,8 @@ fn issued_late(
     }
 }
 
-/// Why an op waited for one of another stream, as far as the trace shows.
+/// Why an op waited for one of another stream, as far as the trace shows: the first cause
+/// that applies, from what the trace shows most directly.
 fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
     let facts = trial.facts.get(op.0).cloned().unwrap_or_default();
     let env = facts.env.as_ref();
@@ -225,76 +237,94 @@ fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
             ),
         );
     }
-    if facts.event_wait {
-        return (
-            CauseKind::EventWait,
-            "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
-             have ordered it"
-                .into(),
-        );
-    }
+    let found = [
+        event_wait(trial, &facts, op, holder).map(|w| (CauseKind::EventWait, w)),
+        legacy_stream(trial, op, holder).map(|w| (CauseKind::LegacyStream, w)),
+        copy_engine(trial, op, holder).map(|w| (CauseKind::CopyEngine, w)),
+        full_gpu(trial, env, holder).map(|w| (CauseKind::FullGpu, w)),
+        shared_queues(env).map(|w| (CauseKind::SharedQueues, w)),
+    ];
+    (found.into_iter().flatten().next())
+        .unwrap_or_else(|| (CauseKind::Unknown, unknown(trial, &facts, op, holder)))
+}
+
+/// Two copies of one direction share the GPU's copy engine for it.
+fn copy_engine(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
     let direction = |o: OpId| match trial.facts.get(o.0).and_then(|f| f.kind) {
         Some(GpuKind::Copy(d @ (CopyDir::HtoD | CopyDir::DtoH), _)) => Some(d),
         _ => None,
     };
-    if let (Some(a), Some(b)) = (direction(op), direction(holder)) {
-        if a == b {
-            return (
-                CauseKind::CopyEngine,
-                "both are copies of one direction: they share the GPU's copy engine for it and \
-                 run one after another (the lab's copy.engines.two_h2d_serialize)"
-                    .into(),
-            );
+    let (a, b) = (direction(op)?, direction(holder)?);
+    (a == b).then(|| {
+        "both are copies of one direction: they share the GPU's copy engine for it and run one \
+         after another (the lab's copy.engines.two_h2d_serialize)"
+            .into()
+    })
+}
+
+/// The kernel `holder` filled every SM as it started (the profiler's blocks per SM).
+fn full_gpu(trial: &Trial, env: Option<&DriverEnv>, holder: OpId) -> Option<String> {
+    let b = (trial.facts.get(holder.0))
+        .and_then(|f| f.blocks_per_sm)
+        .filter(|&b| b >= 100)?;
+    let queues = match env.and_then(|e| e.connections()) {
+        Some(n) => {
+            format!("; its process also ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded)")
         }
-    }
-    let blocks = (trial.facts.get(holder.0)).and_then(|f| f.blocks_per_sm);
-    if let Some(b) = blocks.filter(|&b| b >= 100) {
-        let queues = match env.and_then(|e| e.connections()) {
-            Some(n) => {
-                format!("; its process also ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded)")
-            }
-            None => String::new(),
-        };
-        return (
-            CauseKind::FullGpu,
-            format!(
-                "the kernel it waited for filled the GPU as it started ({:.2} blocks per SM, the \
-                 profiler's figure): a kernel runs beside another only on SMs left free{queues}",
-                f64::from(b) / 100.0
-            ),
-        );
-    }
-    if let Some(n) = env.and_then(|e| e.connections()) {
-        let queues = match n {
-            1 => "one hardware queue".to_string(),
-            n => format!("{n} hardware queues"),
-        };
-        return (
-            CauseKind::SharedQueues,
-            format!(
-                "its process ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded): its streams \
-                 share {queues}, and work in one queue runs in the order it was issued"
-            ),
-        );
-    }
+        None => String::new(),
+    };
+    Some(format!(
+        "the kernel it waited for filled the GPU as it started ({:.2} blocks per SM, the \
+         profiler's figure): a kernel runs beside another only on SMs left free{queues}",
+        f64::from(b) / 100.0
+    ))
+}
+
+/// The process's streams share the hardware queues its recorded environment sets.
+fn shared_queues(env: Option<&DriverEnv>) -> Option<String> {
+    let n = env.and_then(|e| e.connections())?;
+    let queues = match n {
+        1 => "one hardware queue".to_string(),
+        n => format!("{n} hardware queues"),
+    };
+    Some(format!(
+        "its process ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded): its streams share \
+         {queues}, and work in one queue runs in the order it was issued"
+    ))
+}
+
+/// "Nothing in the trace says why", naming what the trace does and does not record.
+fn unknown(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> String {
+    let env = facts.env.as_ref();
     let first = match facts.first_launch {
         true => "a first launch, but modules load eagerly (CUDA_MODULE_LOADING=EAGER, recorded)",
         false => "not a first launch",
     };
-    let unrecorded = match env {
+    let queues = match env {
         Some(_) => {
-            "CUDA_DEVICE_MAX_CONNECTIONS was unset (8 hardware queues, recorded); more streams \
-             than queues or the legacy default stream would do this, and the trace records \
-             neither"
+            "CUDA_DEVICE_MAX_CONNECTIONS was unset (8 hardware queues, recorded); more \
+                    streams than queues"
         }
-        None => {
-            "one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1, or the legacy default \
-             stream would do this, and the trace records neither"
-        }
+        None => "one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1,",
+    };
+    let unrecorded = match streams_of(trial, op, holder) {
+        (Some(a), Some(b)) => format!(
+            "{queues} would do this, which the trace does not record; the streams are {} and \
+             {} (recorded), which do not wait for each other",
+            a.word(),
+            b.word()
+        ),
+        _ => format!(
+            "{queues} or the legacy default stream would do this, and the trace records neither"
+        ),
+    };
+    let waits = match facts.recorded_waits {
+        Some(_) => " on the other's stream (its syncs recorded)",
+        None => "",
     };
     // SMs the other kernel held (its registers, shared memory), where it did not fill the
     // GPU by its blocks or the trace gives no figure.
-    let room = match blocks {
+    let room = match (trial.facts.get(holder.0)).and_then(|f| f.blocks_per_sm) {
         Some(b) => format!(
             "; the kernel it waited for started with {:.2} blocks per SM, but its registers or \
              shared memory may still have left no room",
@@ -302,11 +332,67 @@ fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
         ),
         None => "; or the kernel it waited for held the SMs it needed".into(),
     };
-    (
-        CauseKind::Unknown,
-        format!(
-            "nothing in the trace says why: not its stream's order, no event wait before its \
-             launch, {first} ({unrecorded}{room})"
-        ),
+    format!(
+        "nothing in the trace says why: not its stream's order, no event wait before its \
+         launch{waits}, {first} ({unrecorded}{room})"
     )
+}
+
+/// An event wait that may have ordered `op` after `holder`: where the trace records its syncs,
+/// a wait of its stream for `holder`'s stream (or for a record the trace lacks); where it does
+/// not, any `cudaStreamWaitEvent` its thread called since its previous launch.
+fn event_wait(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> Option<String> {
+    let Some(waits) = &facts.recorded_waits else {
+        return facts.event_wait.then(|| {
+            "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
+             have ordered it"
+                .into()
+        });
+    };
+    let (Some(a), Some(b)) = (trial.place(op), trial.place(holder)) else {
+        return None;
+    };
+    if (a.0, a.1) == (b.0, b.1) && waits.contains(&Some(b.3)) {
+        return Some(format!(
+            "its stream waited (cudaStreamWaitEvent, recorded) for an event recorded on stream \
+             {}, the other's, since its previous op: the program ordered it",
+            b.3
+        ));
+    }
+    waits.contains(&None).then(|| {
+        "its stream waited (cudaStreamWaitEvent, recorded) for an event whose record the trace \
+         lacks: that wait may have ordered it"
+            .into()
+    })
+}
+
+/// The kinds of the streams of `op` and `holder`, where the trace records both and they ran in
+/// one process on one device.
+fn streams_of(trial: &Trial, op: OpId, holder: OpId) -> (Option<StreamKind>, Option<StreamKind>) {
+    let kind = |o: OpId| (trial.facts.get(o.0)).and_then(|f| f.stream.and_then(|s| s.kind));
+    let same = match (trial.place(op), trial.place(holder)) {
+        (Some(a), Some(b)) => (a.0, a.1, a.2) == (b.0, b.1, b.2),
+        _ => false,
+    };
+    match same {
+        true => (kind(op), kind(holder)),
+        false => (None, None),
+    }
+}
+
+/// Where one of the two streams is the legacy default stream and the other blocking: they wait
+/// for each other's work, whichever was issued first.
+fn legacy_stream(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
+    use StreamKind::{Blocking, LegacyDefault};
+    let which = match streams_of(trial, op, holder) {
+        (Some(LegacyDefault), Some(Blocking)) => "its stream is the legacy default stream",
+        (Some(Blocking), Some(LegacyDefault)) => "the other's stream is the legacy default stream",
+        _ => return None,
+    };
+    Some(format!(
+        "{which} and the other a blocking stream (recorded): the legacy default stream waits for \
+         the work issued before on every blocking stream of its device, and they wait for its \
+         work; a stream created with cudaStreamNonBlocking (or --default-stream per-thread) \
+         does not"
+    ))
 }

@@ -220,6 +220,13 @@ pub struct TraceFile {
     /// What the driver read from each process's environment, by process, where the trace
     /// records it (`stream-litmus trace` does; a profiler's trace does not).
     pub env: HashMap<i64, DriverEnv>,
+    /// The syncs the trace records with their stream and event (`trace/syncs.rs`), by begin.
+    pub syncs: Vec<super::syncs::SyncCall>,
+    /// The processes whose syncs are all recorded: a `stream-litmus trace` recording says so
+    /// per process; a profiler's trace with `cuda_sync` events is taken to hold them all.
+    pub sync_recorded: HashSet<i64>,
+    /// Each stream's kind and priority by (process, stream), where the trace records them.
+    pub streams: HashMap<(i64, u64), super::syncs::StreamInfo>,
     /// The compiler's form of each name shown demangled (`trace/names.rs`): a name pattern
     /// matches either.
     pub mangled: HashMap<Arc<str>, Arc<str>>,

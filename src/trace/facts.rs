@@ -5,6 +5,8 @@
 
 use super::events::{DriverEnv, GpuKind, TraceFile};
 use super::host_fns::behind;
+use super::syncs::{StreamInfo, SyncKind};
+use std::collections::HashMap;
 
 /// By op of `file`, whether it depended on nothing in its stream: the op before it there had
 /// ended when its call began (and the call did not follow a `cudaStreamWaitEvent`, nor outlast
@@ -43,6 +45,54 @@ pub(crate) struct Facts {
     /// A kernel's blocks per SM at launch, in hundredths, where the profiler wrote it.
     pub(crate) blocks_per_sm: Option<u32>,
     pub(crate) kind: Option<GpuKind>,
+    /// The streams its stream waited for by `cudaStreamWaitEvent` since the op before it there
+    /// (None in the list: a wait whose record the trace lacks), where the trace records its
+    /// process's syncs; None where it does not.
+    pub(crate) recorded_waits: Option<Vec<Option<u64>>>,
+    /// Its stream's kind and priority, where the trace records them.
+    pub(crate) stream: Option<StreamInfo>,
+}
+
+/// By op of `file`, the event waits recorded on its stream since the op before it there (issued
+/// after that op's call began and before its own): the streams each waited for. Ops with none
+/// are left out.
+pub(super) fn recorded_waits(file: &TraceFile) -> HashMap<usize, Vec<Option<u64>>> {
+    // By (process, stream): each wait's call begin and the stream it waited for.
+    type Waits = Vec<(i64, Option<u64>)>;
+    let mut waits: HashMap<(i64, u64), Waits> = HashMap::new();
+    for s in &file.syncs {
+        if let (SyncKind::StreamWaitEvent, Some(stream)) = (s.kind, s.stream) {
+            let source = s.source.map(|e| e.stream);
+            (waits.entry((s.pid, stream)).or_default()).push((s.call.begin_ns, source));
+        }
+    }
+    if waits.is_empty() {
+        return HashMap::new();
+    }
+    // By (process, stream), the ops in order of their calls.
+    let mut lanes: HashMap<(i64, u64), Vec<(i64, usize)>> = HashMap::new();
+    for (o, op) in file.ops.iter().enumerate() {
+        if let Some(call) = &op.call {
+            (lanes.entry((op.pid, op.stream)).or_default()).push((call.begin_ns, o));
+        }
+    }
+    let mut found = HashMap::new();
+    for (key, lane) in lanes.iter_mut() {
+        let Some(list) = waits.get(key) else {
+            continue;
+        };
+        lane.sort_unstable();
+        let mut from = i64::MIN;
+        for &(begin, o) in lane.iter() {
+            let lo = list.partition_point(|w| w.0 <= from);
+            let hi = list.partition_point(|w| w.0 < begin);
+            if lo < hi {
+                found.insert(o, list[lo..hi].iter().map(|w| w.1).collect());
+            }
+            from = begin;
+        }
+    }
+    found
 }
 
 /// A host call on the trial's axis (ns from the trial's first instant; before it, negative).

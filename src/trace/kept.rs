@@ -31,6 +31,8 @@ pub(super) enum Record {
     },
     Call,
     Range,
+    /// A sync, an event record or a stream (`syncs.rs`): counted at the size of its joined form.
+    Sync,
 }
 
 impl Record {
@@ -39,6 +41,7 @@ impl Record {
             Record::Op { raw } => raw + std::mem::size_of::<GpuOp>(),
             Record::Call => std::mem::size_of::<RawCall>(),
             Record::Range => std::mem::size_of::<HostRange>(),
+            Record::Sync => std::mem::size_of::<super::syncs::SyncCall>(),
         };
         b as u64
     }

@@ -10,19 +10,17 @@
 //! read as f64 and rounded to ns they are exact to within 2 ns at today's magnitudes, far below
 //! the timer step the judging allows (`tolerance.rs`).
 
-use super::events::{Before, Call, DriverEnv, GpuKind, GpuOp, HostRange, RawCall, TraceFile};
-use super::kept::{Kept, Record};
-use super::names::{clip, clip_at, Names};
-use super::number::{shown_us, Num};
-use super::shapes::{DistributedInfo, Event, ENV_VALUE_CHARS};
+use super::collector::Collector;
+use super::events::{Before, Call, GpuOp, RawCall, TraceFile};
+use super::number::Num;
+use super::shapes::Event;
 use crate::border::bounded_json::Guarded;
-use crate::border::limits::{read_limit, MAX_STAMP_NS};
+use crate::border::limits::read_limit;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::sync::Arc;
 
 /// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
 /// profiled run is minutes; anything longer is a damaged number.
@@ -111,164 +109,69 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
     }
 }
 
-struct RawOp {
-    kind: GpuKind,
-    name: Arc<str>,
-    device: i64,
-    stream: i64,
-    start_ns: i64,
-    end_ns: i64,
-    correlation: Option<i64>,
-    process: Option<i64>,
-    bytes: Option<i64>,
-    blocks_per_sm: Option<f64>,
-}
-
-#[derive(Default)]
-struct Collector {
-    names: Names,
-    kept: Kept,
-    ops: Vec<RawOp>,
-    calls: Vec<RawCall>,
-    ranges: Vec<HostRange>,
-    events: u64,
-    sub_micro: bool,
-    saw_events: bool,
-    kineto: bool,
-    info: DistributedInfo,
-    env: HashMap<i64, DriverEnv>,
-}
-
 impl Collector {
-    fn intern(&mut self, name: &str) -> Result<Arc<str>, String> {
-        self.names
-            .intern(name)
-            .map_err(|e| format!("after {} events, {e}", self.events))
-    }
-
-    /// Takes one event; an error message for a damaged one.
-    fn take(&mut self, e: Event) -> Result<(), String> {
-        self.events += 1;
-        if e.ph.as_deref() == Some("M") && e.name.as_deref() == Some("process_env") {
-            let env = e.args.and_then(|a| a.env).unwrap_or_default();
-            let keep = |v: Option<String>| v.map(|v| clip_at(&v, ENV_VALUE_CHARS));
-            self.env.insert(
-                e.pid.0.unwrap_or(0),
-                DriverEnv {
-                    max_connections: keep(env.max_connections),
-                    module_loading: keep(env.module_loading),
-                    launch_blocking: keep(env.launch_blocking),
-                },
-            );
-            return Ok(());
-        }
-        if e.ph.as_deref() != Some("X") {
-            return Ok(());
-        }
-        let Some(cat) = e.cat.as_deref() else {
-            return Ok(());
-        };
-        let wanted = matches!(
-            cat,
-            "kernel"
-                | "gpu_memcpy"
-                | "gpu_memset"
-                | "cuda_runtime"
-                | "cuda_driver"
-                | "user_annotation"
-                | "cpu_op"
-        );
-        if !wanted {
-            return Ok(());
-        }
-        let name = e.name.unwrap_or_default();
-        let which = || format!("event {} ({cat} `{}`)", self.events, clip(&name));
-        let ts = e.ts.ok_or_else(|| format!("{} has no `ts`", which()))?;
-        let dur = e.dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
-        if !(dur.is_finite() && dur >= 0.0) {
-            return Err(format!(
-                "{} has a negative or invalid duration ({} µs): the trace is damaged",
-                which(),
-                shown_us(dur)
-            ));
-        }
-        if dur > MAX_DURATION_US {
-            return Err(format!(
-                "{} lasts {} µs, over a day: the trace is damaged",
-                which(),
-                shown_us(dur.round())
-            ));
-        }
-        let limit = MAX_STAMP_NS as f64;
-        let begin = ts * 1e3;
-        if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
-            return Err(format!(
-                "{} has an absurd timestamp ({} µs)",
-                which(),
-                shown_us(ts)
-            ));
-        }
-        if ts.fract() != 0.0 {
-            self.sub_micro = true;
-        }
-        let begin_ns = begin.round() as i64;
-        let end_ns = begin_ns + (dur * 1e3).round() as i64;
-        let args = e.args.unwrap_or_default();
-        let pid = e.pid.0.unwrap_or(0);
-        if let Some(kind) = GpuKind::of(cat, &name) {
-            let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
-                return Err(format!("{} names no device or stream", which()));
-            };
-            if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
-                return Err(format!(
-                    "{} has device {device} and stream {stream}",
-                    which()
-                ));
-            }
-            let raw = std::mem::size_of::<RawOp>();
-            self.kept.keep(Record::Op { raw }, self.events)?;
-            let name = self.intern(&name)?;
-            self.ops.push(RawOp {
-                kind,
-                name,
-                device,
-                stream,
-                start_ns: begin_ns,
-                end_ns,
-                correlation: args.correlation.0,
-                process: args.process.0,
-                bytes: args.bytes.0,
-                blocks_per_sm: args.blocks_per_sm.0,
-            });
-        } else if matches!(cat, "user_annotation" | "cpu_op") {
-            // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
-            // kernels it launched are those whose call it holds, on its thread (`in`).
-            self.kept.keep(Record::Range, self.events)?;
-            let name = self.intern(&name)?;
-            self.ranges.push(HostRange {
-                name,
-                pid,
-                tid: e.tid.0.unwrap_or(0),
-                begin_ns,
-                end_ns,
-            });
-        } else {
-            self.kept.keep(Record::Call, self.events)?;
-            let name = self.intern(&name)?;
-            self.calls.push(RawCall {
-                name,
-                pid,
-                tid: e.tid.0.unwrap_or(0),
-                begin_ns,
-                end_ns,
-                correlation: args.correlation.0,
-            });
-        }
-        Ok(())
-    }
-
     /// Links each GPU op to the call that issued it and checks that the file is a GPU trace.
     fn finish(mut self, path: String) -> Result<TraceFile, String> {
+        self.check(&path)?;
+        // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
+        self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
+        let device_syncs = super::events::device_syncs(&self.calls);
+        let joins = Correlations::of(&self.calls);
+        let mut sync_recorded = std::mem::take(&mut self.sync_pids);
+        let raw_syncs = std::mem::take(&mut self.syncs);
+        let profiler_syncs = sync_recorded.is_empty() && !raw_syncs.syncs.is_empty();
+        let calls = &self.calls;
+        let span = |pid, k| {
+            (joins.by_call.get(&(pid, k))).map(|&i| super::syncs::CallSpan {
+                tid: calls[i].tid,
+                begin_ns: calls[i].begin_ns,
+                end_ns: calls[i].end_ns,
+            })
+        };
+        let (syncs, streams) = super::syncs::join(raw_syncs, span, |k| joins.only(k));
+        if profiler_syncs {
+            sync_recorded.extend(syncs.iter().map(|s| s.pid));
+        }
+        let (mut ops, unjoined) = self.join_ops(&joins);
+        // An outer range before the ranges it holds, also where they begin at one instant (µs
+        // stamps) and the inner one was written first: pairing host functions counts outermost
+        // ranges.
+        self.ranges
+            .sort_by_key(|r| (r.begin_ns, std::cmp::Reverse(r.end_ns)));
+        let (runs, host_fn_note) = super::host_fns::runs(&self.calls, &self.ranges);
+        ops.extend(runs);
+        ops.sort_by_key(|o| (o.start_ns, o.end_ns));
+        let host_fn_pending = super::host_fns::pending(&ops);
+        let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
+        Ok(TraceFile {
+            path,
+            run: None,
+            rank: small(self.info.rank),
+            world: small(self.info.world_size),
+            ops,
+            ranges: self.ranges,
+            sub_micro: self.sub_micro,
+            host_fn_note,
+            host_fn_pending,
+            mangled: self.names.into_mangled(),
+            env: self.env,
+            device_syncs,
+            syncs,
+            sync_recorded,
+            streams,
+            join_note: (unjoined > 0).then(|| {
+                format!(
+                    "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \
+                     several processes and the trace does not say which process issued them \
+                     (record it again with this version of `stream-litmus trace`, which writes \
+                     each op's process)"
+                )
+            }),
+        })
+    }
+
+    /// That the file is a GPU trace of one day at most.
+    fn check(&self, path: &str) -> Result<(), String> {
         if !self.saw_events {
             return Err(format!(
                 "{path}: no `traceEvents`: not a Chrome trace (the PyTorch profiler writes one \
@@ -299,22 +202,83 @@ impl Collector {
                  with ProfilerActivity.CUDA?"
             ));
         }
-        // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
-        self.calls.sort_by_key(|c| (c.pid, c.tid, c.begin_ns));
-        let (after_wait, waited) = super::events::event_waits(&self.calls);
-        let before = super::events::previous_calls(&self.calls);
-        let device_syncs = super::events::device_syncs(&self.calls);
-        // The outermost call of each correlation of each process (a runtime call around its
-        // driver call). Correlation ids count from 1 in every process: an op is joined to a call
-        // of its own process, where the trace names it (`trace --` recordings); where it does not
-        // (a profiler's trace of one process), to the only process whose calls hold its
-        // correlation, and to none where several do.
-        let mut by_correlation: HashMap<(i64, i64), usize> = HashMap::new();
+        Ok(())
+    }
+
+    /// Each GPU op joined to the call that issued it (calls sorted by process, thread, begin),
+    /// and how many could not be, their correlation held by several processes.
+    fn join_ops(&mut self, joins: &Correlations) -> (Vec<GpuOp>, usize) {
+        let calls = &self.calls;
+        let (after_wait, waited) = super::events::event_waits(calls);
+        let before = super::events::previous_calls(calls);
+        let file_pid = calls.first().map(|c| c.pid).unwrap_or(0);
+        let mut unjoined = 0usize;
+        let call_of = |i: usize| {
+            let c = &calls[i];
+            Call {
+                name: c.name.clone(),
+                begin_ns: c.begin_ns,
+                end_ns: c.end_ns,
+                tid: c.tid,
+                after_wait: after_wait[i],
+                waited: waited[i],
+                before: before[i].map(|b| Before {
+                    name: calls[b].name.clone(),
+                    begin_ns: calls[b].begin_ns,
+                    end_ns: calls[b].end_ns,
+                }),
+            }
+        };
+        let ops = (std::mem::take(&mut self.ops).into_iter())
+            .map(|o| {
+                let process = o.process.or_else(|| {
+                    let k = o.correlation?;
+                    let only = joins.only(k);
+                    unjoined += usize::from(only.is_none() && joins.processes.contains_key(&k));
+                    only
+                });
+                let call = (o.correlation.zip(process))
+                    .and_then(|(k, p)| joins.by_call.get(&(p, k)))
+                    .map(|&i| call_of(i));
+                GpuOp {
+                    kind: o.kind,
+                    name: o.name,
+                    device: o.device as u32,
+                    stream: o.stream as u64,
+                    start_ns: o.start_ns,
+                    end_ns: o.end_ns,
+                    pid: process.unwrap_or(file_pid),
+                    call,
+                    bytes: o.bytes.and_then(|b| u64::try_from(b).ok()),
+                    blocks_per_sm: (o.blocks_per_sm)
+                        .filter(|b| (0.0..=1e7).contains(b))
+                        .map(|b| (b * 100.0).round() as u32),
+                }
+            })
+            .collect();
+        (ops, unjoined)
+    }
+}
+
+/// The outermost call of each correlation of each process (a runtime call around its driver
+/// call). Correlation ids count from 1 in every process: an op is joined to a call of its own
+/// process, where the trace names it (`trace --` recordings); where it does not (a profiler's
+/// trace of one process), to the only process whose calls hold its correlation, and to none
+/// where several do.
+struct Correlations {
+    by_call: HashMap<(i64, i64), usize>,
+    /// By correlation, the only process whose calls hold it (None: several do).
+    processes: HashMap<i64, Option<i64>>,
+}
+
+impl Correlations {
+    fn of(calls: &[RawCall]) -> Correlations {
+        let mut by_call: HashMap<(i64, i64), usize> = HashMap::new();
         let mut processes: HashMap<i64, Option<i64>> = HashMap::new();
-        for (i, c) in self.calls.iter().enumerate() {
+        for (i, c) in calls.iter().enumerate() {
             if let Some(k) = c.correlation {
-                let e = by_correlation.entry((c.pid, k)).or_insert(i);
-                if self.calls[*e].begin_ns > c.begin_ns {
+                let e = by_call.entry((c.pid, k)).or_insert(i);
+                if calls[*e].begin_ns > c.begin_ns {
                     *e = i;
                 }
                 processes
@@ -327,89 +291,11 @@ impl Collector {
                     .or_insert(Some(c.pid));
             }
         }
-        let file_pid = self.calls.first().map(|c| c.pid).unwrap_or(0);
-        let mut unjoined = 0usize;
-        let mut ops: Vec<GpuOp> = self
-            .ops
-            .into_iter()
-            .map(|o| {
-                let process = o.process.or_else(|| {
-                    let k = o.correlation?;
-                    let only = processes.get(&k).copied().flatten();
-                    unjoined += usize::from(only.is_none() && processes.contains_key(&k));
-                    only
-                });
-                let call = o
-                    .correlation
-                    .zip(process)
-                    .and_then(|key| by_correlation.get(&(key.1, key.0)))
-                    .map(|&i| {
-                        let c = &self.calls[i];
-                        (
-                            c.pid,
-                            Call {
-                                name: c.name.clone(),
-                                begin_ns: c.begin_ns,
-                                end_ns: c.end_ns,
-                                tid: c.tid,
-                                after_wait: after_wait[i],
-                                waited: waited[i],
-                                before: before[i].map(|b| Before {
-                                    name: self.calls[b].name.clone(),
-                                    begin_ns: self.calls[b].begin_ns,
-                                    end_ns: self.calls[b].end_ns,
-                                }),
-                            },
-                        )
-                    });
-                GpuOp {
-                    kind: o.kind,
-                    name: o.name,
-                    device: o.device as u32,
-                    stream: o.stream as u64,
-                    start_ns: o.start_ns,
-                    end_ns: o.end_ns,
-                    pid: process.unwrap_or(file_pid),
-                    call: call.map(|c| c.1),
-                    bytes: o.bytes.and_then(|b| u64::try_from(b).ok()),
-                    blocks_per_sm: (o.blocks_per_sm)
-                        .filter(|b| (0.0..=1e7).contains(b))
-                        .map(|b| (b * 100.0).round() as u32),
-                }
-            })
-            .collect();
-        // An outer range before the ranges it holds, also where they begin at one instant (µs
-        // stamps) and the inner one was written first: pairing host functions counts outermost
-        // ranges.
-        self.ranges
-            .sort_by_key(|r| (r.begin_ns, std::cmp::Reverse(r.end_ns)));
-        let (runs, host_fn_note) = super::host_fns::runs(&self.calls, &self.ranges);
-        ops.extend(runs);
-        ops.sort_by_key(|o| (o.start_ns, o.end_ns));
-        let host_fn_pending = super::host_fns::pending(&ops);
-        let small = |n: Num| n.0.and_then(|v| u32::try_from(v).ok());
-        Ok(TraceFile {
-            path,
-            run: None,
-            rank: small(self.info.rank),
-            world: small(self.info.world_size),
-            ops,
-            ranges: self.ranges,
-            sub_micro: self.sub_micro,
-            host_fn_note,
-            host_fn_pending,
-            mangled: self.names.into_mangled(),
-            env: self.env,
-            device_syncs,
-            join_note: (unjoined > 0).then(|| {
-                format!(
-                    "{unjoined} GPU ops have no call: their correlation ids occur in the calls of \
-                     several processes and the trace does not say which process issued them \
-                     (record it again with this version of `stream-litmus trace`, which writes \
-                     each op's process)"
-                )
-            }),
-        })
+        Correlations { by_call, processes }
+    }
+
+    fn only(&self, correlation: i64) -> Option<i64> {
+        self.processes.get(&correlation).copied().flatten()
     }
 }
 

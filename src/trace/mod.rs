@@ -14,11 +14,12 @@
 //!
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
 //! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `kept` (what
-//! a file may keep in memory), `names`, `host_fns`, `shapes` (events as serde reads them),
-//! `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
+//! a file may keep in memory), `names`, `host_fns`, `shapes` (events as serde reads them), `collector` (what each event keeps),
+//! `syncs` (event waits, syncs and streams as recorded), `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
 //! `recorded`.
 
 mod causes;
+mod collector;
 mod events;
 mod facts;
 mod glob;
@@ -29,6 +30,7 @@ mod names;
 mod number;
 mod recorded;
 mod shapes;
+mod syncs;
 mod tolerance;
 mod trials;
 
@@ -42,5 +44,6 @@ pub use kineto::{read, MAX_DURATION_US};
 pub use names::MAX_NAME_BYTES;
 pub(crate) use names::{clip, clip_at};
 pub use recorded::{join, Joined};
+pub use syncs::{CallSpan, EventSource, StreamInfo, StreamKind, SyncCall, SyncKind};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
 pub use trials::{short_name, Trace, Trial, TrialSpec, MAX_TRIAL_OPS};

@@ -24,6 +24,24 @@ pub(super) struct Args {
     /// The driver's environment of a process (`process_env`, written by `stream-litmus trace`).
     #[serde(default)]
     pub(super) env: Option<EnvArgs>,
+    /// Whether `stream-litmus trace` recorded a process's syncs, event records and streams
+    /// (`process_env`; where CUPTI gave them): a process without a sync then made none.
+    #[serde(default)]
+    pub(super) recorded_syncs: Option<bool>,
+    /// A sync's event (`cuda_sync`), or a record's (`cuda_event_record`).
+    #[serde(default, alias = "wait_on_cuda_event_id")]
+    pub(super) event: Num,
+    /// The profiler's join of an event wait to the stream and call of its record
+    /// (`trace/syncs.rs`).
+    #[serde(default)]
+    pub(super) wait_on_stream: Num,
+    #[serde(default)]
+    pub(super) wait_on_cuda_event_record_corr_id: Num,
+    /// A stream's priority and creation flag (`cuda_stream`, written by `stream-litmus trace`).
+    #[serde(default)]
+    pub(super) priority: Num,
+    #[serde(default)]
+    pub(super) flag: Option<String>,
 }
 
 /// The variables of [`DRIVER_ENV`](crate::border::allowed_env::DRIVER_ENV); others are not

@@ -15,7 +15,7 @@ use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
@@ -51,6 +51,9 @@ pub struct Trace {
     /// file, its stream's op before it by one pass (a scan back per op was quadratic in a
     /// trace of many streams).
     free: Vec<Vec<bool>>,
+    /// By file, the event waits recorded before each op on its stream
+    /// ([`recorded_waits`](super::facts::recorded_waits)).
+    waits: Vec<HashMap<usize, Vec<Option<u64>>>>,
 }
 
 impl Trace {
@@ -111,11 +114,13 @@ impl Trace {
         }
         let tolerances = TraceTolerances::measure(&files);
         let firsts = files.iter().map(TraceFile::first_launches).collect();
+        let waits = files.iter().map(super::facts::recorded_waits).collect();
         let free = files.iter().map(free).collect();
         Ok(Trace {
             files,
             tolerances,
             firsts,
+            waits,
             free,
         })
     }
@@ -348,6 +353,10 @@ impl Trace {
                     env: self.files[r.0].env.get(&self.op(r).pid).cloned(),
                     blocks_per_sm: self.op(r).blocks_per_sm,
                     kind: Some(self.op(r).kind),
+                    recorded_waits: self.recorded_waits(r),
+                    stream: (self.files[r.0].streams)
+                        .get(&(self.op(r).pid, self.op(r).stream))
+                        .copied(),
                 }
             })
             .collect();
@@ -361,6 +370,14 @@ impl Trace {
             runs: self.files.iter().map(|f| f.run.clone()).collect(),
             facts,
         }
+    }
+
+    /// The event waits recorded on op `r`'s stream since the op before it there, where the
+    /// trace records its process's syncs (or this op's waits).
+    fn recorded_waits(&self, r: (usize, usize)) -> Option<Vec<Option<u64>>> {
+        let found = self.waits[r.0].get(&r.1).cloned();
+        let all = self.files[r.0].sync_recorded.contains(&self.op(r).pid);
+        found.or_else(|| all.then(Vec::new))
     }
 
     /// "nvjet_sm90_tst_320x128…@s7 #12", with "r1 " before it in a trace of several ranks.

@@ -2,6 +2,7 @@
 //! everything needed to understand a failure.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod explained;
 pub mod hand_made;
 pub mod kineto;
 pub mod peak;

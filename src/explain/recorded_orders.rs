@@ -1,0 +1,293 @@
+//! The must-precede pairs of the orders a trace records with their arguments
+//! (`trace/syncs.rs`), checked against the spans like stream order (`model.rs`):
+//! - **event waits**: after `cudaStreamWaitEvent(s, e)`, the op issued next on `s` starts only
+//!   after the op issued on the event's stream before its `cudaEventRecord` has ended;
+//! - **event syncs**: `cudaEventSynchronize(e)` returns only once that op has ended;
+//! - **stream syncs**: `cudaStreamSynchronize(s)` returns only once the ops issued on `s` before
+//!   it have ended;
+//! - **the legacy default stream**: an op on it starts only after the ops issued before it on
+//!   every blocking stream of its process and device have ended, and those issued after it on
+//!   them start only after it has ended.
+//!
+//! "Issued before" is sure only for calls of one thread, or for a call that returned before the
+//! other began; pairs whose calls overlap on two threads are not checked. Ops outside the step
+//! are not looked at: an op of the step issued earlier on the same stream is ordered before it
+//! anyway, so every pair checked is one the model states. The tolerance is the timer's step for
+//! two spans, the clock error for a span against a call's return.
+
+use super::model::{RuleKind, Violation};
+use crate::program::OpId;
+use crate::trace::{CallSpan, GpuKind, StreamKind, SyncKind, Trace, TraceTolerances, Trial};
+use std::collections::HashMap;
+
+/// The most ops scanned past for the one issued right before or after a call: ops of other
+/// threads whose calls overlap it are passed over, and past this many the pair is left out
+/// (a hostile trace cannot make the scan quadratic).
+const SCAN: usize = 8;
+
+/// The most legacy-stream pairs checked in one step.
+const MAX_LEGACY_PAIRS: usize = 1_000_000;
+
+fn us(ns: i64) -> String {
+    format!("{:.2} µs", ns as f64 / 1e3)
+}
+
+/// A GPU lane of a step: (file, process, device, stream).
+type Lane = (usize, i64, u32, u64);
+
+/// The step's ops by lane, each with its call, in order of their calls' begin.
+fn lanes(trace: &Trace, trial: &Trial) -> HashMap<Lane, Vec<(CallSpan, OpId)>> {
+    let mut lanes: HashMap<Lane, Vec<(CallSpan, OpId)>> = HashMap::new();
+    for (i, &r) in trial.ops.iter().enumerate() {
+        let op = trace.op(r);
+        let (Some(call), Some(place)) = (&op.call, trial.place(OpId(i))) else {
+            continue;
+        };
+        if op.kind == GpuKind::HostFn {
+            continue;
+        }
+        let span = CallSpan {
+            tid: call.tid,
+            begin_ns: call.begin_ns,
+            end_ns: call.end_ns,
+        };
+        lanes.entry(place).or_default().push((span, OpId(i)));
+    }
+    for ops in lanes.values_mut() {
+        ops.sort_by_key(|(c, o)| (c.begin_ns, *o));
+    }
+    lanes
+}
+
+/// The last op of `lane` surely issued before `call`.
+fn last_before(lane: &[(CallSpan, OpId)], call: &CallSpan) -> Option<OpId> {
+    let at = lane.partition_point(|(c, _)| c.begin_ns < call.begin_ns);
+    (lane[..at].iter().rev().take(SCAN))
+        .find(|(c, _)| c.before(call))
+        .map(|&(_, o)| o)
+}
+
+/// The first op of `lane` surely issued after `call`.
+fn first_after(lane: &[(CallSpan, OpId)], call: &CallSpan) -> Option<OpId> {
+    let at = lane.partition_point(|(c, _)| c.begin_ns <= call.begin_ns);
+    (lane[at..].iter().take(SCAN))
+        .find(|(c, _)| call.before(c))
+        .map(|&(_, o)| o)
+}
+
+/// The lanes of `(file, pid)` on `stream`, any device.
+fn lanes_of(
+    lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
+    file: usize,
+    pid: i64,
+    stream: u64,
+) -> impl Iterator<Item = &Vec<(CallSpan, OpId)>> {
+    (lanes.iter())
+        .filter(move |(k, _)| (k.0, k.1, k.3) == (file, pid, stream))
+        .map(|(_, v)| v)
+}
+
+/// The pairs checked in one step, and those broken; a note where a bound left pairs out.
+pub(super) fn check(
+    trace: &Trace,
+    trial: &Trial,
+    tol: &TraceTolerances,
+) -> (usize, Vec<Violation>, Option<String>) {
+    let lanes = lanes(trace, trial);
+    let mut found = Found {
+        trial,
+        step: tol.tolerances.timer_step_ns as i64,
+        err: tol.clock_error_ns as i64,
+        pairs: 0,
+        broken: Vec::new(),
+    };
+    // A sync begun before the step's first call, or after its last call and the end of its
+    // last op, orders none of its ops (or holds trivially).
+    let begins = (lanes.values()).flat_map(|l| l.iter().map(|(c, _)| c.begin_ns));
+    let ends = (trial.timeline.spans.iter()).map(|s| s.end() as i64 + trial.origin_ns);
+    let (Some(lo), Some(hi)) = (begins.clone().min(), begins.chain(ends).max()) else {
+        return (0, Vec::new(), None);
+    };
+    for f in 0..trace.files.len() {
+        let syncs = &trace.files[f].syncs;
+        let from = syncs.partition_point(|s| s.call.begin_ns < lo);
+        for s in syncs[from..].iter().take_while(|s| s.call.begin_ns <= hi) {
+            found.sync(&lanes, f, s);
+        }
+    }
+    let note = found.legacy(trace, &lanes);
+    (found.pairs, found.broken, note)
+}
+
+struct Found<'a> {
+    trial: &'a Trial,
+    step: i64,
+    err: i64,
+    pairs: usize,
+    broken: Vec<Violation>,
+}
+
+impl Found<'_> {
+    fn end(&self, o: OpId) -> Option<i64> {
+        self.trial.timeline.span(o).map(|s| s.end() as i64)
+    }
+    fn start(&self, o: OpId) -> Option<i64> {
+        self.trial.timeline.span(o).map(|s| s.start() as i64)
+    }
+
+    /// `first` must end before `then` starts (within the timer's step).
+    fn precede(&mut self, rule: RuleKind, first: OpId, then: OpId, why: &str) {
+        let (Some(end), Some(start)) = (self.end(first), self.start(then)) else {
+            return;
+        };
+        self.pairs += 1;
+        let early = end - start;
+        if early > self.step {
+            let t = self.trial;
+            self.broken.push(Violation {
+                rule,
+                first,
+                then: Some(then),
+                by_ns: early - self.step,
+                text: format!(
+                    "{} started at {}, {} before {} ended at {}, though {why} (beyond the timer \
+                     step of {} ns)",
+                    t.label(then),
+                    us(start),
+                    us(early),
+                    t.label(first),
+                    us(end),
+                    self.step
+                ),
+            });
+        }
+    }
+
+    /// `first` must end before a host call returned at `returned_ns` (absolute).
+    fn before_return(&mut self, rule: RuleKind, first: OpId, returned_ns: i64, what: &str) {
+        let Some(end) = self.end(first) else {
+            return;
+        };
+        self.pairs += 1;
+        let returned = returned_ns - self.trial.origin_ns;
+        if end > returned + self.err {
+            self.broken.push(Violation {
+                rule,
+                first,
+                then: None,
+                by_ns: end - returned - self.err,
+                text: format!(
+                    "{} ended at {}, {} after the {what} issued after it returned at {} (beyond \
+                     the clock error of {})",
+                    self.trial.label(first),
+                    us(end),
+                    us(end - returned),
+                    us(returned),
+                    us(self.err)
+                ),
+            });
+        }
+    }
+
+    /// The pairs of one recorded sync of file `f`.
+    fn sync(
+        &mut self,
+        lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
+        f: usize,
+        s: &crate::trace::SyncCall,
+    ) {
+        // The op the event's record captured: the last issued on its stream before the record.
+        let recorded = |lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>| {
+            let source = s.source?;
+            let record = source.record?;
+            let ops: Vec<OpId> = lanes_of(lanes, f, s.pid, source.stream)
+                .filter_map(|l| last_before(l, &record))
+                .collect();
+            Some((source.stream, ops))
+        };
+        match (s.kind, s.stream) {
+            (SyncKind::StreamWaitEvent, Some(waiting)) => {
+                let Some((from, producers)) = recorded(lanes) else {
+                    return;
+                };
+                let consumers: Vec<OpId> = lanes_of(lanes, f, s.pid, waiting)
+                    .filter_map(|l| first_after(l, &s.call))
+                    .collect();
+                let why = format!(
+                    "stream {waiting} waits (cudaStreamWaitEvent, recorded) for an event \
+                     recorded on stream {from} after it"
+                );
+                for &p in &producers {
+                    for &c in &consumers {
+                        self.precede(RuleKind::EventWait, p, c, &why);
+                    }
+                }
+            }
+            (SyncKind::EventSync, _) => {
+                let Some((_, producers)) = recorded(lanes) else {
+                    return;
+                };
+                for p in producers {
+                    self.before_return(
+                        RuleKind::HostSync,
+                        p,
+                        s.call.end_ns,
+                        "cudaEventSynchronize",
+                    );
+                }
+            }
+            (SyncKind::StreamSync, Some(stream)) => {
+                let last: Vec<OpId> = lanes_of(lanes, f, s.pid, stream)
+                    .filter_map(|l| last_before(l, &s.call))
+                    .collect();
+                for p in last {
+                    let what = format!("cudaStreamSynchronize of stream {stream}");
+                    self.before_return(RuleKind::HostSync, p, s.call.end_ns, &what);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The legacy default stream's pairs with every blocking stream of its process and device,
+    /// where the trace records both kinds; a note where the bound left pairs out.
+    fn legacy(
+        &mut self,
+        trace: &Trace,
+        lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
+    ) -> Option<String> {
+        let kind = |l: &Lane| (trace.files[l.0].streams.get(&(l.1, l.3))).and_then(|s| s.kind);
+        let legacy = lanes
+            .keys()
+            .filter(|l| kind(l) == Some(StreamKind::LegacyDefault));
+        let mut checked = 0usize;
+        for l in legacy {
+            let blocking = (lanes.keys())
+                .filter(|b| (b.0, b.1, b.2) == (l.0, l.1, l.2))
+                .filter(|b| kind(b) == Some(StreamKind::Blocking));
+            for b in blocking {
+                for (call, op) in &lanes[l] {
+                    if checked >= MAX_LEGACY_PAIRS {
+                        return Some(format!(
+                            "a step's legacy default stream pairs past {MAX_LEGACY_PAIRS} were \
+                             not checked"
+                        ));
+                    }
+                    checked += 2;
+                    let why = format!(
+                        "the legacy default stream (stream {}) and blocking stream {} wait for \
+                         each other's work (recorded)",
+                        l.3, b.3
+                    );
+                    if let Some(p) = last_before(&lanes[b], call) {
+                        self.precede(RuleKind::LegacyStream, p, *op, &why);
+                    }
+                    if let Some(n) = first_after(&lanes[b], call) {
+                        self.precede(RuleKind::LegacyStream, *op, n, &why);
+                    }
+                }
+            }
+        }
+        None
+    }
+}

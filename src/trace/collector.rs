@@ -1,0 +1,265 @@
+//! Taking a profiler trace's events one at a time as serde hands them over: what each kind of
+//! event keeps (GPU ops, CUDA calls, annotated ranges, syncs, a process's recorded environment,
+//! its event records and streams), every record counted against what a file may keep
+//! (`kept.rs`), every timestamp and duration checked. `kineto.rs` joins what was kept into a
+//! [`TraceFile`](super::events::TraceFile).
+
+use super::events::{DriverEnv, GpuKind, HostRange, RawCall};
+use super::kept::{Kept, Record};
+use super::kineto::MAX_DURATION_US;
+use super::names::{clip, clip_at, Names};
+use super::number::shown_us;
+use super::shapes::{Args, DistributedInfo, Event, ENV_VALUE_CHARS};
+use super::syncs::{RawRecord, RawSync, StreamInfo, StreamKind, SyncKind, SyncRecords};
+use crate::border::limits::MAX_STAMP_NS;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A GPU op as read, before it is joined to its call.
+pub(super) struct RawOp {
+    pub(super) kind: GpuKind,
+    pub(super) name: Arc<str>,
+    pub(super) device: i64,
+    pub(super) stream: i64,
+    pub(super) start_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) correlation: Option<i64>,
+    pub(super) process: Option<i64>,
+    pub(super) bytes: Option<i64>,
+    pub(super) blocks_per_sm: Option<f64>,
+}
+
+/// What has been kept of a file so far.
+#[derive(Default)]
+pub(super) struct Collector {
+    pub(super) names: Names,
+    pub(super) kept: Kept,
+    pub(super) ops: Vec<RawOp>,
+    pub(super) calls: Vec<RawCall>,
+    pub(super) ranges: Vec<HostRange>,
+    pub(super) events: u64,
+    pub(super) sub_micro: bool,
+    pub(super) saw_events: bool,
+    pub(super) kineto: bool,
+    pub(super) info: DistributedInfo,
+    pub(super) env: HashMap<i64, DriverEnv>,
+    pub(super) syncs: SyncRecords,
+    /// The processes whose syncs were recorded (`stream-litmus trace` says so per process).
+    pub(super) sync_pids: HashSet<i64>,
+}
+
+impl Collector {
+    fn intern(&mut self, name: &str) -> Result<Arc<str>, String> {
+        self.names
+            .intern(name)
+            .map_err(|e| format!("after {} events, {e}", self.events))
+    }
+
+    /// Takes one event; an error message for a damaged one.
+    pub(super) fn take(&mut self, e: Event) -> Result<(), String> {
+        self.events += 1;
+        if e.ph.as_deref() == Some("M") {
+            return self.take_metadata(e);
+        }
+        if e.ph.as_deref() != Some("X") {
+            return Ok(());
+        }
+        let Some(cat) = e.cat.as_deref() else {
+            return Ok(());
+        };
+        let wanted = matches!(
+            cat,
+            "kernel"
+                | "gpu_memcpy"
+                | "gpu_memset"
+                | "cuda_runtime"
+                | "cuda_driver"
+                | "user_annotation"
+                | "cpu_op"
+                | "cuda_sync"
+        );
+        if !wanted {
+            return Ok(());
+        }
+        let name = e.name.unwrap_or_default();
+        let events = self.events;
+        let which = || format!("event {events} ({cat} `{}`)", clip(&name));
+        let (begin_ns, end_ns) = self.span(e.ts, e.dur, &which)?;
+        let args = e.args.unwrap_or_default();
+        let pid = e.pid.0.unwrap_or(0);
+        if cat == "cuda_sync" {
+            return self.take_sync(&name, args, begin_ns, end_ns);
+        }
+        if let Some(kind) = GpuKind::of(cat, &name) {
+            let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
+                return Err(format!("{} names no device or stream", which()));
+            };
+            if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
+                return Err(format!(
+                    "{} has device {device} and stream {stream}",
+                    which()
+                ));
+            }
+            let raw = std::mem::size_of::<RawOp>();
+            self.kept.keep(Record::Op { raw }, self.events)?;
+            let name = self.intern(&name)?;
+            self.ops.push(RawOp {
+                kind,
+                name,
+                device,
+                stream,
+                start_ns: begin_ns,
+                end_ns,
+                correlation: args.correlation.0,
+                process: args.process.0,
+                bytes: args.bytes.0,
+                blocks_per_sm: args.blocks_per_sm.0,
+            });
+        } else if matches!(cat, "user_annotation" | "cpu_op") {
+            // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
+            // kernels it launched are those whose call it holds, on its thread (`in`).
+            self.kept.keep(Record::Range, self.events)?;
+            let name = self.intern(&name)?;
+            self.ranges.push(HostRange {
+                name,
+                pid,
+                tid: e.tid.0.unwrap_or(0),
+                begin_ns,
+                end_ns,
+            });
+        } else {
+            self.kept.keep(Record::Call, self.events)?;
+            let name = self.intern(&name)?;
+            self.calls.push(RawCall {
+                name,
+                pid,
+                tid: e.tid.0.unwrap_or(0),
+                begin_ns,
+                end_ns,
+                correlation: args.correlation.0,
+            });
+        }
+        Ok(())
+    }
+
+    /// An event's span in ns from its `ts` and `dur` in µs, checked.
+    fn span(
+        &mut self,
+        ts: Option<f64>,
+        dur: Option<f64>,
+        which: &dyn Fn() -> String,
+    ) -> Result<(i64, i64), String> {
+        let ts = ts.ok_or_else(|| format!("{} has no `ts`", which()))?;
+        let dur = dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
+        if !(dur.is_finite() && dur >= 0.0) {
+            return Err(format!(
+                "{} has a negative or invalid duration ({} µs): the trace is damaged",
+                which(),
+                shown_us(dur)
+            ));
+        }
+        if dur > MAX_DURATION_US {
+            return Err(format!(
+                "{} lasts {} µs, over a day: the trace is damaged",
+                which(),
+                shown_us(dur.round())
+            ));
+        }
+        let limit = MAX_STAMP_NS as f64;
+        let begin = ts * 1e3;
+        if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
+            return Err(format!(
+                "{} has an absurd timestamp ({} µs)",
+                which(),
+                shown_us(ts)
+            ));
+        }
+        if ts.fract() != 0.0 {
+            self.sub_micro = true;
+        }
+        let begin_ns = begin.round() as i64;
+        Ok((begin_ns, begin_ns + (dur * 1e3).round() as i64))
+    }
+
+    /// A metadata event: a process's recorded environment (`process_env`), an event record
+    /// (`cuda_event_record`) or a stream (`cuda_stream`), as `stream-litmus trace` writes them.
+    fn take_metadata(&mut self, e: Event) -> Result<(), String> {
+        let pid = e.pid.0.unwrap_or(0);
+        let args = e.args.unwrap_or_default();
+        let process = args.process.0.unwrap_or(pid);
+        match e.name.as_deref() {
+            Some("process_env") => {}
+            Some("process_records") => {
+                if args.recorded_syncs == Some(true) {
+                    self.sync_pids.insert(process);
+                }
+                return Ok(());
+            }
+            Some("cuda_event_record") => {
+                let (Some(stream), Some(event), Some(correlation)) =
+                    (args.stream.0, args.event.0, args.correlation.0)
+                else {
+                    return Ok(());
+                };
+                self.kept.keep(Record::Sync, self.events)?;
+                self.syncs.records.push(RawRecord {
+                    pid: process,
+                    stream,
+                    event,
+                    correlation,
+                });
+                return Ok(());
+            }
+            Some("cuda_stream") => {
+                let Some(stream) = args.stream.0.and_then(|s| u64::try_from(s).ok()) else {
+                    return Ok(());
+                };
+                self.kept.keep(Record::Sync, self.events)?;
+                let info = StreamInfo {
+                    kind: args.flag.as_deref().and_then(StreamKind::of),
+                    priority: args.priority.0.and_then(|p| i32::try_from(p).ok()),
+                };
+                self.syncs.streams.insert((process, stream), info);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        }
+        let env = args.env.unwrap_or_default();
+        let keep = |v: Option<String>| v.map(|v| clip_at(&v, ENV_VALUE_CHARS));
+        self.env.insert(
+            pid,
+            DriverEnv {
+                max_connections: keep(env.max_connections),
+                module_loading: keep(env.module_loading),
+                launch_blocking: keep(env.launch_blocking),
+            },
+        );
+        Ok(())
+    }
+
+    /// A sync (`cuda_sync`): its kind by name, its stream, event and the profiler's join.
+    fn take_sync(
+        &mut self,
+        name: &str,
+        args: Args,
+        begin_ns: i64,
+        end_ns: i64,
+    ) -> Result<(), String> {
+        let Some(kind) = SyncKind::of(name) else {
+            return Ok(());
+        };
+        self.kept.keep(Record::Sync, self.events)?;
+        self.syncs.syncs.push(RawSync {
+            kind,
+            pid: args.process.0,
+            stream: args.stream.0,
+            begin_ns,
+            end_ns,
+            correlation: args.correlation.0,
+            event: args.event.0,
+            wait_on_stream: args.wait_on_stream.0,
+            record_correlation: args.wait_on_cuda_event_record_corr_id.0,
+        });
+        Ok(())
+    }
+}

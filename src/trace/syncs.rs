@@ -1,0 +1,225 @@
+//! The program's own orders a trace records beside its ops: event waits and host syncs with the
+//! stream and event they name, and each stream's kind and priority.
+//!
+//! CUPTI's activity API records them (`gpu/inject.rs` writes them for `stream-litmus trace`):
+//! a **synchronization** record per `cudaStreamWaitEvent`, `cudaEventSynchronize`,
+//! `cudaStreamSynchronize` and context sync, with its stream and event; a **CUDA event** record
+//! per `cudaEventRecord`, with its stream and event; a **stream** record per stream created, with
+//! its flags and priority. The PyTorch profiler writes the first kind as `cuda_sync` events where
+//! it was asked to (`experimental_config=_ExperimentalConfig(enable_cuda_sync_events=True)`),
+//! with the recording stream and the record's correlation already joined (`wait_on_stream`,
+//! `wait_on_cuda_event_record_corr_id`); some builds leave those out (`-1`).
+//!
+//! A wait is joined here to the record it waits for: the last record of its event, in its
+//! process, whose call came before the wait's (correlation ids count up within a process, and a
+//! wait waits for the most recent record), and to the host calls of both, so that the model can
+//! say which ops the wait orders (`explain/model.rs`). What is missing stays unknown: a wait whose
+//! record the trace lacks has no source, a stream without a record has no kind.
+
+use std::collections::HashMap;
+
+/// How a stream was created, as CUPTI's stream record says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StreamKind {
+    /// The legacy default stream (`0`, `cudaStreamLegacy`): it waits for the work of every
+    /// blocking stream of its context, and they wait for it.
+    LegacyDefault,
+    /// Created with `cudaStreamDefault`: it synchronizes with the legacy default stream.
+    Blocking,
+    /// Created with `cudaStreamNonBlocking`: independent of the legacy default stream.
+    NonBlocking,
+}
+
+impl StreamKind {
+    /// From the flag word the trace writes.
+    pub(super) fn of(word: &str) -> Option<StreamKind> {
+        match word {
+            "legacy_default" => Some(StreamKind::LegacyDefault),
+            "blocking" => Some(StreamKind::Blocking),
+            "non_blocking" => Some(StreamKind::NonBlocking),
+            _ => None,
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            StreamKind::LegacyDefault => "the legacy default stream",
+            StreamKind::Blocking => "blocking",
+            StreamKind::NonBlocking => "non-blocking",
+        }
+    }
+}
+
+/// A stream as the trace describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// None where the record's flag is unknown.
+    pub kind: Option<StreamKind>,
+    /// The priority it was created with (lower numbers run first); the default is 0.
+    pub priority: Option<i32>,
+}
+
+/// What a recorded sync waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SyncKind {
+    /// `cudaStreamWaitEvent`: the stream's later work waits for the event's record.
+    StreamWaitEvent,
+    /// `cudaEventSynchronize`: the host waits for the event's record.
+    EventSync,
+    /// `cudaStreamSynchronize`: the host waits for the stream's work.
+    StreamSync,
+    /// `cudaDeviceSynchronize`, `cuCtxSynchronize`: the host waits for all work of the context.
+    ContextSync,
+}
+
+impl SyncKind {
+    /// From the name CUPTI's record and the profiler give it.
+    pub(super) fn of(name: &str) -> Option<SyncKind> {
+        match name {
+            "Stream Wait Event" => Some(SyncKind::StreamWaitEvent),
+            "Event Sync" => Some(SyncKind::EventSync),
+            "Stream Sync" => Some(SyncKind::StreamSync),
+            "Context Sync" => Some(SyncKind::ContextSync),
+            _ => None,
+        }
+    }
+
+    pub fn call(self) -> &'static str {
+        match self {
+            SyncKind::StreamWaitEvent => "cudaStreamWaitEvent",
+            SyncKind::EventSync => "cudaEventSynchronize",
+            SyncKind::StreamSync => "cudaStreamSynchronize",
+            SyncKind::ContextSync => "cudaDeviceSynchronize",
+        }
+    }
+}
+
+/// A host call's place on its thread: what "issued before" compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallSpan {
+    pub tid: i64,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+}
+
+impl CallSpan {
+    /// Whether this call was surely made before `other`: earlier on the same thread, or returned
+    /// before the other began (calls of two threads that overlap are not ordered).
+    pub fn before(&self, other: &CallSpan) -> bool {
+        match self.tid == other.tid {
+            true => self.begin_ns < other.begin_ns,
+            false => self.end_ns <= other.begin_ns,
+        }
+    }
+}
+
+/// The event record a wait or an event sync waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventSource {
+    /// The stream the event was recorded on.
+    pub stream: u64,
+    /// The `cudaEventRecord` call, where the trace holds it: the work of `stream` issued before
+    /// it is what the wait waits for.
+    pub record: Option<CallSpan>,
+}
+
+/// One recorded sync, joined to its calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncCall {
+    pub kind: SyncKind,
+    pub pid: i64,
+    /// The stream that waits (`cudaStreamWaitEvent`) or is waited for (`cudaStreamSynchronize`).
+    pub stream: Option<u64>,
+    /// The call, on the host clock (its thread where the trace joins it to its call; else the
+    /// record's span with no thread).
+    pub call: CallSpan,
+    /// For an event wait or event sync: the record it waits for, where the trace tells.
+    pub source: Option<EventSource>,
+}
+
+/// A sync as read, before it is joined.
+pub(super) struct RawSync {
+    pub(super) kind: SyncKind,
+    pub(super) pid: Option<i64>,
+    pub(super) stream: Option<i64>,
+    pub(super) begin_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) correlation: Option<i64>,
+    pub(super) event: Option<i64>,
+    /// The profiler's join, where it made one.
+    pub(super) wait_on_stream: Option<i64>,
+    pub(super) record_correlation: Option<i64>,
+}
+
+/// A `cudaEventRecord` as read: its process, stream, event and call's correlation.
+pub(super) struct RawRecord {
+    pub(super) pid: i64,
+    pub(super) stream: i64,
+    pub(super) event: i64,
+    pub(super) correlation: i64,
+}
+
+/// What the reader gathers of syncs, records and streams.
+#[derive(Default)]
+pub(super) struct SyncRecords {
+    pub(super) syncs: Vec<RawSync>,
+    pub(super) records: Vec<RawRecord>,
+    pub(super) streams: HashMap<(i64, u64), StreamInfo>,
+}
+
+/// Joins each sync to its call and each wait to the record it waits for. `span` gives the
+/// outermost call of a (process, correlation); `process_of` the only process whose calls hold a
+/// correlation (a profiler's trace names no process on its syncs).
+pub(super) fn join(
+    raw: SyncRecords,
+    span: impl Fn(i64, i64) -> Option<CallSpan>,
+    process_of: impl Fn(i64) -> Option<i64>,
+) -> (Vec<SyncCall>, HashMap<(i64, u64), StreamInfo>) {
+    // Each event's records by process, in correlation order.
+    let mut records: HashMap<(i64, i64), Vec<(i64, i64)>> = HashMap::new();
+    for r in &raw.records {
+        (records.entry((r.pid, r.event)).or_default()).push((r.correlation, r.stream));
+    }
+    for list in records.values_mut() {
+        list.sort_unstable();
+    }
+    let mut syncs: Vec<SyncCall> = (raw.syncs.into_iter())
+        .filter_map(|s| {
+            let pid = s.pid.or_else(|| s.correlation.and_then(&process_of))?;
+            let stream = s.stream.and_then(|v| u64::try_from(v).ok());
+            let call = (s.correlation.and_then(|c| span(pid, c))).unwrap_or(CallSpan {
+                tid: i64::MIN,
+                begin_ns: s.begin_ns,
+                end_ns: s.end_ns,
+            });
+            let waits = matches!(s.kind, SyncKind::StreamWaitEvent | SyncKind::EventSync);
+            let source = match (s.wait_on_stream, s.record_correlation) {
+                _ if !waits => None,
+                // The profiler's own join.
+                (Some(w), Some(r)) if w >= 0 && r >= 0 => Some(EventSource {
+                    stream: w as u64,
+                    record: span(pid, r),
+                }),
+                // The last record of its event before the wait.
+                _ => s.event.zip(s.correlation).and_then(|(e, c)| {
+                    let list = records.get(&(pid, e))?;
+                    let at = list.partition_point(|&(rc, _)| rc < c);
+                    let (rc, stream) = *list.get(at.checked_sub(1)?)?;
+                    Some(EventSource {
+                        stream: u64::try_from(stream).ok()?,
+                        record: span(pid, rc),
+                    })
+                }),
+            };
+            Some(SyncCall {
+                kind: s.kind,
+                pid,
+                stream,
+                call,
+                source,
+            })
+        })
+        .collect();
+    syncs.sort_by_key(|s| (s.call.begin_ns, s.pid));
+    (syncs, raw.streams)
+}
