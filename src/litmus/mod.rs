@@ -88,8 +88,17 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
 /// errors. Every claim of the file must be one.
 pub fn parse_traced(path: &str, text: &str) -> Result<Vec<TraceClaim>, LitmusError> {
     let (text, lines) = lines(path, text)?;
+    traced_claims(path, text, &lines)
+}
+
+/// The claims on traces of statements read from `text` (as [`parse_traced`] reads them).
+fn traced_claims(
+    path: &str,
+    text: &str,
+    lines: &[syntax::Line],
+) -> Result<Vec<TraceClaim>, LitmusError> {
     let cx = error::Cx { path, text };
-    let blocks = blocks(&lines);
+    let blocks = blocks(lines);
     if let Some(block) = blocks.iter().find(|b| !traced::is_traced(b)) {
         let span = block.first().map_or(0..0, |l| l.span.clone());
         return Err(cx.help(
@@ -127,14 +136,17 @@ pub fn load_traced(path: &Path) -> Result<Vec<TraceClaim>, LitmusError> {
     parse_traced(&shown, &text)
 }
 
-/// Whether the file at `path` holds claims on traces (some claim has `select`, `trial` or
-/// `trace` lines), whether or not they are right: a claim on a trace with a mistake is told
-/// its mistake, not that it is a claim on a trace.
-pub fn speaks_of_traces(path: &Path) -> bool {
-    let Ok((shown, text)) = read_text(path) else {
-        return false;
-    };
-    lines(&shown, &text).is_ok_and(|(_, lines)| blocks(&lines).iter().any(|b| traced::is_traced(b)))
+/// The file at `path` read and parsed once: `None` when it holds no claim on a trace (no claim
+/// has `select`, `trial` or `trace` lines, or it cannot be read or its lines do not parse),
+/// else what [`load_traced`] returns; a claim on a trace with a mistake is told its mistake,
+/// not that it is a claim on a trace.
+pub fn load_if_traced(path: &Path) -> Option<Result<Vec<TraceClaim>, LitmusError>> {
+    let (shown, text) = read_text(path).ok()?;
+    let (text, lines) = lines(&shown, &text).ok()?;
+    if !blocks(&lines).iter().any(|b| traced::is_traced(b)) {
+        return None;
+    }
+    Some(traced_claims(&shown, text, &lines))
 }
 
 /// The text without a byte-order mark, and its statements; the error for a binary file or the
