@@ -291,15 +291,7 @@ impl Lab {
             seen = after;
             since = turn::granted();
             drop(turn);
-            let judging = Instant::now();
-            let record = match result {
-                Ok(mut trials) => {
-                    trials.sharing = sharing;
-                    ClaimRecord::judged(claim.clone(), trials)
-                }
-                Err(e) => ClaimRecord::failed(claim.clone(), e),
-            };
-            self.spend(|s| &mut s.judging, judging);
+            let record = self.record(claim, result, sharing);
             match second_look::wants_second_look(&record) {
                 true => later.push((i, record)),
                 false => finish(i, record),
@@ -334,19 +326,30 @@ impl Lab {
             since = turn::granted();
             drop(turn);
             for (&i, result) in members.iter().zip(results) {
-                let judging = Instant::now();
-                let record = match result {
-                    Ok(mut trials) => {
-                        trials.sharing = sharing.clone();
-                        ClaimRecord::judged(claims[i].clone(), trials)
-                    }
-                    Err(e) => ClaimRecord::failed(claims[i].clone(), e),
-                };
-                self.spend(|s| &mut s.judging, judging);
-                finish(i, record);
+                finish(i, self.record(&claims[i], result, sharing.clone()));
             }
         }
         self.second_looks(claims, later, (seen, since), &mut carry, finish)
+    }
+
+    /// The record of `claim` from its trials, which ran with the GPU shared as `sharing` says;
+    /// the time it takes goes to judging.
+    fn record(
+        &self,
+        claim: &Claim,
+        result: Result<Trials, Error>,
+        sharing: Option<Sharing>,
+    ) -> ClaimRecord {
+        let judging = Instant::now();
+        let record = match result {
+            Ok(mut trials) => {
+                trials.sharing = sharing;
+                ClaimRecord::judged(claim.clone(), trials)
+            }
+            Err(e) => ClaimRecord::failed(claim.clone(), e),
+        };
+        self.spend(|s| &mut s.judging, judging);
+        record
     }
 
     /// Takes the process's turn for a claim, with NVML's look before it: `seen`, taken when the

@@ -54,8 +54,9 @@ impl Draft {
         ))
     }
 
-    /// The op an op line writes. A table: one arm per kind of op, each looking its names up in
-    /// the order they are written, so that the first error is the first word at fault.
+    /// The op an op line writes. A table, kept whole on purpose: one arm per kind of op, each
+    /// looking its names up in the order they are written, so that the first error is the first
+    /// word at fault.
     pub(super) fn op_kind(&self, cx: Cx<'_>, op: &OpSyntax) -> R<OpKind> {
         Ok(match op {
             OpSyntax::Spin {
