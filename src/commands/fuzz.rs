@@ -53,10 +53,13 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
         }
     };
     let report = stream_litmus::fuzz::fuzz(&config, &mut exec, &mut progress);
-    out!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
+    out!(
+        "{}",
+        stream_litmus::report::fuzz_report::fuzz_report(&report)
+    );
     outln!(
         "exec   {}",
-        stream_litmus::report::timing::executor_line(&spent)
+        stream_litmus::report::timing_text::executor_line(&spent)
     );
     if let Some(path) = &args.json {
         write_json(path, &report)?;

@@ -5,7 +5,7 @@
 //! They sit on top of the library and use only its public API.
 
 pub mod arguments;
-mod check;
+mod check_claims;
 mod cli_error;
 mod explain;
 mod fuzz;
@@ -15,14 +15,14 @@ mod predict;
 mod progress;
 mod replay;
 mod reports;
-mod run;
+mod run_catalogue;
 mod show;
 mod sweep;
-mod timing;
+mod timing_lines;
 mod trace;
 mod traced;
 
-pub use check::check;
+pub use check_claims::check;
 pub use explain::explain;
 pub use fuzz::fuzz;
 pub use gpu::open_gpu;
@@ -31,7 +31,7 @@ pub use predict::predict;
 pub use progress::Progress;
 pub use replay::{compare, judge, render};
 pub use reports::write_reports;
-pub use run::run;
+pub use run_catalogue::run;
 pub use show::show;
 pub use sweep::sweep;
 pub use trace::trace;

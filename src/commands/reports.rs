@@ -10,7 +10,7 @@ use stream_litmus::RunRecord;
 pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), CliError> {
     let started = Instant::now();
     let html = stream_litmus::report::html::html_report(run);
-    let trace = serde_json::to_string(&stream_litmus::report::trace::chrome_trace(run))
+    let trace = serde_json::to_string(&stream_litmus::report::chrome_trace::chrome_trace(run))
         .map_err(|e| CliError::usage(format!("the trace could not be serialized: {e}")))?;
     let took = started.elapsed();
     let files = [

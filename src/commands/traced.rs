@@ -88,11 +88,11 @@ pub fn check_traced(
             }
         };
         if fresh {
-            describe(&key, trace);
+            describe(&key, trace)?;
         }
         match judge(claim, trace) {
             Ok(j) => {
-                match verdict_line(claim, &j) {
+                match verdict_line(claim, &j)? {
                     true => tally.expected += 1,
                     false => tally.not += 1,
                 }
@@ -195,7 +195,7 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
 }
 
 /// The lines that say what a trace holds, printed the first time a claim is judged on it.
-fn describe(key: &Key, trace: &Trace) {
+fn describe(key: &Key, trace: &Trace) -> Result<(), CliError> {
     let paths = &key.0;
     let all = trace.files.iter().flat_map(|f| &f.ops);
     let host = all.clone().filter(|o| o.kind == GpuKind::HostFn).count();
@@ -216,10 +216,11 @@ fn describe(key: &Key, trace: &Trace) {
     for note in trace.files.iter().filter_map(|f| f.join_note.as_deref()) {
         outln!("note   {}", stream_litmus::report::shown::shown(note));
     }
+    Ok(())
 }
 
 /// Prints a claim's verdict line; whether the verdict is the expected one.
-fn verdict_line(claim: &TraceClaim, j: &TraceJudgement) -> bool {
+fn verdict_line(claim: &TraceClaim, j: &TraceJudgement) -> Result<bool, CliError> {
     let ok = j.verdict.matches(claim.expect);
     outln!(
         "{} {:<40} {:<12} {:<14} {}",
@@ -229,7 +230,7 @@ fn verdict_line(claim: &TraceClaim, j: &TraceJudgement) -> bool {
         format!("{} trials", j.counts),
         one_line(&j.evidence(claim))
     );
-    ok
+    Ok(ok)
 }
 
 /// Writes trace.json and report.html into `dir`, both or neither, keeps the folder made for
@@ -243,7 +244,7 @@ fn write_outputs(
     let path = dir.join("trace.json");
     // The Perfetto trace is written as it is made: it holds every op of every trial.
     let trace: Writer = Box::new(|w: &mut dyn Write| {
-        stream_litmus::report::traced::write_chrome_trace(rows, w)
+        stream_litmus::report::traced_chrome::write_chrome_trace(rows, w)
     });
     let report: Writer = Box::new(|w: &mut dyn Write| w.write_all(page.as_bytes()));
     stream_litmus::atomic_write::write_each_or_none(&mut [

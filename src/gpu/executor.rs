@@ -11,9 +11,10 @@
 //! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
 use super::buffers::{Buffers, Driver};
+use super::capture::Graphs;
 use super::clock::{now_ns, preemptions, Alignment, Mailbox, QUICK_ROUNDS, ROUNDS};
+use super::copy_witness::Witness;
 use super::cupti::Tracing;
-use super::graphs::Graphs;
 use super::host_fn::HostFns;
 use super::issuer::Issuer;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
@@ -23,7 +24,6 @@ use super::pool::Pool;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
 use super::stamps::{graph_issue, relaunch_records, relaunched, timeline};
-use super::witness::Witness;
 use crate::border::error::Error;
 use crate::measured::timeline::{ClockSync, HostCall, IssuerPace, Reading, Timeline};
 use crate::measured::timing::ClaimTiming;
@@ -182,9 +182,12 @@ pub fn execute_with(
     })
 }
 
+/// Per graph launch after its graph's first: each stamped node's first record in it.
+type Relaunches = Vec<Option<Vec<(usize, usize)>>>;
+
 /// Per op: its first stamp record; per graph launch after its graph's first, each stamped
 /// node's records; and how many records there are in all.
-fn stamp_layout(program: &Program) -> (Vec<usize>, Vec<Option<Vec<(usize, usize)>>>, usize) {
+fn stamp_layout(program: &Program) -> (Vec<usize>, Relaunches, usize) {
     let mut first_record = Vec::with_capacity(program.ops.len());
     let mut next = 0usize;
     for op in &program.ops {

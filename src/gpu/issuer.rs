@@ -2,7 +2,7 @@
 //! the executor before the timed region; inside it, issuing an op is one call here.
 
 use super::buffers::Buffers;
-use super::graphs::Graphs;
+use super::capture::Graphs;
 use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
@@ -80,9 +80,7 @@ impl Issuer<'_> {
             OpKind::FreeAsync { stream: s, alloc } => self.memory.free_async(alloc.0, stream(s))?,
             OpKind::BeginCapture { stream: s } => Graphs::begin(stream(s))?,
             OpKind::EndCapture { stream: s } => self.graphs.end(i, stream(s))?,
-            OpKind::GraphLaunch { stream: s, graph } => {
-                self.graph_launch(i, stream(s), graph.0)?
-            }
+            OpKind::GraphLaunch { stream: s, graph } => self.graph_launch(i, stream(s), graph.0)?,
             OpKind::Copy {
                 stream: s,
                 src,
@@ -127,12 +125,18 @@ impl Issuer<'_> {
             SyncTarget::Stream(s) => {
                 // SAFETY: `s` is one of the program's streams (or a built-in handle),
                 // valid until the program's teardown; a query only reads its state.
-                (unsafe { sys::cuStreamQuery(self.streams.get(s.0)) }, "cuStreamQuery")
+                (
+                    unsafe { sys::cuStreamQuery(self.streams.get(s.0)) },
+                    "cuStreamQuery",
+                )
             }
             SyncTarget::Event(e) => {
                 // SAFETY: `e` is one of the program's events, valid until the program's
                 // teardown; a query only reads its state.
-                (unsafe { sys::cuEventQuery(self.events.get(e.0)) }, "cuEventQuery")
+                (
+                    unsafe { sys::cuEventQuery(self.events.get(e.0)) },
+                    "cuEventQuery",
+                )
             }
             SyncTarget::Device => (sys::CUresult::CUDA_ERROR_INVALID_VALUE, "a device query"),
         };

@@ -17,12 +17,13 @@
 
 mod buffers;
 mod calibrate;
+mod capture;
 mod clock;
 mod copy_rates;
+mod copy_witness;
 mod cupti;
 mod executor;
 mod fleet;
-mod graphs;
 mod host_fn;
 mod inject;
 mod issuer;
@@ -40,7 +41,6 @@ mod ptx_cache;
 mod resources;
 mod stamps;
 pub mod turn;
-mod witness;
 
 pub use cupti::CUPTI_ENV;
 pub use executor::Execution;

@@ -19,15 +19,14 @@
 //! every rank's kernel at the group's end: the events before them are recorded before the group,
 //! the events after them after it, and every rank counts as issued when the group ended.
 
-use super::buffers::{Buffers, Driver};
+use super::buffers::Driver;
 use super::clock::{now_ns, Alignment, ROUNDS};
 use super::fleet::{peer_access, Fleet};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::multi_timeline::Side;
-use super::multi_witness::DeviceWitness;
 use super::pool::Pool;
 use super::probe::call;
-use super::resources::{issue_ordering, DeviceWords, Streams};
+use super::resources::{issue_ordering, Streams};
 use super::Execution;
 use crate::border::error::Error;
 use crate::measured::timeline::{HostCall, Timeline};
@@ -80,8 +79,16 @@ pub fn execute(
     let (streams, events) = streams_and_events(program, &ctxs)?;
     let mut sides = Vec::with_capacity(n);
     for d in 0..n {
-        let (ctx, k) = (ctxs[d], kernels[d]);
-        sides.push(side(program, d, ctx, k, next[d], &mut fleet.pools[d], cycles_per_ns)?);
+        let pool = &mut fleet.pools[d];
+        sides.push(Side::take(
+            program,
+            d,
+            ctxs[d],
+            kernels[d],
+            next[d],
+            pool,
+            cycles_per_ns,
+        )?);
     }
     peer_access(&ctxs, program.peer_access)?;
     let mut timing = ClaimTiming {
@@ -154,36 +161,6 @@ fn streams_and_events(
         events.push(super::multi_witness::Event::new(false)?);
     }
     Ok((streams, events))
-}
-
-/// Device `d`'s side, taken in its context: `records` stamp records, its buffers and witness.
-fn side<'a>(
-    program: &Program,
-    d: usize,
-    ctx: &'a Arc<CudaContext>,
-    kernels: &'a Kernels,
-    records: usize,
-    pool: &mut Pool<Driver>,
-    cycles_per_ns: f64,
-) -> Result<Side<'a>, Error> {
-    ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
-    let buffer_ids: Vec<BufferId> = (0..program.buffers.len())
-        .map(BufferId)
-        .filter(|b| program.buffers[b.0].device as usize == d)
-        .collect();
-    let decls: Vec<_> = buffer_ids
-        .iter()
-        .map(|b| program.buffers[b.0].clone())
-        .collect();
-    let (stamps, _) = DeviceWords::take(records * WORDS_PER_BLOCK, pool)?;
-    Ok(Side {
-        ctx,
-        kernels,
-        stamps,
-        buffers: Buffers::take(&decls, pool)?,
-        buffer_ids,
-        witness: DeviceWitness::new(program, d as u32, cycles_per_ns)?,
-    })
 }
 
 /// What the trials held, given back in order once they are done.
@@ -409,26 +386,22 @@ impl Issue<'_> {
         // `n` bytes each (validated), on the devices or hosts their places say.
         unsafe {
             match (sb.place, db.place) {
-                (Place::Device, Place::Device) if sb.device != db.device => {
-                    sys::cuMemcpyPeerAsync(
-                        q,
-                        sides[db.device as usize].ctx.cu_ctx(),
-                        p,
-                        sides[sb.device as usize].ctx.cu_ctx(),
-                        n,
-                        stream,
-                    )
-                    .result()
-                    .map_err(call("cuMemcpyPeerAsync"))?
-                }
+                (Place::Device, Place::Device) if sb.device != db.device => sys::cuMemcpyPeerAsync(
+                    q,
+                    sides[db.device as usize].ctx.cu_ctx(),
+                    p,
+                    sides[sb.device as usize].ctx.cu_ctx(),
+                    n,
+                    stream,
+                )
+                .result()
+                .map_err(call("cuMemcpyPeerAsync"))?,
                 (Place::Device, Place::Device) => sys::cuMemcpyDtoDAsync_v2(q, p, n, stream)
                     .result()
                     .map_err(call("cuMemcpyDtoDAsync"))?,
-                (_, Place::Device) => {
-                    sys::cuMemcpyHtoDAsync_v2(q, p as *const _, n, stream)
-                        .result()
-                        .map_err(call("cuMemcpyHtoDAsync"))?
-                }
+                (_, Place::Device) => sys::cuMemcpyHtoDAsync_v2(q, p as *const _, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyHtoDAsync"))?,
                 _ => sys::cuMemcpyDtoHAsync_v2(q as *mut _, p, n, stream)
                     .result()
                     .map_err(call("cuMemcpyDtoHAsync"))?,
@@ -467,7 +440,12 @@ impl Issue<'_> {
         }
         sides[self.device[i]].bind()?;
         let count = (self.program.buffers[buffer.0].bytes / 4) as usize;
-        comms.all_reduce(self.device[i], self.ptr(sides, buffer), count, self.stream(s))?;
+        comms.all_reduce(
+            self.device[i],
+            self.ptr(sides, buffer),
+            count,
+            self.stream(s),
+        )?;
         if *group.last().expect("not empty") == op.id {
             super::nccl::group_end()?;
             for &o in group {

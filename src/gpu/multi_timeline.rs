@@ -1,13 +1,15 @@
-//! One trial of a program on several GPUs, read back into a [`Timeline`] on device 0's axis:
-//! every device's stamps moved by its clock alignment (the span keeps its device), every
-//! device's witnessed spans moved the same way, every device's buffers read back. Split from
-//! `multi.rs`, which issues; this only reads what the trial left.
+//! One device's side of a program on several GPUs ([`Side`], taken before the trials), and one
+//! trial read back into a [`Timeline`] on device 0's axis: every device's stamps moved by its
+//! clock alignment (the span keeps its device), every device's witnessed spans moved the same
+//! way, every device's buffers read back. Split from `multi.rs`, which issues; this only takes
+//! what a device holds and reads what the trial left.
 
 use super::buffers::{Buffers, Driver};
 use super::clock::Alignment;
 use super::kernels::Kernels;
 use super::kernels::WORDS_PER_BLOCK;
 use super::multi_witness::DeviceWitness;
+use super::pool::Pool;
 use super::probe::call;
 use super::resources::DeviceWords;
 use crate::border::error::Error;
@@ -30,7 +32,37 @@ pub(super) struct Side<'a> {
     pub witness: DeviceWitness,
 }
 
-impl Side<'_> {
+impl<'a> Side<'a> {
+    /// Device `d`'s side, taken in its context: `records` stamp records, its buffers and witness.
+    pub fn take(
+        program: &Program,
+        d: usize,
+        ctx: &'a Arc<CudaContext>,
+        kernels: &'a Kernels,
+        records: usize,
+        pool: &mut Pool<Driver>,
+        cycles_per_ns: f64,
+    ) -> Result<Side<'a>, Error> {
+        ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        let buffer_ids: Vec<BufferId> = (0..program.buffers.len())
+            .map(BufferId)
+            .filter(|b| program.buffers[b.0].device as usize == d)
+            .collect();
+        let decls: Vec<_> = buffer_ids
+            .iter()
+            .map(|b| program.buffers[b.0].clone())
+            .collect();
+        let (stamps, _) = DeviceWords::take(records * WORDS_PER_BLOCK, pool)?;
+        Ok(Side {
+            ctx,
+            kernels,
+            stamps,
+            buffers: Buffers::take(&decls, pool)?,
+            buffer_ids,
+            witness: DeviceWitness::new(program, d as u32, cycles_per_ns)?,
+        })
+    }
+
     pub fn bind(&self) -> Result<(), Error> {
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))
     }

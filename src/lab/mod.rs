@@ -7,7 +7,7 @@
 //!
 //! The layer's files: this one (the [`Lab`]), `collect.rs` (trials until enough are decided, used
 //! in this process and in the child), `second_look.rs` (claims a neighbour left undecided, run
-//! again at the end), `child.rs` (programs run under another environment) and [`sweep`]
+//! again at the end), `child.rs` (programs run under another environment) and [`parameter_sweeps`]
 //! (measurements over a parameter).
 //!
 //! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
@@ -15,8 +15,8 @@
 
 pub mod child;
 pub mod collect;
+pub mod parameter_sweeps;
 mod second_look;
-pub mod sweep;
 
 use crate::border::error::Error;
 use crate::gpu::{turn, Gpu};

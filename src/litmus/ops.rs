@@ -1,9 +1,9 @@
 //! Op lines to ops: each op's names looked up, its durations and sizes converted with their
 //! units and held to the program limits, with the error on the word at fault.
 
+use super::claim_error::Cx;
+use super::claim_error::LitmusError;
 use super::draft::Draft;
-use super::error::Cx;
-use super::error::LitmusError;
 use super::syntax::{Launch, Name, OpSyntax, Quantity, Target};
 use super::units::{self, UnitError};
 use crate::program::{

@@ -12,8 +12,8 @@
 use super::canvas::{
     colour, esc, Canvas, AXIS, CALL, EVENT, FONT, LABEL, LANE, PER_LANE, RIGHT, WIDTH,
 };
-use super::marks::{edges, one, run, Row};
 use super::placement::{extent, origin, placed_ops, Lane};
+use super::svg_marks::{edges, one, run, Row};
 use super::thin::{mark, thin, Drawn};
 use crate::measured::timeline::Timeline;
 use crate::program::{Program, StreamKind};

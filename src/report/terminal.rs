@@ -358,11 +358,18 @@ impl Scale {
                 format!("at {:.2} µs, {source}", self.us(m.start))
             }
             Ok((m, source)) => {
-                let (a, b) = (self.col(m.start), self.col(m.end).max(self.col(m.start) + 1));
+                let (a, b) = (
+                    self.col(m.start),
+                    self.col(m.end).max(self.col(m.start) + 1),
+                );
                 for c in bar.iter_mut().take(b.min(width)).skip(a.min(width - 1)) {
                     *c = fill;
                 }
-                format!("{:.2}..{:.2} µs, {source}", self.us(m.start), self.us(m.end))
+                format!(
+                    "{:.2}..{:.2} µs, {source}",
+                    self.us(m.start),
+                    self.us(m.end)
+                )
             }
             Err(why) => format!("? not placed: {why}"),
         };

@@ -8,8 +8,8 @@
 //! with the trial's clock sync; its error bound plus a timer step (plus the earlier op's own slack)
 //! is the tolerance. This module finds such a call, or the reason there is none, and words it.
 
-use super::host::{place, tolerance, Placed};
-use super::waits::{HostOp, HostWaits};
+use super::host_checks::{place, tolerance, Placed};
+use super::host_waits::{HostOp, HostWaits};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Timeline};
 use crate::program::OpId;
@@ -80,7 +80,7 @@ pub(super) fn host_order<'a>(
 
 /// "+2.80 µs after A ended", "+0.40 µs before A ended".
 fn when(d: i64, what: &str) -> String {
-    format!("{} {what} ended", super::host::before_or_after(d))
+    format!("{} {what} ended", super::host_checks::before_or_after(d))
 }
 
 /// Why a later op that came too late tells nothing about `before` → `after`, and what would

@@ -42,10 +42,10 @@ pub fn run(args: RunArgs) -> CliResult {
 }
 
 /// Leaves out the multi-GPU claims where the machine has fewer than
-/// [`catalogue::multi::DEVICES`] devices, printing one `skip` line for each: they are not run,
+/// [`catalogue::multi_gpu::DEVICES`] devices, printing one `skip` line for each: they are not run,
 /// not counted, and not failures.
 fn split_multi(claims: Vec<Claim>) -> Result<Vec<Claim>, CliError> {
-    let needed = catalogue::multi::DEVICES;
+    let needed = catalogue::multi_gpu::DEVICES;
     if !claims.iter().any(|c| c.program.device_count() >= needed) {
         return Ok(claims);
     }
@@ -139,7 +139,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     }
     timed(&mut record, gpu, &lab, started);
     outln!("{}", terminal::footer(&record));
-    super::timing::print(&record, args.bench)?;
+    super::timing_lines::print(&record, args.bench)?;
     save(args, &record, folder, writers)?;
     Ok(if record.all_as_expected() {
         ExitCode::SUCCESS

@@ -2,9 +2,9 @@
 //! its serde tag and taking its fields in order. Both directions live here, so that a new
 //! variant fails to compile in one place until it is readable and printable.
 
+use super::claim_error::Cx;
+use super::claim_error::LitmusError;
 use super::draft::Draft;
-use super::error::Cx;
-use super::error::LitmusError;
 use super::ops::place;
 use super::syntax::{Arg, Name, OpRef};
 use crate::judge::relation::Check;

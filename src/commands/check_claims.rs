@@ -104,7 +104,7 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         }
     }
     print_environments(&claims)?;
-    super::run::run_claims(&claims, &args.options)
+    super::run_catalogue::run_claims(&claims, &args.options)
 }
 
 /// Says, before anything runs, which environment each group of claims gets in its child process.
