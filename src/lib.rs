@@ -73,7 +73,7 @@ pub mod trace_claims;
 pub use border::{allowed_env, atomic_write, bounded_json, heap, input_file, limits};
 pub use judge::{disturbance, model};
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
-pub use lab::sweep;
+pub use lab::parameter_sweeps as sweep;
 pub use measured::timing;
 pub use record::check::claim_rules;
 

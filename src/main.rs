@@ -65,7 +65,7 @@ fn list() -> CliResult {
             "{:<36} expect {:<9} (needs {} GPUs) {} — {}",
             c.id,
             c.expect,
-            catalogue::multi::DEVICES,
+            catalogue::multi_gpu::DEVICES,
             c.source,
             c.statement
         );

@@ -226,7 +226,7 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
                 loaded += 1;
                 let again = run.rejudged();
                 let _ = stream_litmus::report::html::html_report(&again);
-                let _ = stream_litmus::report::trace::chrome_trace(&again);
+                let _ = stream_litmus::report::chrome_trace::chrome_trace(&again);
                 let _ = stream_litmus::report::compare::compare(&run, &again);
                 for c in &again.claims {
                     let _ = stream_litmus::report::terminal::claim_line(c);

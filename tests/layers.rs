@@ -382,10 +382,10 @@ fn the_binarys_reader_sees_an_arrow_back_up() {
     // `crate::RunArgs` from commands/ is main.rs's item, `super::` from the folder's face is
     // main.rs too; `crate::commands::…`, `super::` between its files and `$crate::commands::…`
     // in a macro stay inside.
-    let run = Path::new("commands/run.rs");
+    let run = Path::new("commands/run_catalogue.rs");
     assert_eq!(
         paths_out_of_commands(run, "use crate::RunArgs;\n"),
-        vec!["commands/run.rs: crate::RunArgs".to_string()]
+        vec!["commands/run_catalogue.rs: crate::RunArgs".to_string()]
     );
     assert_eq!(
         paths_out_of_commands(run, "fn f(a: crate::Cli) {}\n").len(),
@@ -397,7 +397,7 @@ fn the_binarys_reader_sees_an_arrow_back_up() {
         paths_out_of_commands(face, "use super::Command;\n").len(),
         1
     );
-    let inside = "use crate::commands::arguments::RunArgs;\nuse super::timing::x;\n\
+    let inside = "use crate::commands::arguments::RunArgs;\nuse super::timing_lines::x;\n\
                   $crate::commands::CliError::stdout\n";
     assert!(paths_out_of_commands(run, inside).is_empty());
 }

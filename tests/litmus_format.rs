@@ -15,7 +15,7 @@ use stream_litmus::litmus;
 fn every_catalogue_claim_round_trips(#[case] spin: Duration) {
     // The claims of several GPUs too: devices, device syncs, all-reduces, peer copies.
     let mut claims = catalogue::all(spin);
-    claims.extend(catalogue::multi::multi_gpu(spin));
+    claims.extend(catalogue::multi_gpu::multi_gpu(spin));
     assert!(claims.iter().any(|c| c.program.is_multi_device()));
     for claim in &claims {
         let text = litmus::print_claim(claim);

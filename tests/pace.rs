@@ -1,4 +1,4 @@
-//! The pace rules (src/judge/disturbance/pace.rs) at their boundaries, on hand-made timelines: a
+//! The pace rules (src/judge/disturbance/copy_pace.rs) at their boundaries, on hand-made timelines: a
 //! copy is judged by how fast it moved its bytes against the rate its kind reaches alone, and by
 //! the claim's own other trials, not by whether a neighbour was on the GPU; and the old-file rule
 //! sets aside trials without a clock sync in a run that shows a neighbour.

@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use stream_litmus::report::{compare::compare, html::html_report, trace::chrome_trace};
+use stream_litmus::report::{chrome_trace::chrome_trace, compare::compare, html::html_report};
 use stream_litmus::{ClaimRecord, OpKind, RunRecord, Span};
 
 /// The core-claim runs, whose claims and verdicts the text tests know.

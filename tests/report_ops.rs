@@ -7,11 +7,11 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use stream_litmus::report::chrome_trace::chrome_trace;
 use stream_litmus::report::html::html_report;
 use stream_litmus::report::placement::kind_name;
 use stream_litmus::report::svg::timeline_svg;
 use stream_litmus::report::terminal::picture;
-use stream_litmus::report::trace::chrome_trace;
 use stream_litmus::RunRecord;
 
 /// The op ranges that runs name: "(ops 0–999)" in titles, "[ops 0–999]" in rows.

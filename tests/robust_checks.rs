@@ -83,7 +83,7 @@ fn checks_on_ops_of_any_kind_judge_and_draw_without_panic() {
                 ..run.clone()
             };
             let _ = stream_litmus::report::html::html_report(&one);
-            let _ = stream_litmus::report::trace::chrome_trace(&one);
+            let _ = stream_litmus::report::chrome_trace::chrome_trace(&one);
             let _ = stream_litmus::report::terminal::details(&r);
             let _ = stream_litmus::report::compare::compare(&one, &one);
             let _ = stream_litmus::report::scenario::tables(&one.claims);

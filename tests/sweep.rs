@@ -110,7 +110,7 @@ fn launch_offsets_are_measured_from_the_first_kernel() {
 
 #[test]
 fn the_queue_table_compresses_runs_of_streams_and_names_the_smallest_k() {
-    use stream_litmus::report::sweep::queues_table;
+    use stream_litmus::report::sweep_tables::queues_table;
     use stream_litmus::sweep::QueueRow;
     let row = |k: usize, held: Vec<usize>| QueueRow {
         streams: k,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use stream_litmus::report::timing::{bench, summary, total};
+use stream_litmus::report::timing_text::{bench, summary, total};
 use stream_litmus::timing::ClaimTiming;
 use stream_litmus::RunRecord;
 

@@ -324,7 +324,7 @@ fn a_cause_is_drawn_in_the_report_and_the_perfetto_trace() {
         "{html}"
     );
     let mut bytes = Vec::new();
-    stream_litmus::report::traced::write_chrome_trace(&judged, &mut bytes).unwrap();
+    stream_litmus::report::traced_chrome::write_chrome_trace(&judged, &mut bytes).unwrap();
     let perfetto: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let flows: Vec<&serde_json::Value> = (perfetto["traceEvents"].as_array().unwrap().iter())
         .filter(|e| e["cat"] == "cause")

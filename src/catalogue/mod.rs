@@ -13,11 +13,11 @@
 mod allocator;
 mod connections;
 mod copies;
-mod events;
+mod event_waits;
 mod graphs;
 mod host;
 mod implicit;
-pub mod multi;
+pub mod multi_gpu;
 mod null_stream;
 mod ordering;
 mod per_thread;
@@ -34,7 +34,7 @@ pub use copies::{
     copy_engines_both_ways, copy_engines_same_way, copy_overlaps_kernel, copy_returns,
     malloc_memory, pinned_bandwidth, racing_writers, BIG_COPY, COPY_BYTES, RACE_ELEMENTS,
 };
-pub use events::{
+pub use event_waits::{
     event_elapsed_time, event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot,
 };
 pub use graphs::{graph_keeps_order, graph_launch_cost, COST_SPIN_DIVISOR};
@@ -42,7 +42,7 @@ pub use host::{
     host_fn_in_stream_order, launch_returns_early, queries_until_done, syncs_return_after_work,
 };
 pub use implicit::{implicit_sync, Between, IMPLICIT_BYTES};
-pub use multi::multi_gpu;
+pub use multi_gpu::multi_gpu;
 pub use null_stream::{
     non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
     seed002_without_null,

@@ -283,8 +283,23 @@ pub fn prefetch_program(
             )
         })
         .collect();
-    let (grid, block) = (16, regime.block());
-    // The load-everything-first version (seed 002, §2.1).
+    let shape = (16, regime.block());
+    let (reference, reference_out, r_w) = reference_version(c, null, input, &host_w, shape);
+    let streams = (null, loads_stream);
+    let reference = (reference, reference_out);
+    let (ops, w) = prefetch_version(c, streams, input, &host_w, shape, without, reference);
+    (ops, (r_w, w))
+}
+
+/// The load-everything-first version (seed 002, §2.1) on the null stream: its first and last
+/// ops, its output buffer and its weights.
+fn reference_version(
+    c: &mut crate::judge::claim::ClaimBuilder,
+    null: StreamId,
+    input: BufferId,
+    host_w: &[BufferId],
+    (grid, block): (u32, u32),
+) -> ((OpId, OpId), BufferId, Vec<BufferId>) {
     let r_in = c.buffer("ref.input_t", Place::Device, TENSOR_BYTES, 0);
     let r_out = c.buffer("ref.output", Place::Device, TENSOR_BYTES, 0);
     let r_w: Vec<BufferId> = (0..LAYERS)
@@ -305,7 +320,21 @@ pub fn prefetch_program(
     }
     c.read_back(r_in);
     c.host_sync(SyncTarget::Device);
-    // The prefetching version (seed 002, §4), with the seed's three events.
+    ((r_first, r_last), r_in, r_w)
+}
+
+/// The prefetching version (seed 002, §4), with the seed's three events, less the wait
+/// `without` names: the ops of interest of both versions (the reference's first and last op and
+/// its output given) and the prefetching version's two weight buffers.
+fn prefetch_version(
+    c: &mut crate::judge::claim::ClaimBuilder,
+    (null, loads_stream): (StreamId, StreamId),
+    input: BufferId,
+    host_w: &[BufferId],
+    (grid, block): (u32, u32),
+    without: Option<usize>,
+    (reference, reference_out): ((OpId, OpId), BufferId),
+) -> (PrefetchOps, Vec<BufferId>) {
     let p_in = c.buffer("input_t", Place::Device, TENSOR_BYTES, 0);
     let p_out = c.buffer("output", Place::Device, TENSOR_BYTES, 0);
     let w = [
@@ -346,15 +375,13 @@ pub fn prefetch_program(
         c.wait(null, load);
     }
     let add3 = c.add(null, "add3", (p_out, w[1]), p_in, grid, block);
-    (
-        PrefetchOps {
-            adds: [add0, add1, add2, add3],
-            loads: [load1, load2, load3],
-            reference: (r_first, r_last),
-            prefetch: (p_first, add3),
-            reference_out: r_in,
-            prefetch_out: p_in,
-        },
-        (r_w, w.to_vec()),
-    )
+    let ops = PrefetchOps {
+        adds: [add0, add1, add2, add3],
+        loads: [load1, load2, load3],
+        reference,
+        prefetch: (p_first, add3),
+        reference_out,
+        prefetch_out: p_in,
+    };
+    (ops, w.to_vec())
 }

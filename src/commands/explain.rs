@@ -33,9 +33,9 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         outln!("{}", stream_litmus::report::shown::one_line(line));
     }
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
-        let chrome = stream_litmus::report::explained::chrome_trace(&e, &trace, &spec);
+        let chrome = stream_litmus::report::explained_chrome::chrome_trace(&e, &trace, &spec);
         let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
-        let page = stream_litmus::report::explained::html_report(&e, &text);
+        let page = stream_litmus::report::explained_chrome::html_report(&e, &text);
         stream_litmus::atomic_write::write_all_or_none(&[
             (dir.join("explain.txt"), text.as_bytes()),
             (dir.join("report.html"), page.as_bytes()),

@@ -11,18 +11,7 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     use std::io::{IsTerminal, Write};
     use stream_litmus::fuzz::{FuzzConfig, Shape};
     use stream_litmus::model::Refinement;
-    if let Some(path) = &args.json {
-        writable_file(path)?;
-        if stream_litmus::atomic_write::same_file(path, &args.regressions)
-            || *path == args.regressions
-        {
-            return Err(CliError::usage(format!(
-                "--json and --regressions both name {}; give them different files",
-                path.display()
-            )));
-        }
-    }
-    writable_file(&args.regressions)?;
+    outputs_checked(&args)?;
     // The model's queues come from this process's environment: checked before the GPU opens.
     let refinement =
         Refinement::for_connections(std::env::var("CUDA_DEVICE_MAX_CONNECTIONS").ok().as_deref())
@@ -64,36 +53,60 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
         }
     };
     let report = stream_litmus::fuzz::fuzz(&config, &mut exec, &mut progress);
-    out!("{}", stream_litmus::report::fuzz::fuzz_report(&report));
+    out!(
+        "{}",
+        stream_litmus::report::fuzz_report::fuzz_report(&report)
+    );
     outln!(
         "exec   {}",
-        stream_litmus::report::timing::executor_line(&spent)
+        stream_litmus::report::timing_text::executor_line(&spent)
     );
     if let Some(path) = &args.json {
         write_json(path, &report)?;
     }
     if !report.violations.is_empty() {
-        // The file keeps what it held: the earlier programs, then each new one once.
-        let mut programs = earlier;
-        for v in &report.violations {
-            if !programs.contains(&v.program) {
-                programs.push(v.program.clone());
-            }
-        }
-        write_json(
-            &args.regressions,
-            &stream_litmus::fuzz::Regressions { programs },
-        )?;
-        outln!(
-            "shrunk violations written to {}",
-            args.regressions.display()
-        );
+        save_regressions(&args.regressions, earlier, &report)?;
     }
     Ok(if report.violations.is_empty() && report.errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The output files known writable, and `--json` not the regressions file.
+fn outputs_checked(args: &FuzzArgs) -> Result<(), CliError> {
+    if let Some(path) = &args.json {
+        writable_file(path)?;
+        if stream_litmus::atomic_write::same_file(path, &args.regressions)
+            || *path == args.regressions
+        {
+            return Err(CliError::usage(format!(
+                "--json and --regressions both name {}; give them different files",
+                path.display()
+            )));
+        }
+    }
+    writable_file(&args.regressions)?;
+    Ok(())
+}
+
+/// Writes the shrunk violations to `path` after the programs it held (`earlier`).
+fn save_regressions(
+    path: &std::path::Path,
+    earlier: Vec<stream_litmus::Program>,
+    report: &stream_litmus::fuzz::FuzzReport,
+) -> Result<(), CliError> {
+    // The file keeps what it held: the earlier programs, then each new one once.
+    let mut programs = earlier;
+    for v in &report.violations {
+        if !programs.contains(&v.program) {
+            programs.push(v.program.clone());
+        }
+    }
+    write_json(path, &stream_litmus::fuzz::Regressions { programs })?;
+    outln!("shrunk violations written to {}", path.display());
+    Ok(())
 }
 
 /// The programs an earlier run wrote to `path` (none if there is no such file), each validated:

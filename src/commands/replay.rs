@@ -97,7 +97,7 @@ fn rejudge(path: &Path, write: Option<&Path>) -> Result<(RunRecord, bool), CliEr
         outln!("\n{table}");
     }
     outln!("{}", terminal::footer(rejudged));
-    super::timing::print(rejudged, true)?;
+    super::timing_lines::print(rejudged, true)?;
     let same = replayed.moved() == 0;
     if let Some(w) = writer {
         w.finish(&replayed.run)?;

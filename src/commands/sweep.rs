@@ -7,7 +7,7 @@ use stream_litmus::{catalogue, Lab};
 
 pub fn sweep(trials: usize, max_streams: usize) -> CliResult {
     use stream_litmus::model::Refinement;
-    use stream_litmus::report::sweep::{offsets_table, queues_table};
+    use stream_litmus::report::sweep_tables::{offsets_table, queues_table};
     use stream_litmus::sweep::{offsets_program, offsets_row, queues_program, queues_row};
     use stream_litmus::EnvVar;
     let lab = Lab::new().with_trials(trials);

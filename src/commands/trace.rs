@@ -40,6 +40,42 @@ pub fn trace(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResu
             "no command given: stream-litmus trace -- CMD ARGS…",
         ));
     };
+    let library = ready(out, program, command)?;
+    let shown = command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    // Every process counts its times from one instant a minute before now (CUPTI's clock is the
+    // system clock in ns): small numbers, exact to the ns when written as µs.
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().saturating_sub(60) * 1_000_000_000);
+    let runs = runs(program, &command[1..], &library, overhead, base)?;
+    use std::os::unix::process::ExitStatusExt;
+    let signal = runs.status.signal();
+    let meta = serde_json::json!({
+        "command": shown,
+        "exit_code": runs.status.code(),
+        "signal": signal,
+        "cut_short": signal.is_some(),
+        "wall_s": runs.wall,
+        "untraced_wall_s": runs.untraced,
+        "overhead_pairs": runs.pairs,
+        "base_ns": base,
+    });
+    let joined = join(runs.dir.path(), out, meta).map_err(CliError::usage)?;
+    tell(&joined, out, signal, &runs);
+    let code = match (runs.status.code(), signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// The injection library, once the trace file is known writable and not an input, and the
+/// command is known to run under no other CUDA tool, with CUPTI found.
+fn ready(out: &Path, program: &OsString, command: &[OsString]) -> Result<PathBuf, CliError> {
     check_writable(out)?;
     for input in std::iter::once(program_path(program)).chain(command.iter().map(PathBuf::from)) {
         super::arguments::not_the_input(out, &input, "--out")?;
@@ -59,38 +95,46 @@ pub fn trace(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResu
              LD_LIBRARY_PATH",
         ));
     }
-    let shown = command
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>();
+    Ok(library)
+}
+
+/// The command's runs: the traced one kept, with its records' folder, and the untraced and
+/// traced walls of `--overhead`.
+struct Runs {
+    dir: tempfile::TempDir,
+    status: std::process::ExitStatus,
+    wall: f64,
+    untraced: Option<f64>,
+    pairs: Vec<(f64, f64)>,
+}
+
+/// Runs the command: with `--overhead=N`, N untraced runs and N traced ones in turn, the last
+/// traced one kept.
+fn runs(
+    program: &OsString,
+    args: &[OsString],
+    library: &Path,
+    overhead: Option<u32>,
+    base: u64,
+) -> Result<Runs, CliError> {
     let scratch =
         || tempfile::tempdir().map_err(|e| CliError::usage(format!("a temporary folder: {e}")));
-    // Every process counts its times from one instant a minute before now (CUPTI's clock is the
-    // system clock in ns): small numbers, exact to the ns when written as µs.
-    let base = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs().saturating_sub(60) * 1_000_000_000);
-    // `--overhead=N`: N untraced runs and N traced ones in turn; the last traced one is kept.
     let mut pairs: Vec<(f64, f64)> = Vec::new();
     let mut untraced = None;
     let mut statuses = Vec::new();
     for k in 1..=overhead.unwrap_or(0) {
-        let (s, u) = run(program, &command[1..], None)?;
+        let (s, u) = run(program, args, None)?;
         statuses.push(s);
         if k < overhead.unwrap_or(0) {
             let thrown = scratch()?;
-            let (s, t) = run(
-                program,
-                &command[1..],
-                Some((&library, thrown.path(), base)),
-            )?;
+            let (s, t) = run(program, args, Some((library, thrown.path(), base)))?;
             statuses.push(s);
             pairs.push((u, t));
         }
         untraced = Some(u);
     }
     let dir = scratch()?;
-    let (status, wall) = run(program, &command[1..], Some((&library, dir.path(), base)))?;
+    let (status, wall) = run(program, args, Some((library, dir.path(), base)))?;
     if let Some(other) = statuses.iter().find(|s| **s != status) {
         errln!(
             "stream-litmus trace: the runs for --overhead did not all end alike ({other} against \
@@ -100,19 +144,17 @@ pub fn trace(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResu
     if let Some(u) = untraced {
         pairs.push((u, wall));
     }
-    use std::os::unix::process::ExitStatusExt;
-    let signal = status.signal();
-    let meta = serde_json::json!({
-        "command": shown,
-        "exit_code": status.code(),
-        "signal": signal,
-        "cut_short": signal.is_some(),
-        "wall_s": wall,
-        "untraced_wall_s": untraced,
-        "overhead_pairs": pairs,
-        "base_ns": base,
-    });
-    let joined = join(dir.path(), out, meta).map_err(CliError::usage)?;
+    Ok(Runs {
+        dir,
+        status,
+        wall,
+        untraced,
+        pairs,
+    })
+}
+
+/// What the trace holds and how long the command ran, on stderr.
+fn tell(joined: &stream_litmus::trace::Joined, out: &Path, signal: Option<i32>, runs: &Runs) {
     for note in &joined.notes {
         errln!("stream-litmus trace: in the command: {note}");
     }
@@ -143,23 +185,18 @@ pub fn trace(out: &Path, overhead: Option<u32>, command: &[OsString]) -> CliResu
     if let Some(s) = signal {
         errln!("stream-litmus trace: the command was killed by signal {s}: the trace holds what CUPTI had flushed ({} cut line(s) dropped)", joined.cut_lines);
     }
-    match (untraced, pairs.len()) {
+    let wall = runs.wall;
+    match (runs.untraced, runs.pairs.len()) {
         (Some(u), 1) => errln!(
             "stream-litmus trace: the command ran {wall:.3} s traced, {u:.3} s untraced ({:+.1} %)",
             (wall / u - 1.0) * 100.0
         ),
         (Some(_), n) => errln!(
             "stream-litmus trace: {n} runs in turn: {}",
-            overhead_summary(&pairs)
+            overhead_summary(&runs.pairs)
         ),
         (None, _) => errln!("stream-litmus trace: the command ran {wall:.3} s"),
     }
-    let code = match (status.code(), signal) {
-        (Some(c), _) => c,
-        (None, Some(s)) => 128 + s,
-        (None, None) => 1,
-    };
-    Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
 /// "traced 0.547 s (0.486–0.622), untraced 0.381 s (0.325–0.412): median +43.6 % (pairs +24.0

@@ -13,30 +13,133 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use stream_litmus::atomic_write::Writer;
-use stream_litmus::litmus;
+use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
-use stream_litmus::trace_claims::{judge, TraceClaim};
+use stream_litmus::trace_claims::{judge, TraceClaim, TraceJudgement};
 
-/// Whether every path is a file of claims on traces (then `check` judges them here).
-pub fn all_traced(paths: &[PathBuf]) -> bool {
-    !paths.is_empty()
-        && paths
-            .iter()
-            .all(|p| p.is_file() && litmus::speaks_of_traces(p))
+/// A claim file and its claims on traces, or the error that says why it has none.
+pub type Parsed = (PathBuf, Result<Vec<TraceClaim>, LitmusError>);
+
+/// The traces a claim is judged on: their paths, and the names of its recordings.
+type Key = (Vec<PathBuf>, Vec<String>);
+
+/// Each path's claims on traces, parsed once, when every path is a file of claims on traces
+/// (then `check` judges them here); `None` when one is not.
+pub fn all_traced(paths: &[PathBuf]) -> Option<Vec<Parsed>> {
+    if paths.is_empty() {
+        return None;
+    }
+    (paths.iter())
+        .map(|p| match p.is_file() {
+            true => Some((p.clone(), litmus::load_if_traced(p)?)),
+            false => None,
+        })
+        .collect()
+}
+
+/// Each file's claims on traces, parsed (for `--trace`, where every file must hold them).
+pub fn load_each(paths: &[PathBuf]) -> Vec<Parsed> {
+    (paths.iter())
+        .map(|p| (p.clone(), litmus::load_traced(p)))
+        .collect()
+}
+
+/// How the claims came out: as expected, not, and not judged.
+#[derive(Default)]
+struct Tally {
+    expected: usize,
+    not: usize,
+    errors: usize,
 }
 
 pub fn check_traced(
-    files: &[PathBuf],
+    parsed: Vec<Parsed>,
     traces: &[PathBuf],
     filters: &[String],
     out: Option<&Path>,
 ) -> CliResult {
     let began = Instant::now();
+    let claims = claims_kept(parsed, filters)?;
+    let folder = match out {
+        Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
+        None => None,
+    };
+    let mut read: HashMap<Key, Result<Trace, String>> = HashMap::new();
+    let mut tally = Tally::default();
+    let mut judged = Vec::new();
+    for (file, claim) in &claims {
+        let Some(key) = traces_of(file, claim, traces) else {
+            tally.errors += 1;
+            continue;
+        };
+        let fresh = !read.contains_key(&key);
+        let trace = read
+            .entry(key.clone())
+            .or_insert_with(|| Trace::read_runs(&key.0, &key.1));
+        let trace = match trace {
+            Ok(t) => t,
+            Err(e) => {
+                if fresh {
+                    errln!("error: {e}\n");
+                }
+                tally.errors += 1;
+                continue;
+            }
+        };
+        if fresh {
+            describe(&key, trace)?;
+        }
+        match judge(claim, trace) {
+            Ok(j) => {
+                match verdict_line(claim, &j)? {
+                    true => tally.expected += 1,
+                    false => tally.not += 1,
+                }
+                judged.push((claim, key, j));
+            }
+            Err(e) => {
+                errln!("error: {}: {e}\n", file.display());
+                tally.errors += 1;
+            }
+        }
+    }
+    if let Some(dir) = out {
+        let rows: Vec<_> = (judged.iter())
+            .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
+            .collect();
+        write_outputs(dir, &rows, folder)?;
+    }
+    outln!(
+        "{} as expected, {} not, of {} claims{}; judged in {:.2} s, no GPU used",
+        tally.expected,
+        tally.not,
+        claims.len(),
+        match tally.errors {
+            0 => String::new(),
+            n => format!(" ({n} could not be judged)"),
+        },
+        began.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::from(if tally.errors > 0 {
+        2
+    } else if tally.not > 0 {
+        1
+    } else {
+        0
+    }))
+}
+
+/// The claims of every file that the filters keep, or the error when a file has errors (each
+/// printed) or no claim is kept.
+fn claims_kept(
+    parsed: Vec<Parsed>,
+    filters: &[String],
+) -> Result<Vec<(PathBuf, TraceClaim)>, CliError> {
     let mut claims: Vec<(PathBuf, TraceClaim)> = Vec::new();
     let mut failed = false;
-    for f in files {
-        match litmus::load_traced(f) {
+    for (f, loaded) in parsed {
+        match loaded {
             Ok(cs) => claims.extend(cs.into_iter().map(|c| (f.clone(), c))),
             Err(e) => {
                 errln!("{e}\n");
@@ -55,145 +158,107 @@ pub fn check_traced(
             "no claim in these files matches {filters:?}"
         )));
     }
-    let folder = match out {
-        Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
-        None => None,
-    };
-    let mut read: HashMap<(Vec<PathBuf>, Vec<String>), Result<Trace, String>> = HashMap::new();
-    let (mut expected, mut not, mut errors) = (0, 0, 0);
-    let mut judged = Vec::new();
-    for (file, claim) in &claims {
-        let paths = match traces.is_empty() {
-            false => traces.to_vec(),
-            true => beside(file, &claim.traces),
-        };
-        if paths.is_empty() {
-            errln!(
-                "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
-                 `--trace FILE`\n",
-                file.display(),
-                claim.id
-            );
-            errors += 1;
-            continue;
-        }
-        // Recordings are named in the claim file; traces given on the command line are one.
-        let runs = match traces.is_empty() {
-            true => claim.runs.clone(),
-            false => Vec::new(),
-        };
-        if !traces.is_empty() && claim.selections.iter().any(|s| s.run.is_some()) {
-            errln!(
-                "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
-                 traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
-                file.display(),
-                claim.id
-            );
-            errors += 1;
-            continue;
-        }
-        let key = (paths, runs);
-        let fresh = !read.contains_key(&key);
-        let trace = read
-            .entry(key.clone())
-            .or_insert_with(|| Trace::read_runs(&key.0, &key.1));
-        let paths = &key.0;
-        let trace = match trace {
-            Ok(t) => t,
-            Err(e) => {
-                if fresh {
-                    errln!("error: {e}\n");
-                }
-                errors += 1;
-                continue;
-            }
-        };
-        if fresh {
-            let all = trace.files.iter().flat_map(|f| &f.ops);
-            let host = all.clone().filter(|o| o.kind == GpuKind::HostFn).count();
-            let ops = all.count() - host;
-            // "SAME ddp.rank0.json.gz" where the claim names its recordings.
-            let names: Vec<String> = (paths.iter().enumerate())
-                .map(|(i, p)| match key.1.get(i) {
-                    Some(run) => format!("{run} {}", p.display()),
-                    None => p.display().to_string(),
-                })
-                .collect();
-            let host = match host {
-                0 => String::new(),
-                n => format!(", {n} host functions"),
-            };
-            outln!("trace  {} ({ops} GPU ops{host})", names.join(", "));
-            outln!("       {}", trace.tolerances.describe());
-            for note in trace.files.iter().filter_map(|f| f.join_note.as_deref()) {
-                outln!("note   {}", stream_litmus::report::shown::shown(note));
-            }
-        }
-        match judge(claim, trace) {
-            Ok(j) => {
-                let verdict = j.verdict;
-                let ok = verdict.matches(claim.expect);
-                if ok {
-                    expected += 1;
-                } else {
-                    not += 1;
-                }
-                outln!(
-                    "{} {:<40} {:<12} {:<14} {}",
-                    if ok { "ok  " } else { "FAIL" },
-                    one_line(&claim.id),
-                    j.verdict,
-                    format!("{} trials", j.counts),
-                    one_line(&j.evidence(claim))
-                );
-                judged.push((claim, key, j));
-            }
-            Err(e) => {
-                errln!("error: {}: {e}\n", file.display());
-                errors += 1;
-            }
-        }
-    }
-    if let Some(dir) = out {
-        let rows: Vec<_> = (judged.iter())
-            .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
-            .collect();
-        let page = stream_litmus::report::traced_html::html_report(&rows);
-        let path = dir.join("trace.json");
-        // The Perfetto trace is written as it is made: it holds every op of every trial.
-        let trace: Writer = Box::new(|w: &mut dyn Write| {
-            stream_litmus::report::traced::write_chrome_trace(&rows, w)
-        });
-        let report: Writer = Box::new(|w: &mut dyn Write| w.write_all(page.as_bytes()));
-        stream_litmus::atomic_write::write_each_or_none(&mut [
-            (path.clone(), trace),
-            (dir.join("report.html"), report),
-        ])?;
-        if let Some(f) = folder {
-            f.keep();
-        }
-        outln!("report {}", dir.join("report.html").display());
-        outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
-    }
-    outln!(
-        "{expected} as expected, {not} not, of {} claims{}; judged in {:.2} s, no GPU used",
-        claims.len(),
-        match errors {
-            0 => String::new(),
-            n => format!(" ({n} could not be judged)"),
-        },
-        began.elapsed().as_secs_f64()
-    );
-    Ok(ExitCode::from(if errors > 0 {
-        2
-    } else if not > 0 {
-        1
-    } else {
-        0
-    }))
+    Ok(claims)
 }
 
-/// The claim's own trace paths, relative to its file.
+/// The traces `claim` is judged on: those given with `--trace`, or else those its file names;
+/// `None`, with the error printed, when it names none or names recordings `--trace` cannot give.
+fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key> {
+    let paths = match traces.is_empty() {
+        false => traces.to_vec(),
+        true => beside(file, &claim.traces),
+    };
+    if paths.is_empty() {
+        errln!(
+            "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
+             `--trace FILE`\n",
+            file.display(),
+            claim.id
+        );
+        return None;
+    }
+    // Recordings are named in the claim file; traces given on the command line are one.
+    let runs = match traces.is_empty() {
+        true => claim.runs.clone(),
+        false => Vec::new(),
+    };
+    if !traces.is_empty() && claim.selections.iter().any(|s| s.run.is_some()) {
+        errln!(
+            "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
+             traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
+            file.display(),
+            claim.id
+        );
+        return None;
+    }
+    Some((paths, runs))
+}
+
+/// The lines that say what a trace holds, printed the first time a claim is judged on it.
+fn describe(key: &Key, trace: &Trace) -> Result<(), CliError> {
+    let paths = &key.0;
+    let all = trace.files.iter().flat_map(|f| &f.ops);
+    let host = all.clone().filter(|o| o.kind == GpuKind::HostFn).count();
+    let ops = all.count() - host;
+    // "SAME ddp.rank0.json.gz" where the claim names its recordings.
+    let names: Vec<String> = (paths.iter().enumerate())
+        .map(|(i, p)| match key.1.get(i) {
+            Some(run) => format!("{run} {}", p.display()),
+            None => p.display().to_string(),
+        })
+        .collect();
+    let host = match host {
+        0 => String::new(),
+        n => format!(", {n} host functions"),
+    };
+    outln!("trace  {} ({ops} GPU ops{host})", names.join(", "));
+    outln!("       {}", trace.tolerances.describe());
+    for note in trace.files.iter().filter_map(|f| f.join_note.as_deref()) {
+        outln!("note   {}", stream_litmus::report::shown::shown(note));
+    }
+    Ok(())
+}
+
+/// Prints a claim's verdict line; whether the verdict is the expected one.
+fn verdict_line(claim: &TraceClaim, j: &TraceJudgement) -> Result<bool, CliError> {
+    let ok = j.verdict.matches(claim.expect);
+    outln!(
+        "{} {:<40} {:<12} {:<14} {}",
+        if ok { "ok  " } else { "FAIL" },
+        one_line(&claim.id),
+        j.verdict,
+        format!("{} trials", j.counts),
+        one_line(&j.evidence(claim))
+    );
+    Ok(ok)
+}
+
+/// Writes trace.json and report.html into `dir`, both or neither, keeps the folder made for
+/// them and says where they are.
+fn write_outputs(
+    dir: &Path,
+    rows: &[(&TraceClaim, &Trace, &TraceJudgement)],
+    folder: Option<stream_litmus::atomic_write::Folder>,
+) -> Result<(), CliError> {
+    let page = stream_litmus::report::traced_html::html_report(rows);
+    let path = dir.join("trace.json");
+    // The Perfetto trace is written as it is made: it holds every op of every trial.
+    let trace: Writer = Box::new(|w: &mut dyn Write| {
+        stream_litmus::report::traced_chrome::write_chrome_trace(rows, w)
+    });
+    let report: Writer = Box::new(|w: &mut dyn Write| w.write_all(page.as_bytes()));
+    stream_litmus::atomic_write::write_each_or_none(&mut [
+        (path.clone(), trace),
+        (dir.join("report.html"), report),
+    ])?;
+    if let Some(f) = folder {
+        f.keep();
+    }
+    outln!("report {}", dir.join("report.html").display());
+    outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
+    Ok(())
+}
+
 /// The report folder made and its two files checked before anything is read: writable, no link,
 /// and neither one a claim file or a trace judged (which the report would replace).
 fn outputs_checked(
@@ -223,6 +288,7 @@ fn outputs_checked(
     Ok(folder)
 }
 
+/// The claim's own trace paths, relative to its file.
 fn beside(file: &Path, traces: &[String]) -> Vec<PathBuf> {
     let dir = file.parent().unwrap_or(Path::new("."));
     traces.iter().map(|t| dir.join(t)).collect()

@@ -8,6 +8,7 @@ use super::probe::call;
 use super::resources::DeviceWords;
 use crate::border::error::Error;
 use crate::measured::calibration::{Calibration, Device, STALL_FLOOR_NS};
+use crate::measured::timeline::Timeline;
 use crate::program::{Program, StreamKind};
 use cudarc::driver::result;
 use std::time::Duration;
@@ -115,40 +116,7 @@ const QUIET_TRIES: usize = 3;
 /// The jitter and latency of one calibration run, and whether they come from quiet trials (else
 /// from every calm one, which a neighbour may have widened).
 fn jitter_of(run: &crate::gpu::Execution) -> (bool, (u64, Option<u64>)) {
-    let mut calls: Vec<u64> = run
-        .timelines
-        .iter()
-        .flat_map(|t| t.host_calls.iter().map(|c| c.end_ns - c.begin_ns))
-        .collect();
-    calls.sort_unstable();
-    let median_call = calls.get(calls.len() / 2).copied().unwrap_or(0);
-    // A trial whose launch call was interrupted on the host, or one of whose kernels was switched
-    // out for another context's time slice (a paused block, see `crate::judge::disturbance`), measures
-    // the host or a neighbour, not the launch path.
-    let disturbed = |t: &crate::measured::timeline::Timeline| {
-        t.host_calls
-            .iter()
-            .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
-            || (t.spans.iter().flat_map(|s| s.blocks.pauses()))
-                .any(|p| p.ns > crate::measured::timeline::PAUSE_FLOOR_NS)
-    };
-    let spread = |t: &crate::measured::timeline::Timeline| {
-        let lat: Vec<i64> = t
-            .spans
-            .iter()
-            .filter_map(|s| Some(s.start() as i64 - t.issued_ns(s.op)? as i64))
-            .collect();
-        Some((lat.iter().max()? - lat.iter().min()?) as u64)
-    };
-    let latency = |t: &crate::measured::timeline::Timeline| {
-        let clock = t.clock?;
-        t.spans
-            .iter()
-            .filter_map(|s| Some(s.start() as i64 - clock.to_gpu(t.issued_ns(s.op)?)))
-            .min()
-    };
-    let calm: Vec<&crate::measured::timeline::Timeline> =
-        run.timelines.iter().filter(|t| !disturbed(t)).collect();
+    let calm = calm(run);
     // Beside a neighbour that takes time slices, many trials wait out its slice, as a whole (a
     // launch latency of 2.1–2.4 ms, the median of the trials beside a loop of bf16 matrix
     // products on an H100) or in part (one kernel of four held back: a jitter of 300 µs beside
@@ -158,22 +126,21 @@ fn jitter_of(run: &crate::gpu::Execution) -> (bool, (u64, Option<u64>)) {
     // idle H100 the latencies of 32 trials lie within 1 µs of each other, the spreads under
     // 3 µs), so trials beyond it measured the neighbour and are left out, unless none is left.
     let fastest = calm.iter().filter_map(|t| latency(t)).min();
-    let unshifted = |t: &&crate::measured::timeline::Timeline| {
+    let unshifted = |t: &&Timeline| {
         let on_time = match (latency(t), fastest) {
             (Some(l), Some(f)) => l <= f + STALL_FLOOR_NS as i64,
             _ => true,
         };
         on_time && spread(t).is_some_and(|s| s <= STALL_FLOOR_NS)
     };
-    let quiet: Vec<&crate::measured::timeline::Timeline> =
-        calm.iter().copied().filter(unshifted).collect();
+    let quiet: Vec<&Timeline> = calm.iter().copied().filter(unshifted).collect();
     let found = !quiet.is_empty();
     // With none on time (every trial waited out a neighbour's slice), the trials whose four
     // kernels still started within the stall floor of each other: their spread is the launch
     // jitter after a release, which is what a held trial's ops are judged by, and their latency
     // is capped in `Calibration::tolerances`. Only with none of those either does the widest
     // calm trial set the jitter (2.48 ms in one run beside a loop of matrix products).
-    let tight: Vec<&crate::measured::timeline::Timeline> = (calm.iter().copied())
+    let tight: Vec<&Timeline> = (calm.iter().copied())
         .filter(|t| spread(t).is_some_and(|s| s <= STALL_FLOOR_NS))
         .collect();
     let calm = match (found, tight.is_empty()) {
@@ -195,6 +162,47 @@ fn jitter_of(run: &crate::gpu::Execution) -> (bool, (u64, Option<u64>)) {
         .collect();
     latencies.sort_unstable();
     (found, (jitter, latencies.get(latencies.len() / 2).copied()))
+}
+
+/// The trials of a run that no one disturbed.
+fn calm(run: &crate::gpu::Execution) -> Vec<&Timeline> {
+    let mut calls: Vec<u64> = run
+        .timelines
+        .iter()
+        .flat_map(|t| t.host_calls.iter().map(|c| c.end_ns - c.begin_ns))
+        .collect();
+    calls.sort_unstable();
+    let median_call = calls.get(calls.len() / 2).copied().unwrap_or(0);
+    // A trial whose launch call was interrupted on the host, or one of whose kernels was switched
+    // out for another context's time slice (a paused block, see `crate::judge::disturbance`), measures
+    // the host or a neighbour, not the launch path.
+    let disturbed = |t: &Timeline| {
+        t.host_calls
+            .iter()
+            .any(|c| c.end_ns - c.begin_ns > DISTURBED_FACTOR * median_call + DISTURBED_SLACK_NS)
+            || (t.spans.iter().flat_map(|s| s.blocks.pauses()))
+                .any(|p| p.ns > crate::measured::timeline::PAUSE_FLOOR_NS)
+    };
+    run.timelines.iter().filter(|t| !disturbed(t)).collect()
+}
+
+/// How far apart a trial's kernels started after their launches were issued.
+fn spread(t: &Timeline) -> Option<u64> {
+    let lat: Vec<i64> = t
+        .spans
+        .iter()
+        .filter_map(|s| Some(s.start() as i64 - t.issued_ns(s.op)? as i64))
+        .collect();
+    Some((lat.iter().max()? - lat.iter().min()?) as u64)
+}
+
+/// A trial's launch latency: from a launch's issue to its kernel's start, the smallest.
+fn latency(t: &Timeline) -> Option<i64> {
+    let clock = t.clock?;
+    t.spans
+        .iter()
+        .filter_map(|s| Some(s.start() as i64 - clock.to_gpu(t.issued_ns(s.op)?)))
+        .min()
 }
 
 fn dependent_gap(kernels: &Kernels, cycles_per_ns: f64) -> Result<u64, Error> {

@@ -11,9 +11,10 @@
 //! ([`ClaimTiming`]), so that the lab's own cost can be told from the GPU's.
 
 use super::buffers::{Buffers, Driver};
+use super::capture::Graphs;
 use super::clock::{now_ns, preemptions, Alignment, Mailbox, QUICK_ROUNDS, ROUNDS};
+use super::copy_witness::Witness;
 use super::cupti::Tracing;
-use super::graphs::Graphs;
 use super::host_fn::HostFns;
 use super::issuer::Issuer;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
@@ -23,7 +24,6 @@ use super::pool::Pool;
 use super::probe::call;
 use super::resources::{DeviceWords, Events, Streams};
 use super::stamps::{graph_issue, relaunch_records, relaunched, timeline};
-use super::witness::Witness;
 use crate::border::error::Error;
 use crate::measured::timeline::{ClockSync, HostCall, IssuerPace, Reading, Timeline};
 use crate::measured::timing::ClaimTiming;
@@ -119,21 +119,8 @@ pub fn execute_with(
         kept.tracing = None; // no witness: CUPTI off before anything of this program runs
     }
     let mut warnings = program.validate()?;
-    let mut first_record = Vec::with_capacity(program.ops.len());
-    let mut next = 0usize;
-    for op in &program.ops {
-        first_record.push(next);
-        next += op.kind.stamped_grid() as usize;
-    }
-    let relaunch_records = relaunch_records(program, &mut next);
-    let cycles = program
-        .ops
-        .iter()
-        .map(|op| match op.kind {
-            OpKind::Spin { duration_ns, .. } => (duration_ns as f64 * cycles_per_ns).ceil() as i64,
-            _ => 0,
-        })
-        .collect();
+    let (first_record, relaunch_records, next) = stamp_layout(program);
+    let cycles = spin_cycles(program, cycles_per_ns);
     let (stamps, stamps_reused) = DeviceWords::take(next * WORDS_PER_BLOCK, &mut kept.pool)?;
     let mut issuer = Issuer {
         kernels,
@@ -152,15 +139,7 @@ pub fn execute_with(
     };
     issuer.buffers.refills_for(program);
     kept.mailbox()?;
-    let mut witness = if program.has_copies() {
-        let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
-        if let Some(reason) = note {
-            warnings.push(Warning::NoCupti { reason });
-        }
-        Some(w)
-    } else {
-        None
-    };
+    let witness = witness_of(program, cycles_per_ns, kept, &mut warnings)?;
     let mut timing = ClaimTiming {
         setup_ns: now_ns() - started,
         batches: 1,
@@ -189,17 +168,8 @@ pub fn execute_with(
     if let Some(p) = pace {
         p.disarm(0); // parks the thread on every path, an error's too
     }
-    // Teardown: wait for the GPU, then give the memory back (or free it, if the context broke).
     let teardown = now_ns();
-    if result::ctx::synchronize().is_ok() {
-        issuer.stamps.release(&mut kept.pool);
-        issuer.buffers.release(&mut kept.pool);
-        if let Some(w) = &mut witness {
-            w.release(&mut kept.pool);
-        }
-    }
-    drop(witness);
-    drop(issuer);
+    tear_down(issuer, witness, kept);
     timing.teardown_ns = now_ns() - teardown;
     timing.wall_ns = now_ns() - started;
     let (timelines, gpu_time_ns) = outcome?;
@@ -210,6 +180,64 @@ pub fn execute_with(
         warnings,
         timing,
     })
+}
+
+/// Per graph launch after its graph's first: each stamped node's first record in it.
+type Relaunches = Vec<Option<Vec<(usize, usize)>>>;
+
+/// Per op: its first stamp record; per graph launch after its graph's first, each stamped
+/// node's records; and how many records there are in all.
+fn stamp_layout(program: &Program) -> (Vec<usize>, Relaunches, usize) {
+    let mut first_record = Vec::with_capacity(program.ops.len());
+    let mut next = 0usize;
+    for op in &program.ops {
+        first_record.push(next);
+        next += op.kind.stamped_grid() as usize;
+    }
+    let relaunch_records = relaunch_records(program, &mut next);
+    (first_record, relaunch_records, next)
+}
+
+/// Per op: the cycles its spin spins (0 for other ops).
+fn spin_cycles(program: &Program, cycles_per_ns: f64) -> Vec<i64> {
+    program
+        .ops
+        .iter()
+        .map(|op| match op.kind {
+            OpKind::Spin { duration_ns, .. } => (duration_ns as f64 * cycles_per_ns).ceil() as i64,
+            _ => 0,
+        })
+        .collect()
+}
+
+/// The copy witness of a program with copies (a warning when CUPTI could not start).
+fn witness_of(
+    program: &Program,
+    cycles_per_ns: f64,
+    kept: &mut Kept,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<Witness>, Error> {
+    if !program.has_copies() {
+        return Ok(None);
+    }
+    let (w, note) = Witness::new(program, cycles_per_ns, &mut kept.pool, &mut kept.tracing)?;
+    if let Some(reason) = note {
+        warnings.push(Warning::NoCupti { reason });
+    }
+    Ok(Some(w))
+}
+
+/// Teardown: wait for the GPU, then give the memory back (or free it, if the context broke).
+fn tear_down(mut issuer: Issuer<'_>, mut witness: Option<Witness>, kept: &mut Kept) {
+    if result::ctx::synchronize().is_ok() {
+        issuer.stamps.release(&mut kept.pool);
+        issuer.buffers.release(&mut kept.pool);
+        if let Some(w) = &mut witness {
+            w.release(&mut kept.pool);
+        }
+    }
+    drop(witness);
+    drop(issuer);
 }
 
 /// A stopwatch whose every lap goes to one phase.

@@ -2,7 +2,7 @@
 //! the executor before the timed region; inside it, issuing an op is one call here.
 
 use super::buffers::Buffers;
-use super::graphs::Graphs;
+use super::capture::Graphs;
 use super::host_fn::HostFns;
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::memory::Memory;
@@ -69,41 +69,9 @@ impl Issuer<'_> {
             OpKind::Record { .. } | OpKind::Wait { .. } | OpKind::HostSync { .. } => {
                 unreachable!("issued by issue_ordering")
             }
-            OpKind::Elapsed { from, to } => {
-                // SAFETY: `to` is one of the program's events, created for it before the first op
-                // and destroyed only at its teardown, so the handle is valid here.
-                unsafe { result::event::synchronize(event(to)) }
-                    .map_err(call("cuEventSynchronize"))?;
-                // SAFETY: `from` and `to` are the program's events, alive until its teardown;
-                // validation requires both to be recorded before this op, and `to` has just
-                // completed, so the driver can read both timestamps.
-                let ms = unsafe { result::event::elapsed(event(from), event(to)) }
-                    .map_err(call("cuEventElapsedTime"))?;
-                return Ok(Some((f64::from(ms) * 1e6).round() as i64));
-            }
+            OpKind::Elapsed { from, to } => return self.elapsed(event(from), event(to)).map(Some),
             OpKind::HostFn { stream: s, api, .. } => self.host_fns.enqueue(i, stream(s), api)?,
-            OpKind::Query { target } => {
-                let (answer, name) = match target {
-                    SyncTarget::Stream(s) => {
-                        // SAFETY: `s` is one of the program's streams (or a built-in handle),
-                        // valid until the program's teardown; a query only reads its state.
-                        (unsafe { sys::cuStreamQuery(stream(s)) }, "cuStreamQuery")
-                    }
-                    SyncTarget::Event(e) => {
-                        // SAFETY: `e` is one of the program's events, valid until the program's
-                        // teardown; a query only reads its state.
-                        (unsafe { sys::cuEventQuery(event(e)) }, "cuEventQuery")
-                    }
-                    SyncTarget::Device => {
-                        (sys::CUresult::CUDA_ERROR_INVALID_VALUE, "a device query")
-                    }
-                };
-                return match answer {
-                    sys::CUresult::CUDA_SUCCESS => Ok(Some(1)),
-                    sys::CUresult::CUDA_ERROR_NOT_READY => Ok(Some(0)),
-                    other => Err(call(name)(result::DriverError(other))),
-                };
-            }
+            OpKind::Query { target } => return self.query(target).map(Some),
             OpKind::Api { call: c, bytes } => self.memory.api(i, c, bytes)?,
             OpKind::AllocAsync { stream: s, bytes } => {
                 let addr = self.memory.alloc_async(i, stream(s), bytes)?;
@@ -112,19 +80,7 @@ impl Issuer<'_> {
             OpKind::FreeAsync { stream: s, alloc } => self.memory.free_async(alloc.0, stream(s))?,
             OpKind::BeginCapture { stream: s } => Graphs::begin(stream(s))?,
             OpKind::EndCapture { stream: s } => self.graphs.end(i, stream(s))?,
-            OpKind::GraphLaunch { stream: s, graph } => match &self.relaunch_records[i] {
-                None => self.graphs.launch(graph.0, stream(s))?,
-                Some(records) => {
-                    let at = |record: usize| self.stamps.addr(record * WORDS_PER_BLOCK);
-                    let retarget = |captured_with: sys::CUdeviceptr| {
-                        let &(node, record) = records
-                            .iter()
-                            .find(|(node, _)| at(self.first_record[*node]) == captured_with)?;
-                        Some((at(record), Kernels::params_of(&self.program.ops[node].kind)))
-                    };
-                    self.graphs.relaunch(graph.0, stream(s), retarget)?
-                }
-            },
+            OpKind::GraphLaunch { stream: s, graph } => self.graph_launch(i, stream(s), graph.0)?,
             OpKind::Copy {
                 stream: s,
                 src,
@@ -146,28 +102,95 @@ impl Issuer<'_> {
                 out,
                 grid,
                 block,
-            } => {
-                // The warm-up adds nothing, as its spins spin nothing: the first launch is what
-                // it is there for, and the slow-kernel prefetch claims' adds cost a trial each.
-                let n = [a, b, out]
-                    .iter()
-                    .filter_map(|&x| self.program.buffer(x))
-                    .map(|x| x.elements())
-                    .min()
-                    .filter(|_| !self.warming)
-                    .unwrap_or(0);
-                let p = |x| self.buffers.ptr(x);
-                self.kernels.launch_add(
-                    stream(s),
-                    self.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
-                    (p(out), p(a), p(b)),
-                    n,
-                    grid,
-                    block,
-                )?
-            }
+            } => self.add(i, stream(s), (out, a, b), (grid, block))?,
         }
         Ok(None)
+    }
+
+    /// The time from event `from` to event `to` in nanoseconds, once `to` has completed.
+    fn elapsed(&self, from: sys::CUevent, to: sys::CUevent) -> Result<i64, Error> {
+        // SAFETY: `to` is one of the program's events, created for it before the first op
+        // and destroyed only at its teardown, so the handle is valid here.
+        unsafe { result::event::synchronize(to) }.map_err(call("cuEventSynchronize"))?;
+        // SAFETY: `from` and `to` are the program's events, alive until its teardown;
+        // validation requires both to be recorded before this op, and `to` has just
+        // completed, so the driver can read both timestamps.
+        let ms = unsafe { result::event::elapsed(from, to) }.map_err(call("cuEventElapsedTime"))?;
+        Ok((f64::from(ms) * 1e6).round() as i64)
+    }
+
+    /// What a query of `target` answers: 1 when its work is done, 0 when it is not.
+    fn query(&self, target: SyncTarget) -> Result<i64, Error> {
+        let (answer, name) = match target {
+            SyncTarget::Stream(s) => {
+                // SAFETY: `s` is one of the program's streams (or a built-in handle),
+                // valid until the program's teardown; a query only reads its state.
+                (
+                    unsafe { sys::cuStreamQuery(self.streams.get(s.0)) },
+                    "cuStreamQuery",
+                )
+            }
+            SyncTarget::Event(e) => {
+                // SAFETY: `e` is one of the program's events, valid until the program's
+                // teardown; a query only reads its state.
+                (
+                    unsafe { sys::cuEventQuery(self.events.get(e.0)) },
+                    "cuEventQuery",
+                )
+            }
+            SyncTarget::Device => (sys::CUresult::CUDA_ERROR_INVALID_VALUE, "a device query"),
+        };
+        match answer {
+            sys::CUresult::CUDA_SUCCESS => Ok(1),
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(0),
+            other => Err(call(name)(result::DriverError(other))),
+        }
+    }
+
+    /// Launch `i` of graph `graph`: as captured the first time, its stamped nodes moved to the
+    /// launch's own records after.
+    fn graph_launch(&self, i: usize, stream: sys::CUstream, graph: usize) -> Result<(), Error> {
+        match &self.relaunch_records[i] {
+            None => self.graphs.launch(graph, stream),
+            Some(records) => {
+                let at = |record: usize| self.stamps.addr(record * WORDS_PER_BLOCK);
+                let retarget = |captured_with: sys::CUdeviceptr| {
+                    let &(node, record) = records
+                        .iter()
+                        .find(|(node, _)| at(self.first_record[*node]) == captured_with)?;
+                    Some((at(record), Kernels::params_of(&self.program.ops[node].kind)))
+                };
+                self.graphs.relaunch(graph, stream, retarget)
+            }
+        }
+    }
+
+    /// Add `i`: `out = a + b` over the shortest of the three buffers.
+    fn add(
+        &self,
+        i: usize,
+        stream: sys::CUstream,
+        (out, a, b): (BufferId, BufferId, BufferId),
+        (grid, block): (u32, u32),
+    ) -> Result<(), Error> {
+        // The warm-up adds nothing, as its spins spin nothing: the first launch is what
+        // it is there for, and the slow-kernel prefetch claims' adds cost a trial each.
+        let n = [a, b, out]
+            .iter()
+            .filter_map(|&x| self.program.buffer(x))
+            .map(|x| x.elements())
+            .min()
+            .filter(|_| !self.warming)
+            .unwrap_or(0);
+        let p = |x| self.buffers.ptr(x);
+        self.kernels.launch_add(
+            stream,
+            self.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
+            (p(out), p(a), p(b)),
+            n,
+            grid,
+            block,
+        )
     }
 }
 

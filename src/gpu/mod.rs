@@ -18,12 +18,13 @@
 mod activity_lines;
 mod buffers;
 mod calibrate;
+mod capture;
 mod clock;
 mod copy_rates;
+mod copy_witness;
 mod cupti;
 mod executor;
 mod fleet;
-mod graphs;
 mod host_fn;
 mod inject;
 mod issuer;
@@ -41,7 +42,6 @@ mod ptx_cache;
 mod resources;
 mod stamps;
 pub mod turn;
-mod witness;
 
 pub use cupti::CUPTI_ENV;
 pub use executor::Execution;

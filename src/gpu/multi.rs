@@ -19,14 +19,14 @@
 //! every rank's kernel at the group's end: the events before them are recorded before the group,
 //! the events after them after it, and every rank counts as issued when the group ended.
 
-use super::buffers::Buffers;
+use super::buffers::Driver;
 use super::clock::{now_ns, Alignment, ROUNDS};
 use super::fleet::{peer_access, Fleet};
 use super::kernels::{Kernels, WORDS_PER_BLOCK};
 use super::multi_timeline::Side;
-use super::multi_witness::DeviceWitness;
+use super::pool::Pool;
 use super::probe::call;
-use super::resources::{issue_ordering, DeviceWords, Streams};
+use super::resources::{issue_ordering, Streams};
 use super::Execution;
 use crate::border::error::Error;
 use crate::measured::timeline::{HostCall, Timeline};
@@ -74,51 +74,21 @@ pub fn execute(
         .chain(fleet.peers.iter().map(|p| &p.kernels))
         .take(n)
         .collect();
-    let _quiesce = Quiesce(ctxs.clone());
-    // Per op: its device, and its first stamp record on that device.
-    let device: Vec<usize> = (0..program.ops.len())
-        .map(|i| program.device_of(program.ops[i].id).unwrap_or(0) as usize)
-        .collect();
-    let mut first_record = Vec::with_capacity(program.ops.len());
-    let mut next = vec![0usize; n];
-    for (i, op) in program.ops.iter().enumerate() {
-        first_record.push(next[device[i]]);
-        next[device[i]] += op.kind.stamped_grid() as usize;
-    }
-    // Streams and events, each created in its device's context.
-    let mut streams = Vec::with_capacity(program.streams.len());
-    for s in &program.streams {
-        ctxs[s.device as usize]
-            .bind_to_thread()
-            .map_err(call("cuCtxSetCurrent"))?;
-        streams.push(Streams::create(std::slice::from_ref(s))?);
-    }
-    let mut events = Vec::with_capacity(program.events.len());
-    for e in 0..program.events.len() {
-        let d = program.event_device(crate::program::EventId(e)) as usize;
-        ctxs[d].bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
-        events.push(super::multi_witness::Event::new(false)?);
-    }
+    let quiesce = Quiesce(ctxs.clone());
+    let (device, first_record, next) = stamp_layout(program, n);
+    let (streams, events) = streams_and_events(program, &ctxs)?;
     let mut sides = Vec::with_capacity(n);
     for d in 0..n {
-        ctxs[d].bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
-        let buffer_ids: Vec<BufferId> = (0..program.buffers.len())
-            .map(BufferId)
-            .filter(|b| program.buffers[b.0].device as usize == d)
-            .collect();
-        let decls: Vec<_> = buffer_ids
-            .iter()
-            .map(|b| program.buffers[b.0].clone())
-            .collect();
-        let (stamps, _) = DeviceWords::take(next[d] * WORDS_PER_BLOCK, &mut fleet.pools[d])?;
-        sides.push(Side {
-            ctx: ctxs[d],
-            kernels: kernels[d],
-            stamps,
-            buffers: Buffers::take(&decls, &mut fleet.pools[d])?,
-            buffer_ids,
-            witness: DeviceWitness::new(program, d as u32, cycles_per_ns)?,
-        });
+        let pool = &mut fleet.pools[d];
+        sides.push(Side::take(
+            program,
+            d,
+            ctxs[d],
+            kernels[d],
+            next[d],
+            pool,
+            cycles_per_ns,
+        )?);
     }
     peer_access(&ctxs, program.peer_access)?;
     let mut timing = ClaimTiming {
@@ -137,19 +107,13 @@ pub fn execute(
     };
     let outcome = issue.trials(&mut sides, &fleet.mailboxes, trials, &mut timing);
     let teardown = now_ns();
-    drop(_quiesce);
-    if program.peer_access {
-        let _ = peer_access(&ctxs, false);
-    }
-    for (d, side) in sides.iter_mut().enumerate() {
-        if side.bind().is_ok() && result::ctx::synchronize().is_ok() {
-            side.stamps.release(&mut fleet.pools[d]);
-            side.buffers.release(&mut fleet.pools[d]);
-        }
-    }
-    drop(sides);
-    drop(streams);
-    drop(events);
+    let held = Held {
+        quiesce,
+        sides,
+        streams,
+        events,
+    };
+    held.release(program.peer_access, &ctxs, &mut fleet.pools);
     let _ = ctx0.bind_to_thread();
     timing.teardown_ns = now_ns() - teardown;
     timing.wall_ns = now_ns() - started;
@@ -161,6 +125,76 @@ pub fn execute(
         warnings,
         timing,
     })
+}
+
+/// Per op: its device, and its first stamp record on that device; and how many stamp records
+/// each device holds.
+fn stamp_layout(program: &Program, n: usize) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let device: Vec<usize> = (0..program.ops.len())
+        .map(|i| program.device_of(program.ops[i].id).unwrap_or(0) as usize)
+        .collect();
+    let mut first_record = Vec::with_capacity(program.ops.len());
+    let mut next = vec![0usize; n];
+    for (i, op) in program.ops.iter().enumerate() {
+        first_record.push(next[device[i]]);
+        next[device[i]] += op.kind.stamped_grid() as usize;
+    }
+    (device, first_record, next)
+}
+
+/// Streams and events, each created in its device's context.
+fn streams_and_events(
+    program: &Program,
+    ctxs: &[&Arc<CudaContext>],
+) -> Result<(Vec<Streams>, Vec<super::multi_witness::Event>), Error> {
+    let mut streams = Vec::with_capacity(program.streams.len());
+    for s in &program.streams {
+        ctxs[s.device as usize]
+            .bind_to_thread()
+            .map_err(call("cuCtxSetCurrent"))?;
+        streams.push(Streams::create(std::slice::from_ref(s))?);
+    }
+    let mut events = Vec::with_capacity(program.events.len());
+    for e in 0..program.events.len() {
+        let d = program.event_device(crate::program::EventId(e)) as usize;
+        ctxs[d].bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
+        events.push(super::multi_witness::Event::new(false)?);
+    }
+    Ok((streams, events))
+}
+
+/// What the trials held, given back in order once they are done.
+struct Held<'a> {
+    quiesce: Quiesce<'a>,
+    sides: Vec<Side<'a>>,
+    streams: Vec<Streams>,
+    events: Vec<super::multi_witness::Event>,
+}
+
+impl Held<'_> {
+    /// Every device synchronized, peer access closed again, the words and buffers of each
+    /// device that synchronized returned to its pool; then the sides, streams and events freed.
+    fn release(self, peer: bool, ctxs: &[&Arc<CudaContext>], pools: &mut [Pool<Driver>]) {
+        let Held {
+            quiesce,
+            mut sides,
+            streams,
+            events,
+        } = self;
+        drop(quiesce);
+        if peer {
+            let _ = peer_access(ctxs, false);
+        }
+        for (d, side) in sides.iter_mut().enumerate() {
+            if side.bind().is_ok() && result::ctx::synchronize().is_ok() {
+                side.stamps.release(&mut pools[d]);
+                side.buffers.release(&mut pools[d]);
+            }
+        }
+        drop(sides);
+        drop(streams);
+        drop(events);
+    }
 }
 
 /// What issuing needs, borrowed for the trial loop.
@@ -188,12 +222,7 @@ impl Issue<'_> {
         let groups = program.collectives();
         for trial in 0..=trials {
             let prepare = now_ns();
-            for side in sides.iter_mut() {
-                side.bind()?;
-                side.stamps.zero()?;
-                side.buffers.fill_on(side.kernels)?;
-                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-            }
+            prepare_trial(sides)?;
             timing.prepare_ns += now_ns() - prepare;
             let clock = now_ns();
             let mut aligned: Vec<Alignment> = Vec::with_capacity(sides.len());
@@ -204,31 +233,7 @@ impl Issue<'_> {
                 }
             }
             timing.clock_ns += now_ns() - clock;
-            for side in sides.iter() {
-                side.bind()?;
-                side.witness.marker(side.kernels, 0)?;
-            }
-            let mut host_calls = Vec::with_capacity(program.ops.len());
-            let t0 = now_ns();
-            for (i, op) in program.ops.iter().enumerate() {
-                let begin = now_ns() - t0;
-                self.issue(sides, i, &groups)?;
-                host_calls.push(HostCall {
-                    op: op.id,
-                    begin_ns: begin,
-                    end_ns: now_ns() - t0,
-                });
-            }
-            for side in sides.iter() {
-                side.bind()?;
-                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-            }
-            let elapsed = now_ns() - t0;
-            for side in sides.iter() {
-                side.bind()?;
-                side.witness.marker(side.kernels, 1)?;
-                result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
-            }
+            let (t0, elapsed, mut host_calls) = self.issue_trial(sides, &groups)?;
             if trial == 0 {
                 timing.warmup_ns += elapsed;
                 continue;
@@ -257,6 +262,57 @@ impl Issue<'_> {
         Ok((timelines, gpu_time_ns))
     }
 
+    /// One trial's ops issued between the two markers of every device: when issuing began, how
+    /// long until every device was idle, and each op's host call.
+    fn issue_trial(
+        &self,
+        sides: &[Side<'_>],
+        groups: &[Vec<crate::program::OpId>],
+    ) -> Result<(u64, u64, Vec<HostCall>), Error> {
+        for side in sides.iter() {
+            side.bind()?;
+            side.witness.marker(side.kernels, 0)?;
+        }
+        let mut host_calls = Vec::with_capacity(self.program.ops.len());
+        let t0 = now_ns();
+        for (i, op) in self.program.ops.iter().enumerate() {
+            let begin = now_ns() - t0;
+            self.issue(sides, i, groups)?;
+            host_calls.push(HostCall {
+                op: op.id,
+                begin_ns: begin,
+                end_ns: now_ns() - t0,
+            });
+        }
+        for side in sides.iter() {
+            side.bind()?;
+            result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+        }
+        let elapsed = now_ns() - t0;
+        for side in sides.iter() {
+            side.bind()?;
+            side.witness.marker(side.kernels, 1)?;
+            result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+        }
+        Ok((t0, elapsed, host_calls))
+    }
+
+    /// The CUDA stream of stream `s`.
+    fn stream(&self, s: crate::program::StreamId) -> sys::CUstream {
+        self.streams[s.0].get(0)
+    }
+
+    /// The address of buffer `b`, on whichever device holds it.
+    fn ptr(&self, sides: &[Side<'_>], b: BufferId) -> sys::CUdeviceptr {
+        let d = self.program.buffers[b.0].device as usize;
+        let local = sides[d]
+            .buffer_ids
+            .iter()
+            .position(|&x| x == b)
+            .unwrap_or(0);
+        sides[d].buffers.ptr(BufferId(local))
+    }
+
     /// Issues op `i` in its device's context.
     fn issue(
         &self,
@@ -267,18 +323,8 @@ impl Issue<'_> {
         let op = &self.program.ops[i];
         let side = &sides[self.device[i]];
         side.bind()?;
-        let stream = |s: crate::program::StreamId| self.streams[s.0].get(0);
         let event = |e: crate::program::EventId| self.events[e.0].0;
-        let ptr = |b: BufferId| {
-            let d = self.program.buffers[b.0].device as usize;
-            let local = sides[d]
-                .buffer_ids
-                .iter()
-                .position(|&x| x == b)
-                .unwrap_or(0);
-            sides[d].buffers.ptr(BufferId(local))
-        };
-        if issue_ordering(&op.kind, stream, event)? {
+        if issue_ordering(&op.kind, |s| self.stream(s), event)? {
             return Ok(());
         }
         match op.kind {
@@ -288,7 +334,7 @@ impl Issue<'_> {
                 grid,
                 block,
             } => side.kernels.launch_spin(
-                stream(s),
+                self.stream(s),
                 side.stamps.addr(self.first_record[i] * WORDS_PER_BLOCK),
                 (duration_ns as f64 * self.cycles_per_ns).ceil() as i64,
                 grid,
@@ -306,71 +352,12 @@ impl Issue<'_> {
                 dst,
                 bytes,
             } => {
-                side.witness.before(i, stream(s))?;
-                let (sb, db) = (&self.program.buffers[src.0], &self.program.buffers[dst.0]);
-                let (p, q, n) = (ptr(src), ptr(dst), bytes as usize);
-                // SAFETY: the program's stream and contexts, alive; `p` and `q` hold at least
-                // `n` bytes each (validated), on the devices or hosts their places say.
-                unsafe {
-                    match (sb.place, db.place) {
-                        (Place::Device, Place::Device) if sb.device != db.device => {
-                            sys::cuMemcpyPeerAsync(
-                                q,
-                                sides[db.device as usize].ctx.cu_ctx(),
-                                p,
-                                sides[sb.device as usize].ctx.cu_ctx(),
-                                n,
-                                stream(s),
-                            )
-                            .result()
-                            .map_err(call("cuMemcpyPeerAsync"))?
-                        }
-                        (Place::Device, Place::Device) => {
-                            sys::cuMemcpyDtoDAsync_v2(q, p, n, stream(s))
-                                .result()
-                                .map_err(call("cuMemcpyDtoDAsync"))?
-                        }
-                        (_, Place::Device) => {
-                            sys::cuMemcpyHtoDAsync_v2(q, p as *const _, n, stream(s))
-                                .result()
-                                .map_err(call("cuMemcpyHtoDAsync"))?
-                        }
-                        _ => sys::cuMemcpyDtoHAsync_v2(q as *mut _, p, n, stream(s))
-                            .result()
-                            .map_err(call("cuMemcpyDtoHAsync"))?,
-                    }
-                }
-                side.witness.after(i, stream(s))?;
+                side.witness.before(i, self.stream(s))?;
+                self.copy(sides, s, src, dst, bytes as usize)?;
+                side.witness.after(i, self.stream(s))?;
             }
             OpKind::AllReduce { stream: s, buffer } => {
-                let comms = self.comms.ok_or_else(|| Error::NoNccl {
-                    detail: "the communicators were not opened".into(),
-                })?;
-                let group = groups
-                    .iter()
-                    .find(|g| g.contains(&op.id))
-                    .expect("an all-reduce is in a collective");
-                if group[0] == op.id {
-                    for &o in group {
-                        let k = o.0;
-                        let s = self.program.ops[k].kind.stream().expect("on a stream");
-                        sides[self.device[k]].bind()?;
-                        sides[self.device[k]].witness.before(k, stream(s))?;
-                    }
-                    super::nccl::group_start()?;
-                }
-                side.bind()?;
-                let count = (self.program.buffers[buffer.0].bytes / 4) as usize;
-                comms.all_reduce(self.device[i], ptr(buffer), count, stream(s))?;
-                if *group.last().expect("not empty") == op.id {
-                    super::nccl::group_end()?;
-                    for &o in group {
-                        let k = o.0;
-                        let s = self.program.ops[k].kind.stream().expect("on a stream");
-                        sides[self.device[k]].bind()?;
-                        sides[self.device[k]].witness.after(k, stream(s))?;
-                    }
-                }
+                self.all_reduce(sides, i, groups, s, buffer)?
             }
             _ => {
                 return Err(Error::Driver {
@@ -381,4 +368,104 @@ impl Issue<'_> {
         }
         Ok(())
     }
+
+    /// A copy of `n` bytes from `src` to `dst` on stream `s`: between devices, within one, or
+    /// between a device and the host.
+    fn copy(
+        &self,
+        sides: &[Side<'_>],
+        s: crate::program::StreamId,
+        src: BufferId,
+        dst: BufferId,
+        n: usize,
+    ) -> Result<(), Error> {
+        let (sb, db) = (&self.program.buffers[src.0], &self.program.buffers[dst.0]);
+        let (p, q) = (self.ptr(sides, src), self.ptr(sides, dst));
+        let stream = self.stream(s);
+        // SAFETY: the program's stream and contexts, alive; `p` and `q` hold at least
+        // `n` bytes each (validated), on the devices or hosts their places say.
+        unsafe {
+            match (sb.place, db.place) {
+                (Place::Device, Place::Device) if sb.device != db.device => sys::cuMemcpyPeerAsync(
+                    q,
+                    sides[db.device as usize].ctx.cu_ctx(),
+                    p,
+                    sides[sb.device as usize].ctx.cu_ctx(),
+                    n,
+                    stream,
+                )
+                .result()
+                .map_err(call("cuMemcpyPeerAsync"))?,
+                (Place::Device, Place::Device) => sys::cuMemcpyDtoDAsync_v2(q, p, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyDtoDAsync"))?,
+                (_, Place::Device) => sys::cuMemcpyHtoDAsync_v2(q, p as *const _, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyHtoDAsync"))?,
+                _ => sys::cuMemcpyDtoHAsync_v2(q as *mut _, p, n, stream)
+                    .result()
+                    .map_err(call("cuMemcpyDtoHAsync"))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Rank `i` of an all-reduce on stream `s`: the first rank of its group records every
+    /// rank's events before and opens the group, the last closes it and records the events
+    /// after.
+    fn all_reduce(
+        &self,
+        sides: &[Side<'_>],
+        i: usize,
+        groups: &[Vec<crate::program::OpId>],
+        s: crate::program::StreamId,
+        buffer: BufferId,
+    ) -> Result<(), Error> {
+        let op = &self.program.ops[i];
+        let comms = self.comms.ok_or_else(|| Error::NoNccl {
+            detail: "the communicators were not opened".into(),
+        })?;
+        let group = groups
+            .iter()
+            .find(|g| g.contains(&op.id))
+            .expect("an all-reduce is in a collective");
+        if group[0] == op.id {
+            for &o in group {
+                let k = o.0;
+                let s = self.program.ops[k].kind.stream().expect("on a stream");
+                sides[self.device[k]].bind()?;
+                sides[self.device[k]].witness.before(k, self.stream(s))?;
+            }
+            super::nccl::group_start()?;
+        }
+        sides[self.device[i]].bind()?;
+        let count = (self.program.buffers[buffer.0].bytes / 4) as usize;
+        comms.all_reduce(
+            self.device[i],
+            self.ptr(sides, buffer),
+            count,
+            self.stream(s),
+        )?;
+        if *group.last().expect("not empty") == op.id {
+            super::nccl::group_end()?;
+            for &o in group {
+                let k = o.0;
+                let s = self.program.ops[k].kind.stream().expect("on a stream");
+                sides[self.device[k]].bind()?;
+                sides[self.device[k]].witness.after(k, self.stream(s))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every device's stamps zeroed and buffers filled, then the device synchronized.
+fn prepare_trial(sides: &mut [Side<'_>]) -> Result<(), Error> {
+    for side in sides.iter_mut() {
+        side.bind()?;
+        side.stamps.zero()?;
+        side.buffers.fill_on(side.kernels)?;
+        result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
+    }
+    Ok(())
 }

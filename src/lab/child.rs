@@ -123,18 +123,7 @@ pub fn run(
         env: env_text.clone(),
         detail,
     };
-    let mut cmd = Command::new(binary);
-    cmd.arg("child")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for var in env {
-        match &var.value {
-            Some(v) => cmd.env(&var.name, v),
-            None => cmd.env_remove(&var.name),
-        };
-    }
-    let mut child = cmd.spawn().map_err(|e| {
+    let mut child = command(binary, env).spawn().map_err(|e| {
         fail(format!(
             "could not start {}: {e}; set {BIN_ENV} to the stream-litmus binary",
             binary.display()
@@ -154,10 +143,41 @@ pub fn run(
         let _ = stderr.read_to_string(&mut buf);
         buf
     });
+    let status = wait(&mut child, timeout, &fail)?;
+    let _ = writer.join();
+    let out = reader
+        .join()
+        .map_err(|_| fail("reading its output panicked".into()))?;
+    let err_text = err_reader.join().unwrap_or_default();
+    reply_of(status, out, &err_text, request, &fail)
+}
+
+/// `binary child` with its pipes, under `env`.
+fn command(binary: &Path, env: &[EnvVar]) -> Command {
+    let mut cmd = Command::new(binary);
+    cmd.arg("child")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in env {
+        match &var.value {
+            Some(v) => cmd.env(&var.name, v),
+            None => cmd.env_remove(&var.name),
+        };
+    }
+    cmd
+}
+
+/// How the child exited, or the error when it did not within `timeout` (it is killed).
+fn wait(
+    child: &mut std::process::Child,
+    timeout: Duration,
+    fail: &dyn Fn(String) -> Error,
+) -> Result<std::process::ExitStatus, Error> {
     let deadline = Instant::now() + timeout;
-    let status = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status,
+            Ok(Some(status)) => return Ok(status),
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -169,12 +189,18 @@ pub fn run(
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => return Err(fail(format!("waiting for it failed: {e}"))),
         }
-    };
-    let _ = writer.join();
-    let out = reader
-        .join()
-        .map_err(|_| fail("reading its output panicked".into()))?;
-    let err_text = err_reader.join().unwrap_or_default();
+    }
+}
+
+/// The child's reply to `request`, from its exit status, its output read as a reply and its
+/// stderr; the error that says why there is none.
+fn reply_of(
+    status: std::process::ExitStatus,
+    out: Result<Result<ChildReply, Error>, String>,
+    err_text: &str,
+    request: &ChildRequest,
+    fail: &dyn Fn(String) -> Error,
+) -> Result<ChildReply, Error> {
     if !status.success() {
         // A child that could not serve the request says why in its reply too.
         if let Ok(Err(e)) = out {

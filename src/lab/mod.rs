@@ -7,7 +7,7 @@
 //!
 //! The layer's files: this one (the [`Lab`]), `collect.rs` (trials until enough are decided, used
 //! in this process and in the child), `second_look.rs` (claims a neighbour left undecided, run
-//! again at the end), `child.rs` (programs run under another environment) and [`sweep`]
+//! again at the end), `child.rs` (programs run under another environment) and [`parameter_sweeps`]
 //! (measurements over a parameter).
 //!
 //! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
@@ -15,8 +15,8 @@
 
 pub mod child;
 pub mod collect;
+pub mod parameter_sweeps;
 mod second_look;
-pub mod sweep;
 
 use crate::border::error::Error;
 use crate::gpu::{turn, Gpu};
@@ -291,15 +291,7 @@ impl Lab {
             seen = after;
             since = turn::granted();
             drop(turn);
-            let judging = Instant::now();
-            let record = match result {
-                Ok(mut trials) => {
-                    trials.sharing = sharing;
-                    ClaimRecord::judged(claim.clone(), trials)
-                }
-                Err(e) => ClaimRecord::failed(claim.clone(), e),
-            };
-            self.spend(|s| &mut s.judging, judging);
+            let record = self.record(claim, result, sharing);
             match second_look::wants_second_look(&record) {
                 true => later.push((i, record)),
                 false => finish(i, record),
@@ -334,19 +326,30 @@ impl Lab {
             since = turn::granted();
             drop(turn);
             for (&i, result) in members.iter().zip(results) {
-                let judging = Instant::now();
-                let record = match result {
-                    Ok(mut trials) => {
-                        trials.sharing = sharing.clone();
-                        ClaimRecord::judged(claims[i].clone(), trials)
-                    }
-                    Err(e) => ClaimRecord::failed(claims[i].clone(), e),
-                };
-                self.spend(|s| &mut s.judging, judging);
-                finish(i, record);
+                finish(i, self.record(&claims[i], result, sharing.clone()));
             }
         }
         self.second_looks(claims, later, (seen, since), &mut carry, finish)
+    }
+
+    /// The record of `claim` from its trials, which ran with the GPU shared as `sharing` says;
+    /// the time it takes goes to judging.
+    fn record(
+        &self,
+        claim: &Claim,
+        result: Result<Trials, Error>,
+        sharing: Option<Sharing>,
+    ) -> ClaimRecord {
+        let judging = Instant::now();
+        let record = match result {
+            Ok(mut trials) => {
+                trials.sharing = sharing;
+                ClaimRecord::judged(claim.clone(), trials)
+            }
+            Err(e) => ClaimRecord::failed(claim.clone(), e),
+        };
+        self.spend(|s| &mut s.judging, judging);
+        record
     }
 
     /// Takes the process's turn for a claim, with NVML's look before it: `seen`, taken when the

@@ -1,5 +1,5 @@
 //! A claim being read: what its lines have declared so far. Shared by the readers of ops
-//! (`ops.rs`), checks (`checks.rs`) and the other lines (`resolve.rs`), each of which adds an
+//! (`ops.rs`), checks (`check_lines.rs`) and the other lines (`resolve.rs`), each of which adds an
 //! `impl Draft` of its own.
 
 use super::header::HeaderLines;

@@ -1,7 +1,7 @@
 //! The header lines every claim starts with, on a program or on traces: `statement`, `source`,
 //! `expect` and `rationale`, each at most once, read into a [`ClaimHeader`].
 
-use super::error::{Cx, LitmusError};
+use super::claim_error::{Cx, LitmusError};
 use super::syntax::{Name, Span, Stmt};
 use crate::judge::claim::{ClaimHeader, Source};
 use crate::judge::verdict::Expect;

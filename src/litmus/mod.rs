@@ -25,38 +25,38 @@
 //! claim, and a test reads the whole catalogue back to equal claims).
 //!
 //! The layers: `syntax` (the grammar, `winnow`) turns text into statements with spans;
-//! `resolve` and `checks` turn statements into [`Claim`]s, looking names up and enforcing units
-//! and limits; `error` renders every error as rustc does, with file, line, column and a caret;
-//! `print` writes claims back; `predict` asks the happens-before model about each check;
-//! `traced` reads claims on traces (`select`, `trial`, quantified checks).
+//! `resolve` and `check_lines` turn statements into [`Claim`]s, looking names up and enforcing units
+//! and limits; `claim_error` renders every error as rustc does, with file, line, column and a caret;
+//! `print` writes claims back; `prediction` asks the happens-before model about each check;
+//! `trace_claim_file` reads claims on traces (`select`, `trial`, quantified checks).
 //! docs/writing-claims.md has the grammar.
 //!
 //! **May import:** `trace` (claims on traces), `judge` (claims and the model), `program`,
 //! `border`. Inside, from the ground
-//! up: `ast`, `units`, `words`, `syntax`, `error` (with the context `Cx`), `header` (the lines every
-//! claim starts with), `draft` (a claim being read), `ops`, `checks`, `resolve`; each file imports
+//! up: `ast`, `units`, `words`, `syntax`, `claim_error` (with the context `Cx`), `header` (the lines every
+//! claim starts with), `draft` (a claim being read), `ops`, `check_lines`, `resolve`; each file imports
 //! only files before it.
 
 mod ast;
-mod checks;
+mod check_lines;
+mod claim_error;
 mod draft;
-mod error;
 mod explained;
 mod header;
 mod ops;
-mod predict;
+mod prediction;
 mod print;
 mod resolve;
 mod syntax;
-mod traced;
+mod trace_claim_file;
 mod traced_checks;
 mod units;
 mod words;
 
-pub use checks::RELATIONS;
-pub use error::LitmusError;
+pub use check_lines::RELATIONS;
+pub use claim_error::LitmusError;
 pub use explained::claims_from;
-pub use predict::{predict, Answer, Prediction, MAX_MODEL_OPS};
+pub use prediction::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 
 use crate::judge::claim::Claim;
@@ -72,8 +72,11 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 /// The claims in `text`; `path` names the file in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
     let (text, lines) = lines(path, text)?;
-    let cx = error::Cx { path, text };
-    if let Some(block) = blocks(&lines).into_iter().find(|b| traced::is_traced(b)) {
+    let cx = claim_error::Cx { path, text };
+    if let Some(block) = blocks(&lines)
+        .into_iter()
+        .find(|b| trace_claim_file::is_traced(b))
+    {
         return Err(cx.help(
             &block[0].span,
             "this is a claim on a trace (it has `select`, `trial` or `trace` lines)",
@@ -88,9 +91,18 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
 /// errors. Every claim of the file must be one.
 pub fn parse_traced(path: &str, text: &str) -> Result<Vec<TraceClaim>, LitmusError> {
     let (text, lines) = lines(path, text)?;
-    let cx = error::Cx { path, text };
-    let blocks = blocks(&lines);
-    if let Some(block) = blocks.iter().find(|b| !traced::is_traced(b)) {
+    traced_claims(path, text, &lines)
+}
+
+/// The claims on traces of statements read from `text` (as [`parse_traced`] reads them).
+fn traced_claims(
+    path: &str,
+    text: &str,
+    lines: &[syntax::Line],
+) -> Result<Vec<TraceClaim>, LitmusError> {
+    let cx = claim_error::Cx { path, text };
+    let blocks = blocks(lines);
+    if let Some(block) = blocks.iter().find(|b| !trace_claim_file::is_traced(b)) {
         let span = block.first().map_or(0..0, |l| l.span.clone());
         return Err(cx.help(
             &span,
@@ -109,7 +121,7 @@ pub fn parse_traced(path: &str, text: &str) -> Result<Vec<TraceClaim>, LitmusErr
             "a claim file holds one or more claims, each starting with `claim ID`",
         ));
     }
-    let claims = traced::claims(cx, blocks.into_iter().map(<[_]>::to_vec).collect())?;
+    let claims = trace_claim_file::claims(cx, blocks.into_iter().map(<[_]>::to_vec).collect())?;
     for (i, c) in claims.iter().enumerate() {
         if claims[..i].iter().any(|d| d.id == c.id) {
             return Err(LitmusError::file(
@@ -127,14 +139,20 @@ pub fn load_traced(path: &Path) -> Result<Vec<TraceClaim>, LitmusError> {
     parse_traced(&shown, &text)
 }
 
-/// Whether the file at `path` holds claims on traces (some claim has `select`, `trial` or
-/// `trace` lines), whether or not they are right: a claim on a trace with a mistake is told
-/// its mistake, not that it is a claim on a trace.
-pub fn speaks_of_traces(path: &Path) -> bool {
-    let Ok((shown, text)) = read_text(path) else {
-        return false;
-    };
-    lines(&shown, &text).is_ok_and(|(_, lines)| blocks(&lines).iter().any(|b| traced::is_traced(b)))
+/// The file at `path` read and parsed once: `None` when it holds no claim on a trace (no claim
+/// has `select`, `trial` or `trace` lines, or it cannot be read or its lines do not parse),
+/// else what [`load_traced`] returns; a claim on a trace with a mistake is told its mistake,
+/// not that it is a claim on a trace.
+pub fn load_if_traced(path: &Path) -> Option<Result<Vec<TraceClaim>, LitmusError>> {
+    let (shown, text) = read_text(path).ok()?;
+    let (text, lines) = lines(&shown, &text).ok()?;
+    if !blocks(&lines)
+        .iter()
+        .any(|b| trace_claim_file::is_traced(b))
+    {
+        return None;
+    }
+    Some(traced_claims(&shown, text, &lines))
 }
 
 /// The text without a byte-order mark, and its statements; the error for a binary file or the

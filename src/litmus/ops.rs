@@ -1,9 +1,9 @@
 //! Op lines to ops: each op's names looked up, its durations and sizes converted with their
 //! units and held to the program limits, with the error on the word at fault.
 
+use super::claim_error::Cx;
+use super::claim_error::LitmusError;
 use super::draft::Draft;
-use super::error::Cx;
-use super::error::LitmusError;
 use super::syntax::{Launch, Name, OpSyntax, Quantity, Target};
 use super::units::{self, UnitError};
 use crate::program::{
@@ -54,8 +54,9 @@ impl Draft {
         ))
     }
 
-    /// The op an op line writes. A table: one arm per kind of op, each looking its names up in
-    /// the order they are written, so that the first error is the first word at fault.
+    /// The op an op line writes. A table, kept whole on purpose: one arm per kind of op, each
+    /// looking its names up in the order they are written, so that the first error is the first
+    /// word at fault.
     pub(super) fn op_kind(&self, cx: Cx<'_>, op: &OpSyntax) -> R<OpKind> {
         Ok(match op {
             OpSyntax::Spin {

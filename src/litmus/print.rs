@@ -181,7 +181,8 @@ fn op_ref(p: &Program, at: usize, id: OpId) -> String {
     }
 }
 
-/// The text of op `at` of `p`, as a claim file writes it. A table: one arm per kind of op.
+/// The text of op `at` of `p`, as a claim file writes it. A table: one arm per kind of op,
+/// kept whole on purpose.
 fn op_text(p: &Program, at: usize, kind: &OpKind) -> String {
     let stream = |s: crate::program::StreamId| {
         name(&p.stream(s).map_or(format!("s{}", s.0), |s| s.label.clone()))

@@ -6,10 +6,10 @@
 //! program goes through [`Program::validate`], the same check the executor makes, and a problem
 //! found there is pinned to the first op line whose program prefix shows it.
 
-use super::checks;
+use super::check_lines;
+use super::claim_error::LitmusError;
+use super::claim_error::{unknown, Cx};
 use super::draft::Draft;
-use super::error::LitmusError;
-use super::error::{unknown, Cx};
 use super::ops::bytes;
 use super::syntax::{Line, Name, OpRef, OpSyntax, Quantity, Span, Stmt};
 use crate::judge::claim::{Claim, EnvVar};
@@ -364,7 +364,7 @@ impl Draft {
         let mut observations = Vec::new();
         self.all_ops = true;
         for (observe, relation, args) in std::mem::take(&mut self.checks) {
-            let made: Vec<Check> = checks::resolve(&self, cx, &relation, &args)?;
+            let made: Vec<Check> = check_lines::resolve(&self, cx, &relation, &args)?;
             if observe {
                 observations.extend(made)
             } else {

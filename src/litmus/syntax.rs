@@ -292,7 +292,8 @@ fn arg(i: &mut In<'_>) -> Res<Arg> {
     .parse_next(i)
 }
 
-/// The words of an op after its keyword `kw`. A table: one arm per op keyword.
+/// The words of an op after its keyword `kw`. A table: one arm per op keyword, kept whole on
+/// purpose.
 fn op(i: &mut In<'_>, kw: &str) -> Res<OpSyntax> {
     let dur = "a duration with its unit, such as 50us or 1.5ms";
     let size = "a size with its unit, such as 4KiB";

@@ -1,7 +1,7 @@
 //! The checks of a claim on a trace: `check [QUANTIFIER] RELATION(A, [next] B)` and `[forall]
 //! chain(A, B, …)` over the claim's selections (docs/checking-your-program.md).
 
-use super::error::{unknown, Cx};
+use super::claim_error::{unknown, Cx};
 use super::syntax::{Arg, Name, OpRef};
 use crate::trace_claims::{Quantifier, Selection, TraceCheck, TraceRelation};
 

@@ -14,7 +14,7 @@
 
 pub use crate::measured::blocks::{BlockStamp, Blocks, Pause, PAUSE_FLOOR_NS};
 use crate::measured::contents::Contents;
-pub use crate::measured::host::{
+pub use crate::measured::host_side::{
     ClockSync, DeviceClock, HostCall, HostSlow, HostSpan, IssuerPace, Reading, SLOW_FACTOR,
 };
 use crate::measured::witness::{WitnessSpan, WitnessSync};

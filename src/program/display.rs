@@ -25,7 +25,8 @@ impl fmt::Display for Program {
 }
 
 impl Program {
-    /// The listing of one op, after its id and label. A table: one arm per kind of op.
+    /// The listing of one op, after its id and label. A table: one arm per kind of op, kept
+    /// whole on purpose.
     fn op_line(&self, f: &mut fmt::Formatter<'_>, op: &Op) -> fmt::Result {
         let stream = |s: StreamId| {
             self.stream(s)

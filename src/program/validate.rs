@@ -393,7 +393,7 @@ impl Validator<'_> {
             return;
         }
         // A later launch stamps records of its own by updating its kernel nodes
-        // (gpu/graphs.rs); anything else in the graph has no such record.
+        // (gpu/capture.rs); anything else in the graph has no such record.
         let captures = p.captures();
         let other = p.ops.iter().find(|o| {
             captures[o.id.0] == Some(graph)

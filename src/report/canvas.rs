@@ -1,6 +1,6 @@
 //! The canvas a timeline is drawn on: its sizes and colours, text made safe for SVG, and the
 //! mapping from `%globaltimer` time and lanes to x and y. Shared by the picture (`svg.rs`) and the
-//! marks drawn on it (`marks.rs`), below both.
+//! marks drawn on it (`svg_marks.rs`), below both.
 
 use super::placement::Lane;
 use crate::measured::timeline::Timeline;

@@ -76,7 +76,7 @@ pub fn html_report(run: &RunRecord) -> String {
         run.timing.gpu_ns as f64 / 1e6,
         esc(&run.tool)
     );
-    let split = crate::report::timing::summary(run, 5);
+    let split = crate::report::timing_text::summary(run, 5);
     if !split.is_empty() {
         let _ = write!(
             s,

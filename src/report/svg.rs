@@ -12,11 +12,11 @@
 use super::canvas::{
     colour, esc, Canvas, AXIS, CALL, EVENT, FONT, LABEL, LANE, PER_LANE, RIGHT, WIDTH,
 };
-use super::marks::{edges, one, run, Row};
 use super::placement::{extent, origin, placed_ops, Lane};
+use super::svg_marks::{edges, one, run, Row};
 use super::thin::{mark, thin, Drawn};
 use crate::measured::timeline::Timeline;
-use crate::program::Program;
+use crate::program::{Program, StreamKind};
 use std::fmt::Write;
 
 /// A "nice" tick step (1, 2 or 5 × 10^k µs) giving at most about ten ticks over `span_us`.
@@ -34,23 +34,7 @@ fn tick_step(span_us: f64) -> f64 {
 pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String {
     let placed = placed_ops(program, timeline);
     let lanes = thin(program, &placed, true, PER_LANE);
-    let mut rows = Vec::new();
-    for (i, s) in program.streams.iter().enumerate() {
-        let sid = crate::program::StreamId(i);
-        if program.uses_stream(sid) {
-            let mut label = s.display_label();
-            if let Some(p) = s.priority {
-                label.push_str(match p {
-                    crate::program::Priority::Lowest => " · low prio",
-                    crate::program::Priority::Highest => " · high prio",
-                });
-            }
-            rows.push((Lane::Stream(sid), label, Some(s.kind)));
-        }
-    }
-    if lanes.iter().any(|(l, _)| *l == Lane::Host) {
-        rows.push((Lane::Host, "host (API calls)".into(), None));
-    }
+    let rows = lane_rows(program, lanes.iter().any(|(l, _)| *l == Lane::Host));
     let zero = origin(&placed);
     let (first, last) = extent(&placed, true).unwrap_or((zero, zero));
     let lo = first.saturating_sub(zero).min(0);
@@ -89,32 +73,60 @@ pub fn timeline_svg(program: &Program, timeline: &Timeline, id: &str) -> String 
     }
     axis(&mut s, &c, lo, hi, height);
     for (lane, drawn) in &lanes {
-        let Some(index) = c.row(*lane) else { continue };
-        let mut starts: Vec<f64> = drawn
-            .iter()
-            .filter_map(|d| match d {
-                Drawn::One { placed, role } => mark(placed, *role).ok().map(|m| m.start),
-                Drawn::Run(r) => r.start,
-            })
-            .map(|t| c.x(t))
-            .collect();
-        starts.sort_by(f64::total_cmp);
-        let mut row = Row {
-            index,
-            lane: *lane,
-            starts,
-            unplaced: 0,
-        };
-        for d in drawn {
-            match d {
-                Drawn::One { placed, role } => one(&mut s, &c, &mut row, placed, *role),
-                Drawn::Run(r) => run(&mut s, &c, &row, r),
-            }
-        }
+        lane_marks(&mut s, &c, *lane, drawn);
     }
     edges(&mut s, &c, &placed, id);
     s.push_str("</svg>");
     s
+}
+
+/// The timeline's rows: each stream the program uses, labelled with its priority, then the
+/// host's where it has marks.
+fn lane_rows(program: &Program, host: bool) -> Vec<(Lane, String, Option<StreamKind>)> {
+    let mut rows = Vec::new();
+    for (i, s) in program.streams.iter().enumerate() {
+        let sid = crate::program::StreamId(i);
+        if program.uses_stream(sid) {
+            let mut label = s.display_label();
+            if let Some(p) = s.priority {
+                label.push_str(match p {
+                    crate::program::Priority::Lowest => " · low prio",
+                    crate::program::Priority::Highest => " · high prio",
+                });
+            }
+            rows.push((Lane::Stream(sid), label, Some(s.kind)));
+        }
+    }
+    if host {
+        rows.push((Lane::Host, "host (API calls)".into(), None));
+    }
+    rows
+}
+
+/// The marks of one lane, each op's or run's, knowing where every mark of the lane starts.
+fn lane_marks(s: &mut String, c: &Canvas, lane: Lane, drawn: &[Drawn]) {
+    let Some(index) = c.row(lane) else { return };
+    let mut starts: Vec<f64> = drawn
+        .iter()
+        .filter_map(|d| match d {
+            Drawn::One { placed, role } => mark(placed, *role).ok().map(|m| m.start),
+            Drawn::Run(r) => r.start,
+        })
+        .map(|t| c.x(t))
+        .collect();
+    starts.sort_by(f64::total_cmp);
+    let mut row = Row {
+        index,
+        lane,
+        starts,
+        unplaced: 0,
+    };
+    for d in drawn {
+        match d {
+            Drawn::One { placed, role } => one(s, c, &mut row, placed, *role),
+            Drawn::Run(r) => run(s, c, &row, r),
+        }
+    }
 }
 
 /// The time axis with grid lines.

@@ -253,13 +253,12 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
     let lanes = thin(program, &placed, false, PICTURE_PER_LANE);
     let zero = origin(&placed);
     let (first, last) = extent(&placed, false).unwrap_or((zero, zero));
-    let span_ns = last.saturating_sub(first).max(1) as f64;
-    let width = width.max(1);
-    let col = |t: i64| {
-        let c = (t.saturating_sub(first) as f64 / span_ns * width as f64).round();
-        (c.max(0.0) as usize).min(width)
+    let scale = Scale {
+        first,
+        zero,
+        span_ns: last.saturating_sub(first).max(1) as f64,
+        width: width.max(1),
     };
-    let us = |t: i64| t.saturating_sub(zero) as f64 / 1e3;
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
     for (lane, drawn) in &lanes {
         let lane_name = match lane {
@@ -269,56 +268,8 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
                 .map_or_else(|| format!("s{}", s.0), |s| s.display_label()),
         };
         for d in drawn {
-            let (label, fill, at, tail) = match d {
-                Drawn::One { placed: p, .. } => {
-                    let kind = program.op(p.op).map(|o| &o.kind);
-                    let tail = format!("{} [op {}]", describe(program, p.op), p.op.0);
-                    let at =
-                        p.at.map(|m| (m, m.source.name()))
-                            .map_err(|e| e.to_string());
-                    (program.label(p.op), fill(kind, *lane), at, tail)
-                }
-                Drawn::Run(r) => {
-                    let at = match (r.start, r.end) {
-                        (Some(start), Some(end)) => Ok((
-                            Mark {
-                                start,
-                                end,
-                                slack_ns: r.slack_ns,
-                                source: r.source.unwrap_or(Source::Stamps),
-                                instant: false,
-                            },
-                            r.source.map_or("mixed sources", Source::name),
-                        )),
-                        _ => Err("none placed".to_string()),
-                    };
-                    let kind = program.op(r.first).map(|o| &o.kind);
-                    let tail = format!(
-                        "{}, thinned [ops {}–{}]",
-                        count_of(r.kind, r.count),
-                        r.first.0,
-                        r.last.0
-                    );
-                    let label = format!("{}..{}", program.label(r.first), program.label(r.last));
-                    (label, fill(kind, *lane), at, tail)
-                }
-            };
-            let mut bar: Vec<char> = vec!['·'; width];
-            let text = match at {
-                Ok((m, source)) if m.instant => {
-                    bar[col(m.start).min(width - 1)] = '│';
-                    format!("at {:.2} µs, {source}", us(m.start))
-                }
-                Ok((m, source)) => {
-                    let (a, b) = (col(m.start), col(m.end).max(col(m.start) + 1));
-                    for c in bar.iter_mut().take(b.min(width)).skip(a.min(width - 1)) {
-                        *c = fill;
-                    }
-                    format!("{:.2}..{:.2} µs, {source}", us(m.start), us(m.end))
-                }
-                Err(why) => format!("? not placed: {why}"),
-            };
-            let bar: String = bar.into_iter().collect();
+            let (label, fill, at, tail) = row(program, *lane, d);
+            let (bar, text) = scale.bar(fill, at);
             rows.push((lane_name.clone(), label, bar, format!("{text}; {tail}")));
         }
     }
@@ -336,6 +287,94 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
         let _ = writeln!(s, "  {lane:<22} {label:<label_w$} {bar} {text}");
     }
     s
+}
+
+/// Where a row's op (or run of ops) is, and the source that placed it; why not, if it is not.
+type At = Result<(Mark, &'static str), String>;
+
+/// A row of the picture before its bar: the op's label, its fill, where it is and the tail.
+fn row(program: &Program, lane: Lane, d: &Drawn) -> (String, char, At, String) {
+    match d {
+        Drawn::One { placed: p, .. } => {
+            let kind = program.op(p.op).map(|o| &o.kind);
+            let tail = format!("{} [op {}]", describe(program, p.op), p.op.0);
+            let at =
+                p.at.map(|m| (m, m.source.name()))
+                    .map_err(|e| e.to_string());
+            (program.label(p.op), fill(kind, lane), at, tail)
+        }
+        Drawn::Run(r) => {
+            let at = match (r.start, r.end) {
+                (Some(start), Some(end)) => Ok((
+                    Mark {
+                        start,
+                        end,
+                        slack_ns: r.slack_ns,
+                        source: r.source.unwrap_or(Source::Stamps),
+                        instant: false,
+                    },
+                    r.source.map_or("mixed sources", Source::name),
+                )),
+                _ => Err("none placed".to_string()),
+            };
+            let kind = program.op(r.first).map(|o| &o.kind);
+            let tail = format!(
+                "{}, thinned [ops {}–{}]",
+                count_of(r.kind, r.count),
+                r.first.0,
+                r.last.0
+            );
+            let label = format!("{}..{}", program.label(r.first), program.label(r.last));
+            (label, fill(kind, lane), at, tail)
+        }
+    }
+}
+
+/// Times onto the picture's columns: `width` of them from `first` over `span_ns`, µs from `zero`.
+struct Scale {
+    first: i64,
+    zero: i64,
+    span_ns: f64,
+    width: usize,
+}
+
+impl Scale {
+    fn col(&self, t: i64) -> usize {
+        let c = (t.saturating_sub(self.first) as f64 / self.span_ns * self.width as f64).round();
+        (c.max(0.0) as usize).min(self.width)
+    }
+
+    fn us(&self, t: i64) -> f64 {
+        t.saturating_sub(self.zero) as f64 / 1e3
+    }
+
+    /// A row's bar, filled with `fill` where it is, and its times in words.
+    fn bar(&self, fill: char, at: At) -> (String, String) {
+        let width = self.width;
+        let mut bar: Vec<char> = vec!['·'; width];
+        let text = match at {
+            Ok((m, source)) if m.instant => {
+                bar[self.col(m.start).min(width - 1)] = '│';
+                format!("at {:.2} µs, {source}", self.us(m.start))
+            }
+            Ok((m, source)) => {
+                let (a, b) = (
+                    self.col(m.start),
+                    self.col(m.end).max(self.col(m.start) + 1),
+                );
+                for c in bar.iter_mut().take(b.min(width)).skip(a.min(width - 1)) {
+                    *c = fill;
+                }
+                format!(
+                    "{:.2}..{:.2} µs, {source}",
+                    self.us(m.start),
+                    self.us(m.end)
+                )
+            }
+            Err(why) => format!("? not placed: {why}"),
+        };
+        (bar.into_iter().collect(), text)
+    }
 }
 
 /// The fill of a bar by the op's kind and lane.

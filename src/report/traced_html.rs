@@ -96,7 +96,7 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
-    let picked = super::traced::picked(trial, outcome);
+    let picked = super::traced_chrome::picked(trial, outcome);
     let (width, left, lane_h) = (1100.0, 170.0, 22.0);
     let scale = (width - left - 10.0) / ((hi - lo).max(1) as f64);
     let height = lane_h * lanes.len() as f64 + 30.0;
@@ -114,6 +114,37 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
             esc(&trial.lane_name(trace, place))
         );
     }
+    let axis = (lo, left, scale, lane_h);
+    rects(&mut s, c, trial, drawn, &lanes, &picked, axis);
+    let (arrows, causes) = held_arrows(trial, outcome, &spans, &lanes, axis);
+    s.push_str(&arrows);
+    let x = legend(&mut s, c, left, height);
+    if spans.len() > MAX_DRAWN {
+        let _ = write!(
+            s,
+            "<text x=\"{x:.1}\" y=\"{:.1}\">(first {MAX_DRAWN} of {} ops drawn; trace.json has all)</text>",
+            height - 9.0,
+            spans.len()
+        );
+    }
+    s.push_str("</svg>");
+    if !causes.is_empty() {
+        let _ = write!(s, "<ul class=\"causes\">{causes}</ul>");
+    }
+    s
+}
+
+/// Each op drawn a rectangle on its lane, coloured by its first selection, its label and times
+/// as its tooltip. `axis` as for [`held_arrows`].
+fn rects(
+    s: &mut String,
+    c: &TraceClaim,
+    trial: &Trial,
+    drawn: &[(OpId, u64, u64)],
+    lanes: &[(usize, i64, u32, u64)],
+    picked: &[Vec<usize>],
+    (lo, left, scale, lane_h): (u64, f64, f64, f64),
+) {
     for &(op, start, end) in drawn {
         let Some(lane) = (trial.place(op)).and_then(|p| lanes.binary_search(&p).ok()) else {
             continue;
@@ -137,8 +168,10 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
             ))
         );
     }
-    let (arrows, causes) = held_arrows(trial, outcome, &spans, &lanes, (lo, left, scale, lane_h));
-    s.push_str(&arrows);
+}
+
+/// The legend under the lanes: each selection's colour and name from `left`; where it ends.
+fn legend(s: &mut String, c: &TraceClaim, left: f64, height: f64) -> f64 {
     let mut x = left;
     for (k, sel) in c.selections.iter().enumerate() {
         let _ = write!(
@@ -152,19 +185,7 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
         );
         x += 30.0 + 7.0 * sel.name.chars().count() as f64;
     }
-    if spans.len() > MAX_DRAWN {
-        let _ = write!(
-            s,
-            "<text x=\"{x:.1}\" y=\"{:.1}\">(first {MAX_DRAWN} of {} ops drawn; trace.json has all)</text>",
-            height - 9.0,
-            spans.len()
-        );
-    }
-    s.push_str("</svg>");
-    if !causes.is_empty() {
-        let _ = write!(s, "<ul class=\"causes\">{causes}</ul>");
-    }
-    s
+    x
 }
 
 /// The arrows from each op that held another back to it, and the causes as list items. `axis`:

@@ -6,7 +6,7 @@ use crate::common::lab;
 use serial_test::serial;
 use stream_litmus::fuzz::{fuzz, FuzzConfig, Shape};
 use stream_litmus::model::Refinement;
-use stream_litmus::report::fuzz::fuzz_report;
+use stream_litmus::report::fuzz_report::fuzz_report;
 
 /// No must-precede pair of the documented model is ever observed out of order.
 #[test]

@@ -6,7 +6,7 @@
 //! unsplit stages) was decided "Violated, Sometimes 3/4": in one trial the chunked phase took
 //! 1.94 ms against 0.9–1.0 ms in the others, 61 µs more than the unsplit phase, with no stall
 //! over the threshold and no copy below its pace. The chunked phase's copies ran beside copies of
-//! ours all along, and the pace rule ([`super::pace`]) counts only the time a copy ran without
+//! ours all along, and the pace rule ([`super::copy_pace`]) counts only the time a copy ran without
 //! other copies of ours, so it could not see them slowed. Such a stretch shows only against the
 //! same phase in the claim's other trials.
 //!
@@ -25,7 +25,7 @@
 //! uniformly slower; no catalogue claim is that close.
 //!
 //! What the rule cannot see is a neighbour that stretched the same side in every trial, best
-//! included; against that stand the copy rates measured alone ([`super::pace`]) and, for
+//! included; against that stand the copy rates measured alone ([`super::copy_pace`]) and, for
 //! makespans without copies, the blanket rule beside a busy neighbour. A bound from below on
 //! each phase (its spins' lengths and its copies at their calibrated rates) would close that too;
 //! it is not built yet.

@@ -25,7 +25,7 @@ pub struct Marks {
     /// Whether a launch-cost claim's own kernels stalled or were held back: the neighbour they
     /// show decides nothing there by itself ([`launch`]), but the run shows it.
     pub(super) launch_saw_neighbour: bool,
-    /// Trials set aside because a copy or memset ran below its pace ([`pace`]).
+    /// Trials set aside because a copy or memset ran below its pace ([`copy_pace`](super::copy_pace)).
     pub(super) paced: usize,
     /// Trials set aside because a makespan they compare would have turned with the phase it went
     /// against at its best in the claim's trials ([`makespan`]).

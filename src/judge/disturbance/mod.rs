@@ -27,7 +27,7 @@
 //!   mid-trial, after a host sync, where the GPU went quiet with nothing of ours pending: the
 //!   ops issued after it are let go together, and amounts of time across it (makespans, host
 //!   time, races) are disturbed.
-//! - **Slow**: a copy below its pace ([`pace`]), against the copy rates measured at start-up or
+//! - **Slow**: a copy below its pace ([`copy_pace`]), against the copy rates measured at start-up or
 //!   the claim's own other trials.
 //! - **Paused**: a running block of ours stopped reading the clock for longer than
 //!   [`PAUSE_FLOOR_NS`] (the spin records the largest gap between two consecutive `%globaltimer`
@@ -46,12 +46,12 @@
 //! an undecided trial (see [`crate::judge::verdict`]). Except where its outcome rests on an
 //! overlap of two of our ops, which no neighbour makes ([`overlap`]): such a trial counts.
 
+pub mod copy_pace;
 mod idle;
 mod launch;
 mod makespan;
 mod marks;
 mod overlap;
-pub mod pace;
 mod sensitivity;
 mod stall;
 
@@ -114,7 +114,7 @@ pub fn stalls_longer_than(
 /// preempted, on a VM that computed ten times slower for milliseconds).
 ///
 /// Some things a neighbour does slow our work down without stopping it, which no stall shows; a
-/// claim that depends on them ([`speed_dependent`]) is judged by its pace ([`pace`]):
+/// claim that depends on them ([`speed_dependent`]) is judged by its pace ([`copy_pace`]):
 /// - anything a copy decides (a check on a copy, on contents in a program with copies, or a
 ///   makespan with copies in it): a neighbour's copies share the copy engines and the bus, so
 ///   ours run slower, start later behind each other, and lose races they win on a GPU of our own
@@ -153,7 +153,7 @@ pub fn marks(
         ..Marks::default()
     };
     let stages = if claim.paced {
-        pace::slow_stages(program, timelines, tol)
+        copy_pace::slow_stages(program, timelines, tol)
     } else {
         vec![None; timelines.len()]
     };

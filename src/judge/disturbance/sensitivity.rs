@@ -3,7 +3,7 @@
 //! them ([`super::marks()`]).
 
 use super::stall::Waits;
-use super::{launch, pace, speed_dependent, stall_threshold, stalls_with, Marks, Stall};
+use super::{copy_pace, launch, speed_dependent, stall_threshold, stalls_with, Marks, Stall};
 use crate::judge::relation::Check;
 use crate::judge::relation::{released_apart, releases, Release};
 use crate::measured::calibration::Tolerances;
@@ -47,7 +47,7 @@ pub(super) struct Signs {
     /// A launch call that may have waited for a neighbour's slice.
     launch_waited: Option<String>,
     /// A copy or a stage below its pace.
-    slow: Option<pace::Slowed>,
+    slow: Option<copy_pace::Slowed>,
     /// A makespan that would have turned at its phase's best pace.
     turned: Option<String>,
 }
@@ -98,7 +98,7 @@ impl<'a> Sensitivity<'a> {
         &self,
         marks: &mut Marks,
         t: &Timeline,
-        stage: Option<pace::Slowed>,
+        stage: Option<copy_pace::Slowed>,
         turned: Option<String>,
     ) -> Signs {
         let (program, checks, tol) = (self.program, self.checks, self.tol);
@@ -118,7 +118,7 @@ impl<'a> Sensitivity<'a> {
             .then(|| launch::held_launch(program, checks, t, stall_threshold(tol)))
             .flatten();
         let slow_copy = if self.paced {
-            pace::slow_copies(program, t, tol).into_iter().next()
+            copy_pace::slow_copies(program, t, tol).into_iter().next()
         } else {
             None
         };

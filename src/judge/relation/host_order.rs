@@ -8,8 +8,8 @@
 //! with the trial's clock sync; its error bound plus a timer step (plus the earlier op's own slack)
 //! is the tolerance. This module finds such a call, or the reason there is none, and words it.
 
-use super::host::{place, tolerance, Placed};
-use super::waits::{HostOp, HostWaits};
+use super::host_checks::{place, tolerance, Placed};
+use super::host_waits::{HostOp, HostWaits};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Timeline};
 use crate::program::OpId;
@@ -80,12 +80,12 @@ pub(super) fn host_order<'a>(
 
 /// "+2.80 µs after A ended", "+0.40 µs before A ended".
 fn when(d: i64, what: &str) -> String {
-    format!("{} {what} ended", super::host::before_or_after(d))
+    format!("{} {what} ended", super::host_checks::before_or_after(d))
 }
 
 /// Why a later op that came too late tells nothing about `before` → `after`, and what would
 /// decide it, for Precedes (and, with `overlap`, for Overlaps and dispatch order). A table: one
-/// message per way the host ordered them.
+/// message per way the host ordered them, the long ones worded by [`Words`].
 pub(super) fn cause(
     order: &HostOrder<'_>,
     waits: &HostWaits,
@@ -94,14 +94,13 @@ pub(super) fn cause(
     after: OpId,
     overlap: bool,
 ) -> String {
-    let (a, b) = (waits.label(before.op), waits.label(after));
-    let end = before.end;
-    // Advice that fits what was judged: the lab's own spins can be lengthened; a trace of
-    // someone's program cannot, and only another recording decides.
-    let advise = |lab: String, trace: String| match timeline.one_clock() {
-        false => lab,
-        true => trace,
+    let w = Words {
+        a: waits.label(before.op),
+        b: waits.label(after),
+        end: before.end,
+        trace: timeline.one_clock(),
     };
+    let (a, b, end) = (&w.a, &w.b, w.end);
     match order {
         HostOrder::Made(call, p)
         | HostOrder::CameLate(call, p)
@@ -112,7 +111,7 @@ pub(super) fn cause(
                 "{b} is issued after {}, which waits for {a} (it returned {}): the host orders \
                  them, so this program cannot show them overlapping",
                 call.call,
-                when(p.end - end, &a)
+                when(p.end - end, a)
             )
         }
         HostOrder::NoClock { call, covers: true } if overlap => format!(
@@ -124,29 +123,10 @@ pub(super) fn cause(
             "ordered through the host: {} waits for {a} and returned {}; {b} was issued only then; \
              {}",
             call.call,
-            when(p.end - end, &a),
+            when(p.end - end, a),
             tolerance(p.slack)
         ),
-        HostOrder::Unrelated(call, p) => format!(
-            "{b} was issued only after {}, which held the host from before {a} ended until {}, \
-             yet {}: the order may be the call's own length; {}; {}",
-            call.call,
-            when(p.end - end, &a),
-            if call.documented_wait() {
-                format!("waits for other work, not for {a}")
-            } else {
-                format!("no document says it waits for {a}")
-            },
-            if call.documented_wait() {
-                advise(
-                    format!("lengthen {a} so that it outlasts the call"),
-                    format!("a recording in which {a} outlasts the call would decide it"),
-                )
-            } else {
-                "ReturnsAfter and Separates measure what the call waited for".to_string()
-            },
-            tolerance(p.slack)
-        ),
+        HostOrder::Unrelated(call, p) => w.unrelated(call, p),
         HostOrder::NoClock { call, covers } => format!(
             "{b} was issued after {}{}, but this trial has no clock sync to place the call against \
              {a}'s end: it cannot tell whether the host waited for {a} (programs with host waits \
@@ -158,42 +138,101 @@ pub(super) fn cause(
                 String::new()
             }
         ),
-        HostOrder::CameLate(call, p) => format!(
+        HostOrder::CameLate(call, p) => w.came_late(call, p),
+        HostOrder::ReturnedBefore(call, p) => w.returned_before(call, p),
+        HostOrder::Unknown => "measured without the program, so the host calls issued between \
+             them are unknown: judged with it (`Check::measure_in`, as every verdict is), a host \
+             wait for the earlier op would decide the order; else lengthen the spins"
+            .to_string(),
+        HostOrder::None => w.no_host_wait(overlap),
+    }
+}
+
+/// What the messages of [`cause`] name: the earlier op `a`, the later op `b`, `a`'s end, and
+/// whether the trial is a trace's (one clock).
+struct Words {
+    a: String,
+    b: String,
+    end: i64,
+    trace: bool,
+}
+
+impl Words {
+    /// Advice that fits what was judged: the lab's own spins can be lengthened; a trace of
+    /// someone's program cannot, and only another recording decides.
+    fn advise(&self, lab: String, trace: String) -> String {
+        match self.trace {
+            false => lab,
+            true => trace,
+        }
+    }
+
+    fn unrelated(&self, call: &HostOp, p: &Placed) -> String {
+        let (a, b) = (&self.a, &self.b);
+        format!(
+            "{b} was issued only after {}, which held the host from before {a} ended until {}, \
+             yet {}: the order may be the call's own length; {}; {}",
+            call.call,
+            when(p.end - self.end, a),
+            if call.documented_wait() {
+                format!("waits for other work, not for {a}")
+            } else {
+                format!("no document says it waits for {a}")
+            },
+            if call.documented_wait() {
+                self.advise(
+                    format!("lengthen {a} so that it outlasts the call"),
+                    format!("a recording in which {a} outlasts the call would decide it"),
+                )
+            } else {
+                "ReturnsAfter and Separates measure what the call waited for".to_string()
+            },
+            tolerance(p.slack)
+        )
+    }
+
+    fn came_late(&self, call: &HostOp, p: &Placed) -> String {
+        let (a, b) = (&self.a, &self.b);
+        format!(
             "{b} was issued after {}, which waits for {a} but was called only {}: {}; {}; {}",
             call.call,
-            when(p.begin - end, &a),
-            if p.begin >= end {
+            when(p.begin - self.end, a),
+            if p.begin >= self.end {
                 "the host had nothing left to wait for"
             } else {
                 "too close to the end to tell whether the host waited"
             },
-            advise(
+            self.advise(
                 format!("lengthen {a} so that the call waits for it"),
                 format!(
                     "a recording in which {a} still runs when the call is made would decide it"
                 ),
             ),
             tolerance(p.slack)
-        ),
-        HostOrder::ReturnedBefore(call, p) => format!(
+        )
+    }
+
+    fn returned_before(&self, call: &HostOp, p: &Placed) -> String {
+        let (a, b) = (&self.a, &self.b);
+        format!(
             "{}, which waits for {a}, returned {} (a ReturnsAfter check would show it did not \
              wait), so {b} was issued while {a} ran, but too late at the host's own pace (launch \
              latency); {}; {}",
             call.call,
-            when(p.end - end, &a),
-            advise(
+            when(p.end - self.end, a),
+            self.advise(
                 format!("lengthen {a}"),
                 format!("a recording in which {a} runs longer would decide it"),
             ),
             tolerance(p.slack)
-        ),
-        HostOrder::Unknown => "measured without the program, so the host calls issued between \
-             them are unknown: judged with it (`Check::measure_in`, as every verdict is), a host \
-             wait for the earlier op would decide the order; else lengthen the spins"
-            .to_string(),
-        HostOrder::None => format!(
+        )
+    }
+
+    fn no_host_wait(&self, overlap: bool) -> String {
+        let (a, b) = (&self.a, &self.b);
+        format!(
             "{}, too late to {}; {}",
-            match timeline.one_clock() {
+            match self.trace {
                 // A trace's calls are not tied to the ops they wait for: a sync may have come
                 // between (the cause, where the trace shows one, follows the reason).
                 true => format!(
@@ -210,10 +249,10 @@ pub(super) fn cause(
             } else {
                 "prove anything"
             },
-            advise(
+            self.advise(
                 format!("lengthen the spins so that {a} outlasts the issue"),
                 format!("a recording in which {a} outlasts {b}'s issue would decide it"),
             )
-        ),
+        )
     }
 }

@@ -21,22 +21,23 @@
 //!
 //! Host-side work (host functions, the return of a host call) is placed on the `%globaltimer`
 //! axis with the trial's clock sync, whose error bound widens every tolerance it enters; the
-//! checks about the host are in `host.rs`.
+//! checks about the host are in `host_checks.rs`.
 
 mod data;
 pub(crate) use data::{sides, Sides};
 mod describe;
-mod host;
+mod host_checks;
 mod host_order;
+mod host_waits;
 mod kernel;
 mod order;
 mod ready;
 mod value;
-mod waits;
 
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::Timeline;
 use crate::program::{BufferId, OpId, Place, Program};
+pub(crate) use host_waits::HostWaits;
 use kernel::{elapsed_covers, uninterrupted};
 use order::{dispatch_order, overlaps, precedes};
 pub(crate) use ready::{
@@ -46,7 +47,6 @@ use ready::{ready_how, synced};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 pub use value::{Unit, Value};
-pub(crate) use waits::HostWaits;
 
 /// An expected relation between two ops, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -279,25 +279,27 @@ impl Check {
                 timeline.span(span),
                 tol,
             )),
-            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => {
-                Ok(host::returns(check, waits, timeline, call, span, tol))
-            }
-            Check::Answers { query, span } => {
-                Ok(host::answers(check, waits, timeline, query, span, tol))
-            }
+            Check::ReturnsBefore { call, span } | Check::ReturnsAfter { call, span } => Ok(
+                host_checks::returns(check, waits, timeline, call, span, tol),
+            ),
+            Check::Answers { query, span } => Ok(host_checks::answers(
+                check, waits, timeline, query, span, tol,
+            )),
             Check::Separates {
                 call,
                 before,
                 after,
             } => intervals(before, after)
-                .map(|(b, a)| host::separates(check, waits, timeline, call, b, a, tol)),
-            Check::Reuses { first, second } => Ok(host::reuses(check, timeline, first, second)),
-            Check::LaunchCheaper { graph, first, last } => {
-                Ok(host::launch_cheaper(check, timeline, graph, first, last))
+                .map(|(b, a)| host_checks::separates(check, waits, timeline, call, b, a, tol)),
+            Check::Reuses { first, second } => {
+                Ok(host_checks::reuses(check, timeline, first, second))
             }
+            Check::LaunchCheaper { graph, first, last } => Ok(host_checks::launch_cheaper(
+                check, timeline, graph, first, last,
+            )),
             Check::Serializes { a, b } => Ok(data::serializes(check, waits, timeline, a, b, tol)),
             Check::Blocks { call, span } => {
-                Ok(host::blocks(check, waits, timeline, call, span, tol))
+                Ok(host_checks::blocks(check, waits, timeline, call, span, tol))
             }
             Check::Faster { slow, fast } => Ok(data::faster(check, timeline, slow, fast, tol)),
             Check::Contents { buffer, value } => Ok(data::contents(check, timeline, buffer, value)),

@@ -6,7 +6,7 @@
 //! Where neither decides, the reason names why the later op came late and what would decide it.
 
 use super::host_order::{cause, host_order, HostOrder};
-use super::waits::HostWaits;
+use super::host_waits::HostWaits;
 use super::{at, latest_free_start, micros, ready_how, signed, synced, Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Span, Timeline};

@@ -29,7 +29,8 @@ pub fn chrome_trace(e: &Explanation, trace: &Trace, spec: &TrialSpec) -> Value {
             events.push(v);
             Ok(())
         };
-        let Ok(tracks) = super::traced::trial_tracks(&mut push, pid, &name, trial, trace) else {
+        let Ok(tracks) = super::traced_chrome::trial_tracks(&mut push, pid, &name, trial, trace)
+        else {
             continue;
         };
         let tid = |o: crate::program::OpId| {

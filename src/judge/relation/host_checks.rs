@@ -6,7 +6,7 @@
 //! copy) is the tolerance (`slack` below) of every comparison with a span.
 //! Without a clock sync these checks cannot be decided.
 
-use super::waits::HostWaits;
+use super::host_waits::HostWaits;
 use super::{at, latest_free_start, micros, signed, unknown, Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Interval, Timeline};

@@ -12,7 +12,7 @@
 //! are complete events on the host track (category "host call"). Times are relative to the trial's earliest mark. The
 //! trace is never thinned: its viewer zooms.
 
-use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark};
+use super::placement::{describe, extent, kind_name, placed_ops, Lane, Mark, PlacedOp};
 use crate::measured::timeline::Timeline;
 use crate::program::Program;
 use crate::record::{RunRecord, KEPT_TRIALS};
@@ -51,6 +51,17 @@ fn meta(pid: u64, tid: Option<u64>, what: &str, args: Value) -> Value {
 
 /// Track of stream `i` is `i + 1`; the host track is 0.
 fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t: &Timeline) {
+    let placed = placed_ops(program, t);
+    tracks(out, pid, name, program, &placed);
+    let lo = extent(&placed, true).map_or(0, |(lo, _)| lo);
+    for p in &placed {
+        op_events(out, pid, program, t, p, lo);
+    }
+}
+
+/// The trial's process and its tracks, named and in order: the streams it uses, then the host's
+/// where an op or call is on it.
+fn tracks(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, placed: &[PlacedOp]) {
     out.push(meta(pid, None, "process_name", json!({ "name": name })));
     out.push(meta(
         pid,
@@ -58,9 +69,6 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
         "process_sort_index",
         json!({ "sort_index": pid }),
     ));
-    let placed = placed_ops(program, t);
-    let lo = extent(&placed, true).map_or(0, |(lo, _)| lo);
-    let us = |ns: i64| ns.saturating_sub(lo) as f64 / 1e3;
     for (i, s) in program.streams.iter().enumerate() {
         if program.uses_stream(crate::program::StreamId(i)) {
             let tid = i as u64 + 1;
@@ -91,54 +99,69 @@ fn trial_events(out: &mut Vec<Value>, pid: u64, name: &str, program: &Program, t
             json!({ "sort_index": 1000 }),
         ));
     }
-    let tid = |lane: Lane| match lane {
+}
+
+/// The track of a lane.
+fn tid(lane: Lane) -> u64 {
+    match lane {
         Lane::Host => 0,
         Lane::Stream(s) => (s.0 as u64).saturating_add(1),
-    };
-    for p in &placed {
-        let Some(op) = program.op(p.op) else { continue };
-        let cat = kind_name(&op.kind);
-        let mut args = json!({ "op": p.op.0 });
-        let what = describe(program, p.op);
-        if what != cat {
-            args["kind"] = json!(what);
-        }
-        if let Some(span) = t.span(p.op) {
-            args["blocks"] = json!(span.blocks.len());
-            args["sms"] = json!(span.sms());
-        }
-        if let Some(end) = p.graph {
-            args["captured_by"] = json!(end.0);
-        }
-        match p.at {
-            Ok(m) => {
-                args["source"] = json!(m.source.name());
-                if m.slack_ns > 0 {
-                    args["slack_ns"] = json!(m.slack_ns);
-                }
-                out.push(event(
-                    &op.label,
-                    cat,
-                    pid,
-                    tid(p.lane),
-                    &m,
-                    us(m.start),
-                    args,
-                ));
+    }
+}
+
+/// The events of one placed op: its own (or why it has no place), then its host call's; times
+/// in µs from `lo`.
+fn op_events(
+    out: &mut Vec<Value>,
+    pid: u64,
+    program: &Program,
+    t: &Timeline,
+    p: &PlacedOp,
+    lo: i64,
+) {
+    let us = |ns: i64| ns.saturating_sub(lo) as f64 / 1e3;
+    let Some(op) = program.op(p.op) else { return };
+    let cat = kind_name(&op.kind);
+    let mut args = json!({ "op": p.op.0 });
+    let what = describe(program, p.op);
+    if what != cat {
+        args["kind"] = json!(what);
+    }
+    if let Some(span) = t.span(p.op) {
+        args["blocks"] = json!(span.blocks.len());
+        args["sms"] = json!(span.sms());
+    }
+    if let Some(end) = p.graph {
+        args["captured_by"] = json!(end.0);
+    }
+    match p.at {
+        Ok(m) => {
+            args["source"] = json!(m.source.name());
+            if m.slack_ns > 0 {
+                args["slack_ns"] = json!(m.slack_ns);
             }
-            Err(why) => {
-                args["placed"] = json!(false);
-                args["why"] = json!(why.to_string());
-                out.push(json!({
-                    "name": format!("{} (not placed)", op.label), "cat": cat, "ph": "i",
-                    "s": "t", "pid": pid, "tid": tid(p.lane), "ts": 0.0, "args": args,
-                }));
-            }
+            out.push(event(
+                &op.label,
+                cat,
+                pid,
+                tid(p.lane),
+                &m,
+                us(m.start),
+                args,
+            ));
         }
-        if let Some(c) = p.call {
-            let args = json!({ "op": p.op.0, "source": c.source.name() });
-            out.push(event(&op.label, "host call", pid, 0, &c, us(c.start), args));
+        Err(why) => {
+            args["placed"] = json!(false);
+            args["why"] = json!(why.to_string());
+            out.push(json!({
+                "name": format!("{} (not placed)", op.label), "cat": cat, "ph": "i",
+                "s": "t", "pid": pid, "tid": tid(p.lane), "ts": 0.0, "args": args,
+            }));
         }
+    }
+    if let Some(c) = p.call {
+        let args = json!({ "op": p.op.0, "source": c.source.name() });
+        out.push(event(&op.label, "host call", pid, 0, &c, us(c.start), args));
     }
 }
 

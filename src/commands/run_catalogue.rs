@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stream_litmus::report::terminal;
-use stream_litmus::{catalogue, Claim, ClaimRecord, Lab, RunRecord, RunWriter};
+use stream_litmus::{catalogue, Claim, ClaimRecord, Gpu, Lab, RunRecord, RunWriter};
 
 /// The claims the filters select; every filter must match at least one claim. The multi-GPU
 /// family (`multi.*`, `catalogue::multi_gpu`) is selected like the others and run only where
@@ -42,10 +42,10 @@ pub fn run(args: RunArgs) -> CliResult {
 }
 
 /// Leaves out the multi-GPU claims where the machine has fewer than
-/// [`catalogue::multi::DEVICES`] devices, printing one `skip` line for each: they are not run,
+/// [`catalogue::multi_gpu::DEVICES`] devices, printing one `skip` line for each: they are not run,
 /// not counted, and not failures.
 fn split_multi(claims: Vec<Claim>) -> Result<Vec<Claim>, CliError> {
-    let needed = catalogue::multi::DEVICES;
+    let needed = catalogue::multi_gpu::DEVICES;
     if !claims.iter().any(|c| c.program.device_count() >= needed) {
         return Ok(claims);
     }
@@ -78,13 +78,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         writable_file(path)?;
     }
     let folder = args.out.as_deref().map(writable_folder).transpose()?;
-    let mut lab = Lab::new();
-    if let Some(n) = trials {
-        lab = lab.with_trials(n);
-    }
-    if let Some(secs) = args.exclusive {
-        lab = lab.with_exclusive(Duration::from_secs(secs));
-    }
+    let lab = lab_of(trials, args.exclusive);
     let gpu = super::open_gpu(&lab, lab.trials())?;
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     record.sharing = lab.look();
@@ -143,6 +137,31 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
             outln!("\n{}", terminal::details(rec));
         }
     }
+    timed(&mut record, gpu, &lab, started);
+    outln!("{}", terminal::footer(&record));
+    super::timing_lines::print(&record, args.bench)?;
+    save(args, &record, folder, writers)?;
+    Ok(if record.all_as_expected() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The lab with the trials and the `--exclusive` wait asked for.
+fn lab_of(trials: Option<usize>, exclusive: Option<u64>) -> Lab {
+    let mut lab = Lab::new();
+    if let Some(n) = trials {
+        lab = lab.with_trials(n);
+    }
+    if let Some(secs) = exclusive {
+        lab = lab.with_exclusive(Duration::from_secs(secs));
+    }
+    lab
+}
+
+/// Where the run's time went, from the GPU's setup, the lab's spending and the claims' trials.
+fn timed(record: &mut RunRecord, gpu: &Gpu, lab: &Lab, started: Instant) {
     record.timing.setup_ns = gpu.setup_time().as_nanos() as u64;
     let spent = lab.spent();
     record.timing.child_ns = spent.child.as_nanos() as u64;
@@ -157,14 +176,6 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         .map(|t| t.gpu_time_ns)
         .fold(0, u64::saturating_add);
     record.timing.wall_ns = started.elapsed().as_nanos() as u64;
-    outln!("{}", terminal::footer(&record));
-    super::timing::print(&record, args.bench)?;
-    save(args, &record, folder, writers)?;
-    Ok(if record.all_as_expected() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }
 
 /// Finishes the results files and writes the report folder the arguments ask for, saying how

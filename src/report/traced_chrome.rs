@@ -1,6 +1,6 @@
 //! The Chrome trace (Perfetto, chrome://tracing) of claims judged on traces: the first
 //! [`KEPT_TRIALS`] trials of every claim and its witness, as for the lab's runs
-//! (`report/trace.rs`), each trial's ops on one track per stream, the claim's selections picked
+//! (`report/chrome_trace.rs`), each trial's ops on one track per stream, the claim's selections picked
 //! out. (A trace whose step range was written a thousand times over makes a thousand trials of
 //! each claim: all of them made a Perfetto trace of 177 MB from a trace of 2 MB.)
 //!

@@ -14,7 +14,7 @@
 //! check ~exists overlaps(AR, GEMM)
 //! ```
 
-use super::error::{unknown, Cx};
+use super::claim_error::{unknown, Cx};
 use super::header::{missing, HeaderLines};
 use super::syntax::{Line, Name, Stmt, Word};
 use super::traced_checks::check;

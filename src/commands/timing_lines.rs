@@ -3,7 +3,7 @@
 //! runs kept from before and after a change can be compared without a GPU.
 
 use super::{out, CliError};
-use stream_litmus::report::timing;
+use stream_litmus::report::timing_text;
 use stream_litmus::RunRecord;
 
 /// How many of the slowest claims are listed.
@@ -11,13 +11,13 @@ const SLOWEST: usize = 5;
 
 /// Prints nothing for a record without claim timings (written before issue 16).
 pub fn print(record: &RunRecord, bench: bool) -> Result<(), CliError> {
-    let summary = timing::summary(record, SLOWEST);
+    let summary = timing_text::summary(record, SLOWEST);
     if summary.is_empty() {
         return Ok(());
     }
     out!("{summary}");
     if bench {
-        out!("{}", timing::bench(record));
+        out!("{}", timing_text::bench(record));
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The sweep tables: launch offsets, and hardware queues measured against the model.
 
 use crate::judge::relation::micros;
-use crate::lab::sweep::{summary, OffsetRow, QueueRow};
+use crate::lab::parameter_sweeps::{summary, OffsetRow, QueueRow};
 use std::fmt::Write;
 
 pub fn offsets_table(rows: &[OffsetRow]) -> String {

@@ -2,9 +2,9 @@
 //! its serde tag and taking its fields in order. Both directions live here, so that a new
 //! variant fails to compile in one place until it is readable and printable.
 
+use super::claim_error::Cx;
+use super::claim_error::LitmusError;
 use super::draft::Draft;
-use super::error::Cx;
-use super::error::LitmusError;
 use super::ops::place;
 use super::syntax::{Arg, Name, OpRef};
 use crate::judge::relation::Check;
@@ -34,8 +34,8 @@ pub const RELATIONS: [&str; 18] = [
 
 type R<T> = Result<T, LitmusError>;
 
-/// The checks one `check` or `observe` line makes (`chain` makes several). A table: one arm per
-/// relation, its arguments read in order by [`Args`].
+/// The checks one `check` or `observe` line makes (`chain` makes several). A table, kept whole
+/// on purpose: one arm per relation, its arguments read in order by [`Args`].
 pub(super) fn resolve(d: &Draft, cx: Cx<'_>, relation: &Name, args: &[Arg]) -> R<Vec<Check>> {
     let a = Args { d, cx };
     let (op, range) = (|x: &Arg| a.op(x), |x: &Arg| a.range(x));

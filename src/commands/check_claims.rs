@@ -45,7 +45,11 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         true => found.files,
         false => args.files.clone(),
     };
-    if !args.traces.is_empty() || super::traced::all_traced(&files) {
+    let parsed = match args.traces.is_empty() {
+        true => super::traced::all_traced(&files),
+        false => None,
+    };
+    if !args.traces.is_empty() || parsed.is_some() {
         // Options of GPU runs that a judgement on a trace cannot honour are refused, not
         // ignored: its trials are the trace's, and its outputs go to --out.
         let o = &args.options;
@@ -67,8 +71,9 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         if let Some((_, why)) = refused.iter().find(|(given, _)| *given) {
             return Err(CliError::usage(format!("{why}; run again without it")));
         }
+        let parsed = parsed.unwrap_or_else(|| super::traced::load_each(&files));
         return super::traced::check_traced(
-            &files,
+            parsed,
             &args.traces,
             &args.filters,
             args.options.out.as_deref(),
@@ -99,7 +104,7 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         }
     }
     print_environments(&claims)?;
-    super::run::run_claims(&claims, &args.options)
+    super::run_catalogue::run_claims(&claims, &args.options)
 }
 
 /// Says, before anything runs, which environment each group of claims gets in its child process.
