@@ -159,12 +159,13 @@ fn tell(joined: &stream_litmus::trace::Joined, out: &Path, signal: Option<i32>, 
         errln!("stream-litmus trace: in the command: {note}");
     }
     errln!(
-        "stream-litmus trace: {} kernels, {} copies, {} memsets, {} CUDA calls, {} NVTX ranges \
-         from {} process(es) in {}",
+        "stream-litmus trace: {} kernels, {} copies, {} memsets, {} CUDA calls, {} syncs with \
+         their streams, {} NVTX ranges from {} process(es) in {}",
         joined.kernels,
         joined.copies,
         joined.memsets,
         joined.calls,
+        joined.syncs,
         joined.ranges,
         joined.processes,
         out.display()

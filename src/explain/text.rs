@@ -1,6 +1,6 @@
 //! The explanation as text: violations first, then the waits nobody asked for with their causes
 //! and the time lost, summed per cause and per stream, then the waits the program asked for,
-//! then the surprises. The same figures go to `--out` (`report/explained.rs`). Every value from
+//! then the surprises. The same figures go to `--out` (`report/explained_chrome.rs`). Every value from
 //! the trace (a name, a call) keeps to its line (`border::error::flat`): a kernel named with a
 //! line feed cannot forge a line of ours.
 

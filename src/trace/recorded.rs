@@ -18,6 +18,8 @@ pub struct Joined {
     pub copies: usize,
     pub memsets: usize,
     pub calls: usize,
+    /// Syncs recorded with their stream and event (`trace/syncs.rs`).
+    pub syncs: usize,
     /// Lines cut in the middle (a process killed while writing).
     pub cut_lines: usize,
     /// What the injection library reported instead of recording (CUPTI missing, refused).
@@ -152,6 +154,7 @@ fn copy_lines(
             Some("kernel") => joined.kernels += 1,
             Some("gpu_memcpy") => joined.copies += 1,
             Some("gpu_memset") => joined.memsets += 1,
+            Some("cuda_sync") => joined.syncs += 1,
             _ => joined.calls += 1,
         }
         put(w, first, line.trim_end())?;
