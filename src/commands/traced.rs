@@ -4,7 +4,9 @@
 //! Each claim is judged on the traces given with `--trace`, or else on the traces its file
 //! names (`trace "…"`, relative to the claim file). Traces are read once however many claims
 //! name them. Exit status: 0 when every verdict is the expected one, 1 when one is not, 2 when
-//! a file cannot be read or a claim cannot be judged on its trace (it selects nothing).
+//! a file cannot be read or a claim cannot be judged on its trace (it selects nothing, it is
+//! over a claim's budget, or the claims before it spent what one run judges in all: then it is
+//! shown Inconclusive, not judged, and the claims after it are still reported).
 
 use super::{errln, outln, CliError, CliResult};
 use std::collections::HashMap;
@@ -16,7 +18,8 @@ use stream_litmus::atomic_write::Writer;
 use stream_litmus::litmus;
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
-use stream_litmus::trace_claims::{judge, TraceClaim};
+use stream_litmus::trace_claims::{judge_in_run, RunBudget, TraceClaim, Unjudged, MAX_RUN_WORK};
+use stream_litmus::Verdict;
 
 /// Whether every path is a file of claims on traces (then `check` judges them here).
 pub fn all_traced(paths: &[PathBuf]) -> bool {
@@ -61,6 +64,9 @@ pub fn check_traced(
     };
     let mut read: HashMap<(Vec<PathBuf>, Vec<String>), Result<Trace, String>> = HashMap::new();
     let (mut expected, mut not, mut errors) = (0, 0, 0);
+    // What the run judges in all, over its claims (`trace_claims/run_budget.rs`).
+    let mut budget = RunBudget::default();
+    let mut past_budget = 0usize;
     let mut judged = Vec::new();
     for (file, claim) in &claims {
         let paths = match traces.is_empty() {
@@ -129,7 +135,7 @@ pub fn check_traced(
                 outln!("note   {}", stream_litmus::report::shown::shown(note));
             }
         }
-        match judge(claim, trace) {
+        match judge_in_run(claim, trace, &mut budget) {
             Ok(j) => {
                 let verdict = j.verdict;
                 let ok = verdict.matches(claim.expect);
@@ -148,11 +154,34 @@ pub fn check_traced(
                 );
                 judged.push((claim, key, j));
             }
-            Err(e) => {
+            Err(Unjudged::Refused(e)) => {
                 errln!("error: {}: {e}\n", file.display());
                 errors += 1;
             }
+            Err(Unjudged::PastRunBudget(why)) => {
+                outln!(
+                    "skip {:<40} {:<12} {:<14} {}",
+                    one_line(&claim.id),
+                    Verdict::Inconclusive,
+                    "not judged",
+                    one_line(&why)
+                );
+                // The first says why; the count of all comes at the end.
+                if past_budget == 0 {
+                    errln!("error: {}: {why}\n", file.display());
+                }
+                past_budget += 1;
+                errors += 1;
+            }
         }
+    }
+    if past_budget > 0 {
+        errln!(
+            "error: {past_budget} claims were not judged, Inconclusive: the claims before them \
+             took what one `check` run judges in all ({MAX_RUN_WORK} ops in trials and pairs \
+             measured, trace_claims::MAX_RUN_WORK); judge them in runs of their own (split the \
+             claim file, or pick claims with --filter)\n"
+        );
     }
     if let Some(dir) = out {
         let rows: Vec<_> = (judged.iter())
