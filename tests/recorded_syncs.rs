@@ -110,8 +110,12 @@ fn a_wait_for_another_stream_or_for_an_unknown_record_says_so() {
 }
 
 fn stream(id: u32, flag: &str) -> String {
+    with_priority(id, flag, 0)
+}
+
+fn with_priority(id: u32, flag: &str, priority: i32) -> String {
     format!(
-        r#"{{"ph":"M","name":"cuda_stream","pid":1,"args":{{"process":1,"stream":{id},"flag":"{flag}","priority":0}}}}"#
+        r#"{{"ph":"M","name":"cuda_stream","pid":1,"args":{{"process":1,"stream":{id},"flag":"{flag}","priority":{priority}}}}}"#
     )
 }
 
@@ -177,4 +181,34 @@ fn a_stream_sync_that_returned_before_its_streams_work_ended_is_a_finding() {
     assert!(text.contains("cudaStreamSynchronize of stream 7"), "{text}");
     let e = explained(&made(&ops, &sync(520.0))).0;
     assert_eq!(rules(&e), []);
+}
+
+#[test]
+fn a_stream_of_higher_priority_is_a_cause_for_room_not_an_order() {
+    let k3 = |extra: &[String]| {
+        let e = k1_then_k3(1511.0, extra);
+        let w = (e.steps[0].waits.iter())
+            .find(|w| w.label.starts_with("k3@"))
+            .cloned();
+        (w.unwrap().held, rules(&e))
+    };
+    // k1's stream runs first (-5 before 0): k3 waited for room.
+    let (held, broken) = k3(&[
+        with_priority(7, "non_blocking", -5),
+        with_priority(9, "non_blocking", 0),
+    ]);
+    assert_eq!(held.kind, CauseKind::Priority, "{}", held.cause);
+    assert!(
+        held.cause.contains("recorded: -5 against its 0"),
+        "{}",
+        held.cause
+    );
+    assert!(CauseKind::Priority.room() && !CauseKind::Priority.asked());
+    assert_eq!(broken, []);
+    // The waiting op's stream has the higher priority: no such cause.
+    let (held, _) = k3(&[
+        with_priority(7, "non_blocking", 0),
+        with_priority(9, "non_blocking", -5),
+    ]);
+    assert_eq!(held.kind, CauseKind::Unknown, "{}", held.cause);
 }

@@ -94,11 +94,9 @@ impl<R: Read> Read for Guarded<R> {
             self.lexer.refused = Some(why.clone());
             return Err(std::io::Error::other(why));
         }
-        for &b in &buf[..n] {
-            if let Err(why) = self.lexer.step(b) {
-                self.lexer.refused = Some(why.clone());
-                return Err(std::io::Error::other(why));
-            }
+        if let Err(why) = self.lexer.feed(&buf[..n]) {
+            self.lexer.refused = Some(why.clone());
+            return Err(std::io::Error::other(why));
         }
         Ok(n)
     }
@@ -126,25 +124,81 @@ struct Lexer {
 const KEY_BYTES: usize = 32;
 
 impl Lexer {
-    fn step(&mut self, b: u8) -> Result<(), String> {
-        if self.in_string {
-            return self.string_byte(b);
+    /// Follows `bytes`: a string's bytes are taken in runs up to its next quote or backslash
+    /// (found by `memchr`), each run counted before the next is looked at; every other byte
+    /// one at a time, a number's digits by a short path. Each step says why it refused in a
+    /// [`Refusal`] of two words, made a message only then: stepping byte by byte with a `String`
+    /// for an error took a third of the time `judge` spent on a results file.
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.in_string {
+                i = self.string_run(bytes, i).map_err(Refusal::message)?;
+                continue;
+            }
+            let b = bytes[i];
+            i += 1;
+            if self.started && (b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')) {
+                // A number, `true`, `false` or `null` (serde refuses anything else).
+                self.blanks = 0;
+                self.key.clear();
+                continue;
+            }
+            self.step(b).map_err(Refusal::message)?;
         }
+        Ok(())
+    }
+
+    /// Takes the string's bytes from `bytes[i..]` up to and including its next quote or
+    /// backslash (and the byte a backslash escapes); returns where it stopped.
+    fn string_run(&mut self, bytes: &[u8], i: usize) -> Result<usize, Refusal> {
+        let rest = &bytes[i..];
+        if self.escaped {
+            self.escaped = false;
+            self.string_bytes_of(&rest[..1])?;
+            return Ok(i + 1);
+        }
+        let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+            self.string_bytes_of(rest)?;
+            return Ok(bytes.len());
+        };
+        self.string_bytes_of(&rest[..k])?;
+        match rest[k] {
+            b'"' => self.in_string = false,
+            _ => {
+                self.escaped = true;
+                self.string_bytes_of(&rest[k..=k])?;
+            }
+        }
+        Ok(i + k + 1)
+    }
+
+    /// Counts bytes of a string, keeping its first [`KEY_BYTES`].
+    fn string_bytes_of(&mut self, run: &[u8]) -> Result<(), Refusal> {
+        let room = KEY_BYTES.saturating_sub(self.last_string.len());
+        self.last_string
+            .extend_from_slice(&run[..run.len().min(room)]);
+        self.string_bytes += run.len() as u64;
+        match self.string_bytes > MAX_STRING_BYTES {
+            true => Err(Refusal::LongString),
+            false => Ok(()),
+        }
+    }
+
+    /// One byte outside every string.
+    fn step(&mut self, b: u8) -> Result<(), Refusal> {
         if b.is_ascii_whitespace() {
             self.blanks += 1;
-            if self.blanks > MAX_BLANK_RUN {
-                return Err(format!(
-                    "it holds a run of over {} of blanks, which no file we read has",
-                    describe_bytes(MAX_BLANK_RUN)
-                ));
-            }
-            return Ok(());
+            return match self.blanks > MAX_BLANK_RUN {
+                true => Err(Refusal::Blanks),
+                false => Ok(()),
+            };
         }
         self.blanks = 0;
         if !self.started {
             self.started = true;
             if b != b'{' {
-                return Err("it does not start with a JSON object ('{')".into());
+                return Err(Refusal::NotAnObject);
             }
         }
         match b {
@@ -153,10 +207,14 @@ impl Lexer {
                 self.string_bytes = 0;
                 self.last_string.clear();
             }
-            b':' => self.key = std::mem::take(&mut self.last_string),
+            // Swapped, not taken: the key of every stamp would be an allocation.
+            b':' => {
+                std::mem::swap(&mut self.key, &mut self.last_string);
+                self.last_string.clear();
+            }
             b'[' | b'{' => {
                 if self.open.len() >= MAX_DEPTH {
-                    return Err(format!("it nests deeper than {MAX_DEPTH} levels"));
+                    return Err(Refusal::Deep);
                 }
                 let most = match self.key.as_slice() {
                     b"timelines" => MAX_TIMELINES as u64,
@@ -174,10 +232,7 @@ impl Lexer {
                 if let Some(Some((commas, most))) = self.open.last_mut() {
                     *commas += 1;
                     if *commas >= *most {
-                        return Err(format!(
-                            "it holds an array of over {most} items, more than any file we read \
-                             holds there"
-                        ));
+                        return Err(Refusal::Items(*most));
                     }
                 }
             }
@@ -185,27 +240,36 @@ impl Lexer {
         }
         Ok(())
     }
+}
 
-    fn string_byte(&mut self, b: u8) -> Result<(), String> {
-        if self.escaped {
-            self.escaped = false;
-        } else if b == b'\\' {
-            self.escaped = true;
-        } else if b == b'"' {
-            self.in_string = false;
-            return Ok(());
-        }
-        if self.last_string.len() < KEY_BYTES {
-            self.last_string.push(b);
-        }
-        self.string_bytes += 1;
-        if self.string_bytes > MAX_STRING_BYTES {
-            return Err(format!(
+/// Why the lexer stopped the bytes, in two words; [`Refusal::message`] says it.
+#[derive(Clone, Copy)]
+enum Refusal {
+    LongString,
+    Blanks,
+    NotAnObject,
+    Deep,
+    /// An array of over this many items.
+    Items(u64),
+}
+
+impl Refusal {
+    fn message(self) -> String {
+        match self {
+            Refusal::LongString => format!(
                 "it holds a string longer than {}, which no file we read has",
                 describe_bytes(MAX_STRING_BYTES)
-            ));
+            ),
+            Refusal::Blanks => format!(
+                "it holds a run of over {} of blanks, which no file we read has",
+                describe_bytes(MAX_BLANK_RUN)
+            ),
+            Refusal::NotAnObject => "it does not start with a JSON object ('{')".into(),
+            Refusal::Deep => format!("it nests deeper than {MAX_DEPTH} levels"),
+            Refusal::Items(most) => format!(
+                "it holds an array of over {most} items, more than any file we read holds there"
+            ),
         }
-        Ok(())
     }
 }
 

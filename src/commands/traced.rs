@@ -4,7 +4,9 @@
 //! Each claim is judged on the traces given with `--trace`, or else on the traces its file
 //! names (`trace "…"`, relative to the claim file). Traces are read once however many claims
 //! name them. Exit status: 0 when every verdict is the expected one, 1 when one is not, 2 when
-//! a file cannot be read or a claim cannot be judged on its trace (it selects nothing).
+//! a file cannot be read or a claim cannot be judged on its trace (it selects nothing, it is
+//! over a claim's budget, or the claims before it spent what one run judges in all: then it is
+//! shown Inconclusive, not judged, and the claims after it are still reported).
 
 use super::{errln, outln, CliError, CliResult};
 use std::collections::HashMap;
@@ -16,7 +18,10 @@ use stream_litmus::atomic_write::Writer;
 use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
-use stream_litmus::trace_claims::{judge, TraceClaim, TraceJudgement};
+use stream_litmus::trace_claims::{
+    judge_in_run, RunBudget, TraceClaim, TraceJudgement, Unjudged, MAX_RUN_WORK,
+};
+use stream_litmus::Verdict;
 
 /// A claim file and its claims on traces, or the error that says why it has none.
 pub type Parsed = (PathBuf, Result<Vec<TraceClaim>, LitmusError>);
@@ -51,6 +56,8 @@ struct Tally {
     expected: usize,
     not: usize,
     errors: usize,
+    /// Claims not judged: the run's budget was spent (`trace_claims/run_budget.rs`).
+    past_budget: usize,
 }
 
 pub fn check_traced(
@@ -67,6 +74,8 @@ pub fn check_traced(
     };
     let mut read: HashMap<Key, Result<Trace, String>> = HashMap::new();
     let mut tally = Tally::default();
+    // What the run judges in all, over its claims (`trace_claims/run_budget.rs`).
+    let mut budget = RunBudget::default();
     let mut judged = Vec::new();
     for (file, claim) in &claims {
         let Some(key) = traces_of(file, claim, traces) else {
@@ -90,7 +99,7 @@ pub fn check_traced(
         if fresh {
             describe(&key, trace)?;
         }
-        match judge(claim, trace) {
+        match judge_in_run(claim, trace, &mut budget) {
             Ok(j) => {
                 match verdict_line(claim, &j)? {
                     true => tally.expected += 1,
@@ -98,11 +107,25 @@ pub fn check_traced(
                 }
                 judged.push((claim, key, j));
             }
-            Err(e) => {
+            Err(Unjudged::Refused(e)) => {
                 errln!("error: {}: {e}\n", file.display());
                 tally.errors += 1;
             }
+            Err(Unjudged::PastRunBudget(why)) => {
+                skipped(file, claim, &why, tally.past_budget)?;
+                tally.past_budget += 1;
+                tally.errors += 1;
+            }
         }
+    }
+    if tally.past_budget > 0 {
+        errln!(
+            "error: {} claims were not judged, Inconclusive: the claims before them took what \
+             one `check` run judges in all ({MAX_RUN_WORK} ops in trials and pairs measured, \
+             trace_claims::MAX_RUN_WORK); judge them in runs of their own (split the claim \
+             file, or pick claims with --filter)\n",
+            tally.past_budget
+        );
     }
     if let Some(dir) = out {
         let rows: Vec<_> = (judged.iter())
@@ -215,6 +238,22 @@ fn describe(key: &Key, trace: &Trace) -> Result<(), CliError> {
     outln!("       {}", trace.tolerances.describe());
     for note in trace.files.iter().filter_map(|f| f.join_note.as_deref()) {
         outln!("note   {}", stream_litmus::report::shown::shown(note));
+    }
+    Ok(())
+}
+
+/// The line of a claim not judged because the run's budget was spent; the first also says why
+/// on stderr (the count of all comes at the end).
+fn skipped(file: &Path, claim: &TraceClaim, why: &str, before: usize) -> Result<(), CliError> {
+    outln!(
+        "skip {:<40} {:<12} {:<14} {}",
+        one_line(&claim.id),
+        Verdict::Inconclusive,
+        "not judged",
+        one_line(why)
+    );
+    if before == 0 {
+        errln!("error: {}: {why}\n", file.display());
     }
     Ok(())
 }

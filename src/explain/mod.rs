@@ -37,8 +37,9 @@ use crate::trace::{Pattern, Trace, TrialSpec};
 #[derive(Debug, Clone)]
 pub struct Step {
     pub name: String,
-    /// The must-precede pairs checked, and those the spans broke.
+    /// The must-precede pairs checked, in all and by rule, and those the spans broke.
     pub pairs: usize,
+    pub by_rule: Vec<(RuleKind, usize)>,
     pub violations: Vec<Violation>,
     /// Every op that waited though it was ready, asked for or not.
     pub waits: Vec<Wait>,
@@ -90,15 +91,14 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     let syncable = model::single_device_processes(trace, &mut notes);
     let steps = (trials.iter())
         .map(|t| {
-            let (pairs, mut violations) = model::check(trace, t, tol, &syncable);
-            let (more, broken, note) = recorded_orders::check(trace, t, tol);
+            let (mut by_rule, mut violations) = model::check(trace, t, tol, &syncable);
+            let (more, broken) = recorded_orders::check(trace, t, tol);
             violations.extend(broken);
-            if let Some(n) = note.filter(|n| !notes.contains(n)) {
-                notes.push(n);
-            }
+            by_rule.extend(more);
             Step {
                 name: t.name.clone(),
-                pairs: pairs + more,
+                pairs: by_rule.iter().map(|r| r.1).sum(),
+                by_rule,
                 violations,
                 waits: waits::find(t, tol),
                 surprises: waits::surprises(trace, t, tol),
@@ -112,4 +112,22 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
         TrialSpec::Whole => "the whole trace".into(),
     };
     Ok(Explanation { cut, steps, notes })
+}
+
+/// The pairs of every step summed by rule, as "stream order 120, device syncs 4, event waits 9"
+/// (rules with no pair left out; the two every trace states always shown).
+pub fn rules_summed(e: &Explanation) -> String {
+    let mut sums: Vec<(RuleKind, usize)> = Vec::new();
+    for (rule, n) in e.steps.iter().flat_map(|s| s.by_rule.iter()) {
+        match sums.iter_mut().find(|(r, _)| r == rule) {
+            Some((_, m)) => *m += n,
+            None => sums.push((*rule, *n)),
+        }
+    }
+    let always = [RuleKind::StreamOrder, RuleKind::DeviceSync];
+    (sums.iter())
+        .filter(|(r, n)| *n > 0 || always.contains(r))
+        .map(|(r, n)| format!("{} {n}", r.word()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

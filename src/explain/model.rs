@@ -14,7 +14,7 @@ use crate::trace::{GpuKind, Trace, TraceTolerances, Trial};
 use std::collections::{HashMap, HashSet};
 
 /// The rule a pair comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RuleKind {
     StreamOrder,
     DeviceSync,
@@ -30,9 +30,9 @@ impl RuleKind {
     pub fn word(self) -> &'static str {
         match self {
             RuleKind::StreamOrder => "stream order",
-            RuleKind::DeviceSync => "device sync",
-            RuleKind::EventWait => "event wait",
-            RuleKind::HostSync => "host sync",
+            RuleKind::DeviceSync => "device syncs",
+            RuleKind::EventWait => "event waits",
+            RuleKind::HostSync => "event and stream syncs",
             RuleKind::LegacyStream => "legacy default stream",
         }
     }
@@ -95,11 +95,14 @@ pub(super) fn check(
     trial: &Trial,
     tol: &TraceTolerances,
     syncable: &HashSet<(usize, i64)>,
-) -> (usize, Vec<Violation>) {
+) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
     let (a, mut broken) = stream_order(trace, trial, tol);
     let (b, more) = device_syncs(trace, trial, tol, syncable);
     broken.extend(more);
-    (a + b, broken)
+    (
+        vec![(RuleKind::StreamOrder, a), (RuleKind::DeviceSync, b)],
+        broken,
+    )
 }
 
 fn stream_order(trace: &Trace, trial: &Trial, tol: &TraceTolerances) -> (usize, Vec<Violation>) {

@@ -25,9 +25,6 @@ use std::collections::HashMap;
 /// (a hostile trace cannot make the scan quadratic).
 const SCAN: usize = 8;
 
-/// The most legacy-stream pairs checked in one step.
-const MAX_LEGACY_PAIRS: usize = 1_000_000;
-
 fn us(ns: i64) -> String {
     format!("{:.2} µs", ns as f64 / 1e3)
 }
@@ -87,18 +84,18 @@ fn lanes_of(
         .map(|(_, v)| v)
 }
 
-/// The pairs checked in one step, and those broken; a note where a bound left pairs out.
+/// The pairs checked in one step by rule, and those broken.
 pub(super) fn check(
     trace: &Trace,
     trial: &Trial,
     tol: &TraceTolerances,
-) -> (usize, Vec<Violation>, Option<String>) {
+) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
     let lanes = lanes(trace, trial);
     let mut found = Found {
         trial,
         step: tol.tolerances.timer_step_ns as i64,
         err: tol.clock_error_ns as i64,
-        pairs: 0,
+        pairs: Vec::new(),
         broken: Vec::new(),
     };
     // A sync begun before the step's first call, or after its last call and the end of its
@@ -106,7 +103,7 @@ pub(super) fn check(
     let begins = (lanes.values()).flat_map(|l| l.iter().map(|(c, _)| c.begin_ns));
     let ends = (trial.timeline.spans.iter()).map(|s| s.end() as i64 + trial.origin_ns);
     let (Some(lo), Some(hi)) = (begins.clone().min(), begins.chain(ends).max()) else {
-        return (0, Vec::new(), None);
+        return (Vec::new(), Vec::new());
     };
     for f in 0..trace.files.len() {
         let syncs = &trace.files[f].syncs;
@@ -115,19 +112,27 @@ pub(super) fn check(
             found.sync(&lanes, f, s);
         }
     }
-    let note = found.legacy(trace, &lanes);
-    (found.pairs, found.broken, note)
+    found.legacy(trace, &lanes);
+    (found.pairs, found.broken)
 }
 
 struct Found<'a> {
     trial: &'a Trial,
     step: i64,
     err: i64,
-    pairs: usize,
+    /// Pairs checked, by rule.
+    pairs: Vec<(RuleKind, usize)>,
     broken: Vec<Violation>,
 }
 
 impl Found<'_> {
+    fn count(&mut self, rule: RuleKind) {
+        match self.pairs.iter_mut().find(|(r, _)| *r == rule) {
+            Some((_, n)) => *n += 1,
+            None => self.pairs.push((rule, 1)),
+        }
+    }
+
     fn end(&self, o: OpId) -> Option<i64> {
         self.trial.timeline.span(o).map(|s| s.end() as i64)
     }
@@ -140,7 +145,7 @@ impl Found<'_> {
         let (Some(end), Some(start)) = (self.end(first), self.start(then)) else {
             return;
         };
-        self.pairs += 1;
+        self.count(rule);
         let early = end - start;
         if early > self.step {
             let t = self.trial;
@@ -168,7 +173,7 @@ impl Found<'_> {
         let Some(end) = self.end(first) else {
             return;
         };
-        self.pairs += 1;
+        self.count(rule);
         let returned = returned_ns - self.trial.origin_ns;
         if end > returned + self.err {
             self.broken.push(Violation {
@@ -249,45 +254,34 @@ impl Found<'_> {
         }
     }
 
-    /// The legacy default stream's pairs with every blocking stream of its process and device,
-    /// where the trace records both kinds; a note where the bound left pairs out.
-    fn legacy(
-        &mut self,
-        trace: &Trace,
-        lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
-    ) -> Option<String> {
+    /// The legacy default stream's pairs with the blocking streams of its process and device,
+    /// where the trace records both kinds: each blocking op after the legacy op issued last
+    /// before it, and before the legacy op issued first after it (pairs with legacy ops further
+    /// away follow from stream order), so the pairs are at most twice the blocking ops.
+    fn legacy(&mut self, trace: &Trace, lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>) {
         let kind = |l: &Lane| (trace.files[l.0].streams.get(&(l.1, l.3))).and_then(|s| s.kind);
-        let legacy = lanes
-            .keys()
-            .filter(|l| kind(l) == Some(StreamKind::LegacyDefault));
-        let mut checked = 0usize;
-        for l in legacy {
-            let blocking = (lanes.keys())
-                .filter(|b| (b.0, b.1, b.2) == (l.0, l.1, l.2))
-                .filter(|b| kind(b) == Some(StreamKind::Blocking));
-            for b in blocking {
-                for (call, op) in &lanes[l] {
-                    if checked >= MAX_LEGACY_PAIRS {
-                        return Some(format!(
-                            "a step's legacy default stream pairs past {MAX_LEGACY_PAIRS} were \
-                             not checked"
-                        ));
-                    }
-                    checked += 2;
-                    let why = format!(
-                        "the legacy default stream (stream {}) and blocking stream {} wait for \
-                         each other's work (recorded)",
-                        l.3, b.3
-                    );
-                    if let Some(p) = last_before(&lanes[b], call) {
+        for (l, legacy) in lanes.iter() {
+            if kind(l) != Some(StreamKind::LegacyDefault) {
+                continue;
+            }
+            let blocking = (lanes.iter())
+                .filter(|(b, _)| (b.0, b.1, b.2) == (l.0, l.1, l.2))
+                .filter(|(b, _)| kind(b) == Some(StreamKind::Blocking));
+            for (b, ops) in blocking {
+                let why = format!(
+                    "the legacy default stream (stream {}) and blocking stream {} wait for each \
+                     other's work (recorded)",
+                    l.3, b.3
+                );
+                for (call, op) in ops {
+                    if let Some(p) = last_before(legacy, call) {
                         self.precede(RuleKind::LegacyStream, p, *op, &why);
                     }
-                    if let Some(n) = first_after(&lanes[b], call) {
+                    if let Some(n) = first_after(legacy, call) {
                         self.precede(RuleKind::LegacyStream, *op, n, &why);
                     }
                 }
             }
         }
-        None
     }
 }

@@ -42,6 +42,7 @@ impl Sums {
 pub fn text(e: &Explanation, trace: &Trace) -> String {
     let mut s = String::new();
     let pairs: usize = e.steps.iter().map(|st| st.pairs).sum();
+    let rules = super::rules_summed(e);
     let broken: usize = e.steps.iter().map(|st| st.violations.len()).sum();
     let _ = writeln!(
         s,
@@ -57,14 +58,14 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
         0 => {
             let _ = writeln!(
                 s,
-                "model  {pairs} must-precede pairs (stream order, device syncs): all hold in every step"
+                "model  {pairs} must-precede pairs ({rules}): all hold in every step"
             );
         }
         n => {
             let _ = writeln!(
                 s,
-                "model  {n} of {pairs} must-precede pairs BROKEN (a trace bug, a model gap or a \
-                 driver behaviour no note describes):"
+                "model  {n} of {pairs} must-precede pairs ({rules}) BROKEN (a trace bug, a model \
+                 gap or a driver behaviour no note describes):"
             );
             for st in &e.steps {
                 for v in &st.violations {

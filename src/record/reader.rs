@@ -111,12 +111,12 @@ impl Splitter {
         let start = i;
         let mut closed = false;
         while i < bytes.len() {
-            let b = bytes[i];
-            i += 1;
             if self.in_string {
-                self.string_byte(b);
+                i = self.past_string_run(bytes, i);
                 continue;
             }
+            let b = bytes[i];
+            i += 1;
             match b {
                 b'"' => self.in_string = true,
                 b'{' | b'[' => self.depth += 1,
@@ -240,10 +240,34 @@ impl Splitter {
                 self.in_string = true;
                 self.string.clear();
             }
-            b':' => self.key = std::mem::take(&mut self.string),
+            b':' => {
+                std::mem::swap(&mut self.key, &mut self.string);
+                self.string.clear();
+            }
             b'{' | b'[' => self.depth += 1,
             b'}' | b']' => self.depth = self.depth.saturating_sub(1),
             _ => {}
+        }
+    }
+
+    /// Skips a string's bytes from `bytes[i..]` up to and including its next quote or
+    /// backslash (and the byte a backslash escapes), found by `memchr`; returns where it stopped.
+    /// A timeline's strings are the keys of its stamps: taken a byte at a time, they were a tenth
+    /// of `judge`'s time on a file of a million stamps.
+    fn past_string_run(&mut self, bytes: &[u8], i: usize) -> usize {
+        if self.escaped {
+            self.escaped = false;
+            return i + 1;
+        }
+        match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+            None => bytes.len(),
+            Some(k) => {
+                match bytes[i + k] {
+                    b'"' => self.in_string = false,
+                    _ => self.escaped = true,
+                }
+                i + k + 1
+            }
         }
     }
 

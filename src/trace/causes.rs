@@ -13,8 +13,9 @@
 //!    filled every SM as it started (the profiler's blocks per SM), or **one copy engine** where
 //!    both are copies of one direction; **shared hardware queues** where the
 //!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; **the legacy default stream**
-//!    where the trace records one stream as it and the other as blocking; else **nothing in the
-//!    trace** says why, naming what it does not record.
+//!    where the trace records one stream as it and the other as blocking; **a stream of higher
+//!    priority** where it records the other's priority as higher; else **nothing in the trace**
+//!    says why, naming what it does not record.
 //!
 //! Where the trace records its syncs with their streams (`trace/syncs.rs`), an event wait is a
 //! cause only if its stream waited for the other op's stream; without them, any
@@ -51,6 +52,9 @@ pub enum CauseKind {
     /// One of the two streams is the legacy default stream, the other a blocking stream (the
     /// trace records their kinds): they wait for each other's work.
     LegacyStream,
+    /// The other op's stream has the higher priority (the trace records both): its blocks take
+    /// free SMs first.
+    Priority,
     /// Nothing the trace records.
     Unknown,
 }
@@ -58,7 +62,10 @@ pub enum CauseKind {
 impl CauseKind {
     /// Whether the wait was for room on the GPU: not an order, asked for or not.
     pub fn room(self) -> bool {
-        matches!(self, CauseKind::FullGpu | CauseKind::CopyEngine)
+        matches!(
+            self,
+            CauseKind::FullGpu | CauseKind::CopyEngine | CauseKind::Priority
+        )
     }
 
     /// Whether the program asked for the wait (its stream's order, an event wait, a host call
@@ -82,6 +89,7 @@ impl CauseKind {
             CauseKind::CopyEngine => "one copy engine per direction",
             CauseKind::SharedQueues => "shared hardware queues",
             CauseKind::LegacyStream => "the legacy default stream",
+            CauseKind::Priority => "a stream of higher priority",
             CauseKind::Unknown => "not in the trace",
         }
     }
@@ -240,6 +248,7 @@ fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
     let found = [
         event_wait(trial, &facts, op, holder).map(|w| (CauseKind::EventWait, w)),
         legacy_stream(trial, op, holder).map(|w| (CauseKind::LegacyStream, w)),
+        priority(trial, op, holder).map(|w| (CauseKind::Priority, w)),
         copy_engine(trial, op, holder).map(|w| (CauseKind::CopyEngine, w)),
         full_gpu(trial, env, holder).map(|w| (CauseKind::FullGpu, w)),
         shared_queues(env).map(|w| (CauseKind::SharedQueues, w)),
@@ -308,12 +317,16 @@ fn unknown(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> String {
         None => "one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1,",
     };
     let unrecorded = match streams_of(trial, op, holder) {
-        (Some(a), Some(b)) => format!(
-            "{queues} would do this, which the trace does not record; the streams are {} and \
-             {} (recorded), which do not wait for each other",
-            a.word(),
-            b.word()
-        ),
+        (Some(a), Some(b)) => {
+            let kinds = match a == b {
+                true => format!("both streams are {} (recorded)", a.word()),
+                false => format!("the streams are {} and {} (recorded)", a.word(), b.word()),
+            };
+            format!(
+                "{queues} would do this, which the trace does not record; {kinds}, which do not \
+                 wait for each other"
+            )
+        }
         _ => format!(
             "{queues} or the legacy default stream would do this, and the trace records neither"
         ),
@@ -395,4 +408,21 @@ fn legacy_stream(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
          work; a stream created with cudaStreamNonBlocking (or --default-stream per-thread) \
          does not"
     ))
+}
+
+/// Where `holder`'s stream has the higher priority (a lower number), both recorded, in one
+/// process on one device: the block scheduler gives free SMs to its blocks first.
+fn priority(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
+    let (a, b) = (trial.place(op)?, trial.place(holder)?);
+    if (a.0, a.1, a.2) != (b.0, b.1, b.2) {
+        return None;
+    }
+    let of = |o: OpId| (trial.facts.get(o.0)).and_then(|f| f.stream.and_then(|s| s.priority));
+    let (mine, theirs) = (of(op)?, of(holder)?);
+    (theirs < mine).then(|| {
+        format!(
+            "the other's stream has the higher priority (recorded: {theirs} against its {mine}; \
+             lower runs first): the block scheduler gives free SMs to its blocks first"
+        )
+    })
 }

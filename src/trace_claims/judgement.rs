@@ -15,6 +15,7 @@ use super::checks::{measure, measurements, CheckOutcome};
 use super::claim::TraceClaim;
 use super::on_trial::OnTrial;
 use super::pairs::MAX_PAIRS;
+use super::run_budget::{RunBudget, Unjudged};
 use super::select::{KindFilter, Selection};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
@@ -128,84 +129,39 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
 /// Judges `claim` on `trace`. Errors are claims that cannot be judged at all on this trace: a
 /// trial range it never shows, a selection that holds no op in any trial.
 pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
-    let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
-    if trials.is_empty() {
-        return Err(match &claim.trial {
-            TrialSpec::EachKernel(p) => format!(
-                "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
-                 named: {}",
-                claim.id,
-                clip(p.text()),
-                shown_names(&trace.kernel_names(), Some(p))
-            ),
-            TrialSpec::Each(p) => format!(
-                "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
-                claim.id,
-                clip(p.text()),
-                shown_names(&trace.range_names(), Some(p))
-            ),
-            TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
-        });
+    judge_in_run(claim, trace, &mut RunBudget::unbounded()).map_err(|e| match e {
+        Unjudged::Refused(e) | Unjudged::PastRunBudget(e) => e,
+    })
+}
+
+/// Judges `claim` on `trace` as one claim of a run, charging `run` its trial ops and pairs
+/// before any is measured: past what is left, it is not judged ([`Unjudged::PastRunBudget`]).
+pub fn judge_in_run(
+    claim: &TraceClaim,
+    trace: &Trace,
+    run: &mut RunBudget,
+) -> Result<TraceJudgement, Unjudged> {
+    if run.spent() {
+        return Err(Unjudged::PastRunBudget(run.past(&claim.id, None)));
     }
-    // Each selection readied once per file, not per trial.
-    let chosen: Vec<Vec<_>> = (claim.selections.iter())
-        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
-        .collect();
-    let members: Vec<Vec<Vec<OpId>>> = (trials.iter())
-        .map(|t| {
-            (chosen.iter())
-                .map(|by_file| {
-                    (t.ops.iter().enumerate())
-                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
-                        .map(|(i, _)| OpId(i))
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
-    for (k, s) in claim.selections.iter().enumerate() {
-        if members.iter().all(|m| m[k].is_empty()) && s.kind == KindFilter::Host {
-            let why: Vec<&str> = (trace.files.iter())
-                .filter_map(|f| f.host_fn_note.as_deref())
-                .collect();
-            return Err(format!(
-                "{}: selection {} holds no host function's run in any of the {} trials: {}",
-                claim.id,
-                s.name,
-                trials.len(),
-                match why.is_empty() {
-                    true => "no host function of the trace opened a range of that name (its \
-                             run is seen only as a range it opens, on the thread CUDA runs it on)"
-                        .to_string(),
-                    false => why.join("; "),
-                }
-            ));
-        }
-        if members.iter().all(|m| m[k].is_empty()) {
-            let mut names: Vec<String> = (trials.iter())
-                .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
-                .filter(|op| op.kind != GpuKind::HostFn)
-                .map(|op| op.name.to_string())
-                .collect();
-            names.sort();
-            names.dedup();
-            return Err(format!(
-                "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
-                 there are named: {}{}",
-                claim.id,
-                s.name,
-                trials.len(),
-                shown_names(&names, s.pattern.as_ref()),
-                other_threads(s, trace, &trials)
-            ));
-        }
+    let trials = cut_trials(claim, trace)?;
+    let held: usize = trials.iter().map(|t| t.ops.len()).sum();
+    if !run.take(held) {
+        let what = format!("its {} trials hold {held} ops", trials.len());
+        return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
     }
+    let members = members_of(claim, trace, &trials);
+    every_selection_holds_ops(claim, trace, &trials, &members)?;
     let tol = trace.tolerances.tolerances;
     // A trial of the very ops of one before it (a step range written a thousand times over) is
     // judged once: its outcome is the same, counted again under its own name.
     let earlier = same_ops(&trials);
     let on: Vec<OnTrial> = trials.iter().map(OnTrial::new).collect();
-    within_pairs(claim, &on, &members, &earlier, &tol)?;
+    let pairs = within_pairs(claim, &on, &members, &earlier, &tol, run.left())?;
+    if !run.take(pairs) {
+        let what = format!("its checks would measure over {} pairs", pairs - 1);
+        return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
+    }
     let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(trials.len());
     for (i, (t, m)) in on.iter().zip(&members).enumerate() {
         if let Some(first) = earlier[i].and_then(|j| outcomes.get(j)) {
@@ -226,6 +182,103 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
             members: m.clone(),
         });
     }
+    Ok(counted(outcomes, trace))
+}
+
+/// The claim's trials on `trace`; an error where there are none.
+fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Trial>, String> {
+    let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
+    if !trials.is_empty() {
+        return Ok(trials);
+    }
+    Err(match &claim.trial {
+        TrialSpec::EachKernel(p) => format!(
+            "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
+             named: {}",
+            claim.id,
+            clip(p.text()),
+            shown_names(&trace.kernel_names(), Some(p))
+        ),
+        TrialSpec::Each(p) => format!(
+            "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
+            claim.id,
+            clip(p.text()),
+            shown_names(&trace.range_names(), Some(p))
+        ),
+        TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
+    })
+}
+
+/// By trial, by selection: the ops the selection takes (op ids of the trial's timeline).
+fn members_of(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Vec<OpId>>> {
+    // Each selection readied once per file, not per trial.
+    let chosen: Vec<Vec<_>> = (claim.selections.iter())
+        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
+        .collect();
+    (trials.iter())
+        .map(|t| {
+            (chosen.iter())
+                .map(|by_file| {
+                    (t.ops.iter().enumerate())
+                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
+                        .map(|(i, _)| OpId(i))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// An error for a selection that holds no op in any trial, saying what there is instead.
+fn every_selection_holds_ops(
+    claim: &TraceClaim,
+    trace: &Trace,
+    trials: &[Trial],
+    members: &[Vec<Vec<OpId>>],
+) -> Result<(), String> {
+    for (k, s) in claim.selections.iter().enumerate() {
+        if members.iter().any(|m| !m[k].is_empty()) {
+            continue;
+        }
+        if s.kind == KindFilter::Host {
+            let why: Vec<&str> = (trace.files.iter())
+                .filter_map(|f| f.host_fn_note.as_deref())
+                .collect();
+            return Err(format!(
+                "{}: selection {} holds no host function's run in any of the {} trials: {}",
+                claim.id,
+                s.name,
+                trials.len(),
+                match why.is_empty() {
+                    true => "no host function of the trace opened a range of that name (its \
+                             run is seen only as a range it opens, on the thread CUDA runs it on)"
+                        .to_string(),
+                    false => why.join("; "),
+                }
+            ));
+        }
+        let mut names: Vec<String> = (trials.iter())
+            .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
+            .filter(|op| op.kind != GpuKind::HostFn)
+            .map(|op| op.name.to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        return Err(format!(
+            "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
+             there are named: {}{}",
+            claim.id,
+            s.name,
+            trials.len(),
+            shown_names(&names, s.pattern.as_ref()),
+            other_threads(s, trace, trials)
+        ));
+    }
+    Ok(())
+}
+
+/// The verdict over the trials' outcomes, with its witness.
+fn counted(outcomes: Vec<TracedTrial>, trace: &Trace) -> TraceJudgement {
     let mut counts = Counts::default();
     for t in &outcomes {
         counts.count(false, t.truth);
@@ -238,34 +291,37 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
         Verdict::Inconclusive => first(Truth::Unknown),
         Verdict::Holds => Some(0),
     };
-    Ok(TraceJudgement {
+    TraceJudgement {
         verdict,
         counts,
         trials: outcomes,
         witness,
         tolerances: trace.tolerances.describe(),
-    })
+    }
 }
 
-/// Refuses a claim whose checks would measure over [`MAX_PAIRS`] pairs in all its trials,
-/// counted before any is measured: twenty trials of 1,000 × 1,000 ops that all ran together are
-/// twenty million measurements.
+/// The pairs a claim's checks would measure in all its trials, counted before any is measured,
+/// and counted only up to one past `run_left` (what the run has left) or [`MAX_PAIRS`]: a claim
+/// over [`MAX_PAIRS`] is refused (twenty trials of 1,000 × 1,000 ops that all ran together are
+/// twenty million measurements); one over `run_left` returns more than `run_left`.
 fn within_pairs(
     claim: &TraceClaim,
     trials: &[OnTrial],
     members: &[Vec<Vec<OpId>>],
     earlier: &[Option<usize>],
     tol: &crate::measured::calibration::Tolerances,
-) -> Result<(), String> {
-    let mut left = MAX_PAIRS;
+    run_left: usize,
+) -> Result<usize, String> {
+    let bound = MAX_PAIRS.min(run_left);
+    let mut counted = 0usize;
     for (i, (t, m)) in trials.iter().zip(members).enumerate() {
         if earlier[i].is_some() {
             continue; // judged once, with the trial of the same ops
         }
         for c in &claim.checks {
-            let n = measurements(t, m, c, tol, left);
-            left = left.checked_sub(n).ok_or_else(|| {
-                format!(
+            counted += measurements(t, m, c, tol, bound - counted);
+            if counted > MAX_PAIRS {
+                return Err(format!(
                     "{}: its checks would measure over {MAX_PAIRS} pairs of ops that could have \
                      run together (`{}` reaches the bound in trial {} of {}): narrow the \
                      selections (a stream, a range, a name) or cut fewer trials",
@@ -273,11 +329,14 @@ fn within_pairs(
                     claim.describe(c),
                     i + 1,
                     trials.len()
-                )
-            })?;
+                ));
+            }
+            if counted > bound {
+                return Ok(counted);
+            }
         }
     }
-    Ok(())
+    Ok(counted)
 }
 
 /// By trial, the first trial before it of the very same ops, if any.

@@ -1,0 +1,109 @@
+//! What one `check` run judges in all, over every claim of its claim files.
+//!
+//! Each claim on traces has budgets of its own ([`MAX_TRIAL_OPS`] ops in its trials,
+//! [`MAX_PAIRS`] pairs measured), but a claim file of 1 MiB holds thousands of claims, each of
+//! which may come near them: the work of one run would be bounded only by the file's size times
+//! a million. The run's claims draw on one more budget, [`MAX_RUN_WORK`]: the ops their trials
+//! hold and the pairs their checks measure, summed over the claims in the order they come, each
+//! claim charged before it is judged (the same counts the claim's own budgets are charged, so a
+//! trial of the very ops of an earlier one costs no pairs again). A claim past it is not judged:
+//! the run reports it Inconclusive, with the limit, and goes on to report the others.
+
+use super::pairs::MAX_PAIRS;
+use crate::trace::MAX_TRIAL_OPS;
+
+/// The most ops in trials plus pairs measured one run judges in all: what one claim may take at
+/// most (its trial ops and its pairs at their bounds), so that every claim that may be judged at
+/// all is judged in a run of its own. A pair measured or an op in a trial each cost about 0.75 µs
+/// in the debug test build on a 2-core machine (a claim of a million pairs 0.75 s of CPU, one of
+/// 990 steps over 1,000 ops 0.77 s), so a run judges its claims in about 1.5 s.
+pub const MAX_RUN_WORK: usize = MAX_TRIAL_OPS + MAX_PAIRS;
+
+/// What is left of a run's [`MAX_RUN_WORK`], and whether a claim has gone past it.
+#[derive(Debug, Clone)]
+pub struct RunBudget {
+    left: usize,
+    /// A claim needed more than was left: the claims after it are not judged either (each would
+    /// cut its trials and count its pairs only to be turned away, thousands of times over).
+    spent: bool,
+}
+
+impl Default for RunBudget {
+    fn default() -> RunBudget {
+        RunBudget {
+            left: MAX_RUN_WORK,
+            spent: false,
+        }
+    }
+}
+
+impl RunBudget {
+    /// No bound but each claim's own: for a claim judged alone (tests, the examples).
+    pub fn unbounded() -> RunBudget {
+        RunBudget {
+            left: usize::MAX,
+            spent: false,
+        }
+    }
+
+    /// What is left: nothing once a claim has gone past it.
+    pub(super) fn left(&self) -> usize {
+        match self.spent {
+            true => 0,
+            false => self.left,
+        }
+    }
+
+    /// Whether a claim has gone past what the run judges.
+    pub(super) fn spent(&self) -> bool {
+        self.spent
+    }
+
+    /// Takes `n` from what is left; where less is left, takes nothing and marks the run spent.
+    pub(super) fn take(&mut self, n: usize) -> bool {
+        match self.left().checked_sub(n) {
+            Some(rest) => {
+                self.left = rest;
+                true
+            }
+            None => {
+                self.spent = true;
+                false
+            }
+        }
+    }
+
+    /// Why a claim is not judged: `what` it needs, more than is left, or, where it is `None`,
+    /// an earlier claim went past what the run judges.
+    pub(super) fn past(&self, id: &str, what: Option<&str>) -> String {
+        let used = MAX_RUN_WORK.saturating_sub(self.left);
+        let why = match what {
+            Some(what) => format!("{what}, and the claims judged before it took {used}"),
+            None => format!(
+                "an earlier claim needed more than was left, after the claims judged took {used}"
+            ),
+        };
+        format!(
+            "{id}: not judged (Inconclusive): {why} of the {MAX_RUN_WORK} ops in trials and \
+             pairs measured one `check` run judges in all (trace_claims::MAX_RUN_WORK): judge it \
+             in a run of its own (split the claim file, or pick claims with --filter) or narrow \
+             its selections and trials"
+        )
+    }
+}
+
+/// A claim that was not judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unjudged {
+    /// It cannot be judged on this trace (a selection of nothing, a claim's own budget): an
+    /// error.
+    Refused(String),
+    /// The run's [`MAX_RUN_WORK`] was spent before it: Inconclusive, for this run.
+    PastRunBudget(String),
+}
+
+impl From<String> for Unjudged {
+    fn from(e: String) -> Unjudged {
+        Unjudged::Refused(e)
+    }
+}
