@@ -51,6 +51,10 @@ const RECORDED: &[(&str, &str)] = &[
     ("cuda.equal_priority_waits_behind", "Holds"),
     ("cuda.callback_after_the_work_before_it", "Holds"),
     ("cuda.stream_waits_for_the_callback", "Holds"),
+    // Seed 002 §4: the load stream non-blocking, as the note advises, and blocking.
+    ("cuda.prefetch_loads_beside_adds", "Holds"),
+    ("cuda.prefetch_blocking_stream_serializes", "Holds"),
+    ("torch.wait_stream_orders_the_side_stream", "Holds"),
 ];
 
 fn main() {

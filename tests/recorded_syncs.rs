@@ -183,6 +183,29 @@ fn a_stream_sync_that_returned_before_its_streams_work_ended_is_a_finding() {
     assert_eq!(rules(&e), []);
 }
 
+/// CUPTI records `cudaEventQuery` as an "Event Sync" (seen on seed 003's DDP recording, where
+/// nine of them "returned" before the all-reduce they named had ended): a poll waits for
+/// nothing, so it orders nothing.
+#[test]
+fn a_query_recorded_as_a_sync_orders_nothing() {
+    let query = |name: &str| {
+        vec![
+            call("cudaEventRecord", 1005.5, 0.5, 100),
+            call(name, 1030.0, 1.0, 102),
+            r#"{"ph":"M","name":"process_records","pid":1,"args":{"recorded_syncs":true}}"#.into(),
+            r#"{"ph":"M","name":"cuda_event_record","pid":1,"args":{"process":1,"stream":7,"event":3,"correlation":100}}"#.into(),
+            r#"{"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":1,"tid":-1,"ts":1030.0,"dur":1.0,"args":{"process":1,"stream":-1,"correlation":102,"wait_on_cuda_event_id":3}}"#.into(),
+        ]
+    };
+    let ops: Vec<Op> = vec![("a", 7, 1010.0, 500.0, 1000.0, None)];
+    let polled = explained(&made(&ops, &query("cudaEventQuery"))).0;
+    assert_eq!(rules(&polled), []);
+    // The same record joined to cudaEventSynchronize: a wait that returned early, a finding.
+    let waited = explained(&made(&ops, &query("cudaEventSynchronize"))).0;
+    assert_eq!(rules(&waited), [RuleKind::HostSync]);
+    assert_eq!(waited.steps[0].pairs, polled.steps[0].pairs + 1);
+}
+
 #[test]
 fn a_stream_of_higher_priority_is_a_cause_for_room_not_an_order() {
     let k3 = |extra: &[String]| {

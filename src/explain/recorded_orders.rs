@@ -32,9 +32,15 @@ fn us(ns: i64) -> String {
 /// A GPU lane of a step: (file, process, device, stream).
 type Lane = (usize, i64, u32, u64);
 
-/// The step's ops by lane, each with its call, in order of their calls' begin.
-fn lanes(trace: &Trace, trial: &Trial) -> HashMap<Lane, Vec<(CallSpan, OpId)>> {
-    let mut lanes: HashMap<Lane, Vec<(CallSpan, OpId)>> = HashMap::new();
+/// The step's ops by lane, each with its call, in order of their calls' begin; and the lanes of
+/// each (file, process, stream), whatever their device.
+struct Lanes {
+    ops: HashMap<Lane, Vec<(CallSpan, OpId)>>,
+    by_stream: HashMap<(usize, i64, u64), Vec<Lane>>,
+}
+
+fn lanes(trace: &Trace, trial: &Trial) -> Lanes {
+    let mut ops: HashMap<Lane, Vec<(CallSpan, OpId)>> = HashMap::new();
     for (i, &r) in trial.ops.iter().enumerate() {
         let op = trace.op(r);
         let (Some(call), Some(place)) = (&op.call, trial.place(OpId(i))) else {
@@ -48,12 +54,14 @@ fn lanes(trace: &Trace, trial: &Trial) -> HashMap<Lane, Vec<(CallSpan, OpId)>> {
             begin_ns: call.begin_ns,
             end_ns: call.end_ns,
         };
-        lanes.entry(place).or_default().push((span, OpId(i)));
+        ops.entry(place).or_default().push((span, OpId(i)));
     }
-    for ops in lanes.values_mut() {
-        ops.sort_by_key(|(c, o)| (c.begin_ns, *o));
+    let mut by_stream: HashMap<(usize, i64, u64), Vec<Lane>> = HashMap::new();
+    for (lane, list) in ops.iter_mut() {
+        list.sort_by_key(|(c, o)| (c.begin_ns, *o));
+        (by_stream.entry((lane.0, lane.1, lane.3)).or_default()).push(*lane);
     }
-    lanes
+    Lanes { ops, by_stream }
 }
 
 /// The last op of `lane` surely issued before `call`.
@@ -74,14 +82,17 @@ fn first_after(lane: &[(CallSpan, OpId)], call: &CallSpan) -> Option<OpId> {
 
 /// The lanes of `(file, pid)` on `stream`, any device.
 fn lanes_of(
-    lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
+    lanes: &Lanes,
     file: usize,
     pid: i64,
     stream: u64,
 ) -> impl Iterator<Item = &Vec<(CallSpan, OpId)>> {
-    (lanes.iter())
-        .filter(move |(k, _)| (k.0, k.1, k.3) == (file, pid, stream))
-        .map(|(_, v)| v)
+    (lanes
+        .by_stream
+        .get(&(file, pid, stream))
+        .into_iter()
+        .flatten())
+    .filter_map(|l| lanes.ops.get(l))
 }
 
 /// The pairs checked in one step by rule, and those broken.
@@ -100,7 +111,7 @@ pub(super) fn check(
     };
     // A sync begun before the step's first call, or after its last call and the end of its
     // last op, orders none of its ops (or holds trivially).
-    let begins = (lanes.values()).flat_map(|l| l.iter().map(|(c, _)| c.begin_ns));
+    let begins = (lanes.ops.values()).flat_map(|l| l.iter().map(|(c, _)| c.begin_ns));
     let ends = (trial.timeline.spans.iter()).map(|s| s.end() as i64 + trial.origin_ns);
     let (Some(lo), Some(hi)) = (begins.clone().min(), begins.chain(ends).max()) else {
         return (Vec::new(), Vec::new());
@@ -195,14 +206,9 @@ impl Found<'_> {
     }
 
     /// The pairs of one recorded sync of file `f`.
-    fn sync(
-        &mut self,
-        lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>,
-        f: usize,
-        s: &crate::trace::SyncCall,
-    ) {
+    fn sync(&mut self, lanes: &Lanes, f: usize, s: &crate::trace::SyncCall) {
         // The op the event's record captured: the last issued on its stream before the record.
-        let recorded = |lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>| {
+        let recorded = |lanes: &Lanes| {
             let source = s.source?;
             let record = source.record?;
             let ops: Vec<OpId> = lanes_of(lanes, f, s.pid, source.stream)
@@ -258,13 +264,13 @@ impl Found<'_> {
     /// where the trace records both kinds: each blocking op after the legacy op issued last
     /// before it, and before the legacy op issued first after it (pairs with legacy ops further
     /// away follow from stream order), so the pairs are at most twice the blocking ops.
-    fn legacy(&mut self, trace: &Trace, lanes: &HashMap<Lane, Vec<(CallSpan, OpId)>>) {
+    fn legacy(&mut self, trace: &Trace, lanes: &Lanes) {
         let kind = |l: &Lane| (trace.files[l.0].streams.get(&(l.1, l.3))).and_then(|s| s.kind);
-        for (l, legacy) in lanes.iter() {
+        for (l, legacy) in lanes.ops.iter() {
             if kind(l) != Some(StreamKind::LegacyDefault) {
                 continue;
             }
-            let blocking = (lanes.iter())
+            let blocking = (lanes.ops.iter())
                 .filter(|(b, _)| (b.0, b.1, b.2) == (l.0, l.1, l.2))
                 .filter(|(b, _)| kind(b) == Some(StreamKind::Blocking));
             for (b, ops) in blocking {

@@ -88,7 +88,7 @@ impl Collector {
         let args = e.args.unwrap_or_default();
         let pid = e.pid.0.unwrap_or(0);
         if cat == "cuda_sync" {
-            return self.take_sync(&name, args, begin_ns, end_ns);
+            return self.take_sync(&name, args);
         }
         if let Some(kind) = GpuKind::of(cat, &name) {
             let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
@@ -238,13 +238,7 @@ impl Collector {
     }
 
     /// A sync (`cuda_sync`): its kind by name, its stream, event and the profiler's join.
-    fn take_sync(
-        &mut self,
-        name: &str,
-        args: Args,
-        begin_ns: i64,
-        end_ns: i64,
-    ) -> Result<(), String> {
+    fn take_sync(&mut self, name: &str, args: Args) -> Result<(), String> {
         let Some(kind) = SyncKind::of(name) else {
             return Ok(());
         };
@@ -253,8 +247,6 @@ impl Collector {
             kind,
             pid: args.process.0,
             stream: args.stream.0,
-            begin_ns,
-            end_ns,
             correlation: args.correlation.0,
             event: args.event.0,
             wait_on_stream: args.wait_on_stream.0,

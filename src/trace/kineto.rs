@@ -121,14 +121,17 @@ impl Collector {
         let raw_syncs = std::mem::take(&mut self.syncs);
         let profiler_syncs = sync_recorded.is_empty() && !raw_syncs.syncs.is_empty();
         let calls = &self.calls;
-        let span = |pid, k| {
-            (joins.by_call.get(&(pid, k))).map(|&i| super::syncs::CallSpan {
-                tid: calls[i].tid,
-                begin_ns: calls[i].begin_ns,
-                end_ns: calls[i].end_ns,
+        let call = |pid, k| {
+            (joins.by_call.get(&(pid, k))).map(|&i| {
+                let span = super::syncs::CallSpan {
+                    tid: calls[i].tid,
+                    begin_ns: calls[i].begin_ns,
+                    end_ns: calls[i].end_ns,
+                };
+                (span, calls[i].name.clone())
             })
         };
-        let (syncs, streams) = super::syncs::join(raw_syncs, span, |k| joins.only(k));
+        let (syncs, streams) = super::syncs::join(raw_syncs, call, |k| joins.only(k));
         if profiler_syncs {
             sync_recorded.extend(syncs.iter().map(|s| s.pid));
         }

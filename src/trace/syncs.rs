@@ -84,6 +84,18 @@ impl SyncKind {
         }
     }
 
+    /// Whether a call of this name is this kind of sync. CUPTI records polls as syncs too
+    /// (`cudaEventQuery` as an "Event Sync", found on a DDP recording where 9 such records
+    /// "returned" before the work they named had ended): only a call that waits is taken.
+    pub(super) fn waits_in(self, call: &str) -> bool {
+        match self {
+            SyncKind::StreamWaitEvent => call.contains("StreamWaitEvent"),
+            SyncKind::EventSync => call.contains("EventSynchronize"),
+            SyncKind::StreamSync => call.contains("StreamSynchronize"),
+            SyncKind::ContextSync => call.contains("Synchronize"),
+        }
+    }
+
     pub fn call(self) -> &'static str {
         match self {
             SyncKind::StreamWaitEvent => "cudaStreamWaitEvent",
@@ -142,8 +154,6 @@ pub(super) struct RawSync {
     pub(super) kind: SyncKind,
     pub(super) pid: Option<i64>,
     pub(super) stream: Option<i64>,
-    pub(super) begin_ns: i64,
-    pub(super) end_ns: i64,
     pub(super) correlation: Option<i64>,
     pub(super) event: Option<i64>,
     /// The profiler's join, where it made one.
@@ -167,14 +177,16 @@ pub(super) struct SyncRecords {
     pub(super) streams: HashMap<(i64, u64), StreamInfo>,
 }
 
-/// Joins each sync to its call and each wait to the record it waits for. `span` gives the
-/// outermost call of a (process, correlation); `process_of` the only process whose calls hold a
-/// correlation (a profiler's trace names no process on its syncs).
+/// Joins each sync to its call and each wait to the record it waits for. `call` gives the
+/// outermost call of a (process, correlation) and its name; `process_of` the only process whose
+/// calls hold a correlation (a profiler's trace names no process on its syncs). A sync whose call
+/// the trace lacks, or whose call does not wait (a query), is left out.
 pub(super) fn join(
     raw: SyncRecords,
-    span: impl Fn(i64, i64) -> Option<CallSpan>,
+    call: impl Fn(i64, i64) -> Option<(CallSpan, std::sync::Arc<str>)>,
     process_of: impl Fn(i64) -> Option<i64>,
 ) -> (Vec<SyncCall>, HashMap<(i64, u64), StreamInfo>) {
+    let span = |pid, correlation| call(pid, correlation).map(|c| c.0);
     // Each event's records by process, in correlation order.
     let mut records: HashMap<(i64, i64), Vec<(i64, i64)>> = HashMap::new();
     for r in &raw.records {
@@ -187,11 +199,10 @@ pub(super) fn join(
         .filter_map(|s| {
             let pid = s.pid.or_else(|| s.correlation.and_then(&process_of))?;
             let stream = s.stream.and_then(|v| u64::try_from(v).ok());
-            let call = (s.correlation.and_then(|c| span(pid, c))).unwrap_or(CallSpan {
-                tid: i64::MIN,
-                begin_ns: s.begin_ns,
-                end_ns: s.end_ns,
-            });
+            let (call, name) = call(pid, s.correlation?)?;
+            if !s.kind.waits_in(&name) {
+                return None;
+            }
             let waits = matches!(s.kind, SyncKind::StreamWaitEvent | SyncKind::EventSync);
             let source = match (s.wait_on_stream, s.record_correlation) {
                 _ if !waits => None,

@@ -51,8 +51,7 @@ pub struct Trace {
     /// file, its stream's op before it by one pass (a scan back per op was quadratic in a
     /// trace of many streams).
     free: Vec<Vec<bool>>,
-    /// By file, the event waits recorded before each op on its stream
-    /// ([`recorded_waits`](super::facts::recorded_waits)).
+    /// By file, the event waits recorded before each op on its stream (`facts.rs`).
     waits: Vec<HashMap<usize, Vec<Option<u64>>>>,
 }
 
