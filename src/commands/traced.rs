@@ -133,24 +133,31 @@ pub fn check_traced(
             .collect();
         write_outputs(dir, &rows, folder)?;
     }
-    outln!(
-        "{} as expected, {} not, of {} claims{}; judged in {:.2} s, no GPU used",
-        tally.expected,
-        tally.not,
-        claims.len(),
-        match tally.errors {
-            0 => String::new(),
-            n => format!(" ({n} could not be judged)"),
-        },
-        began.elapsed().as_secs_f64()
-    );
-    Ok(ExitCode::from(if tally.errors > 0 {
-        2
-    } else if tally.not > 0 {
-        1
-    } else {
-        0
-    }))
+    tally.summary(claims.len(), began)
+}
+
+impl Tally {
+    /// The last line, and the exit status: 2 where a claim could not be judged, 1 where one came
+    /// out not as expected.
+    fn summary(&self, claims: usize, began: Instant) -> CliResult {
+        outln!(
+            "{} as expected, {} not, of {claims} claims{}; judged in {:.2} s, no GPU used",
+            self.expected,
+            self.not,
+            match self.errors {
+                0 => String::new(),
+                n => format!(" ({n} could not be judged)"),
+            },
+            began.elapsed().as_secs_f64()
+        );
+        Ok(ExitCode::from(if self.errors > 0 {
+            2
+        } else if self.not > 0 {
+            1
+        } else {
+            0
+        }))
+    }
 }
 
 /// The claims of every file that the filters keep, or the error when a file has errors (each

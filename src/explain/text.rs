@@ -41,9 +41,6 @@ impl Sums {
 /// The whole explanation.
 pub fn text(e: &Explanation, trace: &Trace) -> String {
     let mut s = String::new();
-    let pairs: usize = e.steps.iter().map(|st| st.pairs).sum();
-    let rules = super::rules_summed(e);
-    let broken: usize = e.steps.iter().map(|st| st.violations.len()).sum();
     let _ = writeln!(
         s,
         "steps  {} ({}); tolerances: {}",
@@ -54,44 +51,56 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
     for n in &e.notes {
         let _ = writeln!(s, "note   {}", flat(n));
     }
-    match broken {
-        0 => {
-            let _ = writeln!(
-                s,
-                "model  {pairs} must-precede pairs ({rules}): all hold in every step"
-            );
-        }
-        n => {
-            let _ = writeln!(
-                s,
-                "model  {n} of {pairs} must-precede pairs ({rules}) BROKEN (a trace bug, a model \
-                 gap or a driver behaviour no note describes):"
-            );
-            for st in &e.steps {
-                for v in &st.violations {
-                    let (name, text) = (flat(&st.name), flat(&v.text));
-                    let _ = writeln!(s, "  ! {name}: {}: {text}", v.rule.word());
-                }
-            }
+    model_lines(&mut s, e);
+    wait_lines(&mut s, e, trace);
+    for st in &e.steps {
+        step_lines(&mut s, st);
+    }
+    s
+}
+
+/// The model's pairs by rule, and every broken one.
+fn model_lines(s: &mut String, e: &Explanation) {
+    let pairs: usize = e.steps.iter().map(|st| st.pairs).sum();
+    let rules = super::rules_summed(e);
+    let broken: usize = e.steps.iter().map(|st| st.violations.len()).sum();
+    if broken == 0 {
+        let _ = writeln!(
+            s,
+            "model  {pairs} must-precede pairs ({rules}): all hold in every step"
+        );
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "model  {broken} of {pairs} must-precede pairs ({rules}) BROKEN (a trace bug, a model gap \
+         or a driver behaviour no note describes):"
+    );
+    for st in &e.steps {
+        for v in &st.violations {
+            let (name, text) = (flat(&st.name), flat(&v.text));
+            let _ = writeln!(s, "  ! {name}: {}: {text}", v.rule.word());
         }
     }
+}
+
+/// The waits of every step summed: not asked for (by cause and stream), for room, asked for.
+fn wait_lines(s: &mut String, e: &Explanation, trace: &Trace) {
     let (mut cause, mut lane, mut asked) = (Sums::default(), Sums::default(), Sums::default());
     let (mut room, mut room_cause) = (Sums::default(), Sums::default());
     let mut unasked = 0;
-    for st in &e.steps {
-        for w in &st.waits {
-            match (w.held.kind.asked(), w.held.kind.room()) {
-                (true, _) => asked.add(w.held.kind.word().into(), w.lost_ns),
-                (_, true) => {
-                    room.add(lane_name(trace, w.lane), w.lost_ns);
-                    room_cause.add(w.held.kind.word().into(), w.lost_ns);
-                }
-                (false, false) => {
-                    unasked += 1;
-                    cause.add(w.held.kind.word().into(), w.lost_ns);
-                    let name = lane_name(trace, w.lane);
-                    lane.add(name, w.lost_ns);
-                }
+    for w in e.steps.iter().flat_map(|st| st.waits.iter()) {
+        let word = w.held.kind.word().to_string();
+        match (w.held.kind.asked(), w.held.kind.room()) {
+            (true, _) => asked.add(word, w.lost_ns),
+            (_, true) => {
+                room.add(lane_name(trace, w.lane), w.lost_ns);
+                room_cause.add(word, w.lost_ns);
+            }
+            (false, false) => {
+                unasked += 1;
+                cause.add(word, w.lost_ns);
+                lane.add(lane_name(trace, w.lane), w.lost_ns);
             }
         }
     }
@@ -119,10 +128,6 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
             asked.line()
         );
     }
-    for st in &e.steps {
-        step_lines(&mut s, st);
-    }
-    s
 }
 
 /// A lane's name ("r0 gpu0 stream 7").

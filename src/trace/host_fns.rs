@@ -37,8 +37,34 @@ fn enqueues(name: &str) -> bool {
 /// The runs of the host functions `calls` enqueued, as ops of kind [`GpuKind::HostFn`], and why
 /// there are none where some were enqueued and could not be paired.
 pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Option<String>) {
-    // One call per host function: a runtime call and the driver call inside it share a
-    // correlation; the outermost stands for both.
+    let enqueued = enqueue_calls(calls);
+    if enqueued.is_empty() {
+        return (Vec::new(), None);
+    }
+    let mut opened_by = opened(calls, ranges, &enqueued);
+    let mut ops = Vec::new();
+    let mut notes = Vec::new();
+    for (pid, mut mine) in enqueued {
+        mine.sort_by_key(|c| c.begin_ns);
+        let opened = opened_by.remove(&pid).unwrap_or_default();
+        match paired(pid, &mine, &opened) {
+            Ok(runs) => ops.extend(runs),
+            Err(note) => notes.push(note),
+        }
+    }
+    // A trace of many processes says so briefly.
+    let more = notes.len().saturating_sub(3);
+    notes.truncate(3);
+    if more > 0 {
+        notes.push(format!("and {more} more processes"));
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    (ops, note)
+}
+
+/// The calls that enqueued a host function, by process: one per host function (a runtime call
+/// and the driver call inside it share a correlation; the outermost stands for both).
+fn enqueue_calls(calls: &[RawCall]) -> BTreeMap<i64, Vec<&RawCall>> {
     let mut outermost: BTreeMap<(i64, i64), &RawCall> = BTreeMap::new();
     let mut enqueued: BTreeMap<i64, Vec<&RawCall>> = BTreeMap::new();
     for c in calls.iter().filter(|c| enqueues(&c.name)) {
@@ -55,12 +81,18 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
     for (&(pid, _), &c) in &outermost {
         enqueued.entry(pid).or_default().push(c);
     }
-    if enqueued.is_empty() {
-        return (Vec::new(), None);
-    }
+    enqueued
+}
+
+/// Ranges on threads that made no CUDA call, outermost only, by process (of the processes that
+/// enqueued host functions): one pass over the ranges (sorted by begin), so that a trace of many
+/// processes or ranges stays linear.
+fn opened<'a>(
+    calls: &[RawCall],
+    ranges: &'a [HostRange],
+    enqueued: &BTreeMap<i64, Vec<&RawCall>>,
+) -> BTreeMap<i64, Vec<&'a HostRange>> {
     let calling: HashSet<(i64, i64)> = calls.iter().map(|c| (c.pid, c.tid)).collect();
-    // Ranges on threads that made no CUDA call, outermost only, by process: one pass over the
-    // ranges (sorted by begin), so that a trace of many processes or ranges stays linear.
     let mut opened_by: BTreeMap<i64, Vec<&HostRange>> = BTreeMap::new();
     let mut open_until: HashMap<(i64, i64), i64> = HashMap::new();
     for r in ranges.iter().filter(|r| enqueued.contains_key(&r.pid)) {
@@ -74,71 +106,63 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
         *until = r.end_ns;
         opened_by.entry(r.pid).or_default().push(r);
     }
+    opened_by
+}
+
+/// Process `pid`'s host functions (`mine`, by begin) paired with the ranges opened (`opened`):
+/// their runs, or why they cannot be paired.
+fn paired(pid: i64, mine: &[&RawCall], opened: &[&HostRange]) -> Result<Vec<GpuOp>, String> {
+    if opened.len() != mine.len() {
+        return Err(format!(
+            "process {pid}: {} host functions enqueued but {} ranges opened on threads that \
+             issued no CUDA call; a host function's run is seen only as one range it opens \
+             (nvtxRangePushA … nvtxRangePop)",
+            mine.len(),
+            opened.len()
+        ));
+    }
+    if let Some(n) = (0..mine.len()).find(|&n| opened[n].begin_ns < mine[n].begin_ns) {
+        return Err(format!(
+            "process {pid}: range {} (`{}`) began before host function {} was enqueued: the \
+             ranges cannot be the host functions' runs in order",
+            n + 1,
+            opened[n].name,
+            n + 1
+        ));
+    }
     let mut ops = Vec::new();
-    let mut notes = Vec::new();
-    for (pid, mut mine) in enqueued {
-        mine.sort_by_key(|c| c.begin_ns);
-        let opened = opened_by.remove(&pid).unwrap_or_default();
-        if opened.len() != mine.len() {
-            notes.push(format!(
-                "process {pid}: {} host functions enqueued but {} ranges opened on threads that \
-                 issued no CUDA call; a host function's run is seen only as one range it opens \
-                 (nvtxRangePushA … nvtxRangePop)",
-                mine.len(),
-                opened.len()
-            ));
+    for r in opened {
+        // The n-th call issued the n-th run where host functions run in order; where several
+        // were pending at once (on several streams they may run out of order) the run is
+        // taken as issued by the latest call that began before it: never earlier than its
+        // own, so it is never taken as ready before it was, which could make a late start
+        // look like a wait (a pair is then left out, or undecided, instead).
+        let latest = mine.partition_point(|c| c.begin_ns < r.begin_ns);
+        let Some(c) = latest.checked_sub(1).map(|j| mine[j]) else {
             continue;
-        }
-        if let Some(n) = (0..mine.len()).find(|&n| opened[n].begin_ns < mine[n].begin_ns) {
-            notes.push(format!(
-                "process {pid}: range {} (`{}`) began before host function {} was enqueued: \
-                 the ranges cannot be the host functions' runs in order",
-                n + 1,
-                opened[n].name,
-                n + 1
-            ));
-            continue;
-        }
-        for r in &opened {
-            // The n-th call issued the n-th run where host functions run in order; where several
-            // were pending at once (on several streams they may run out of order) the run is
-            // taken as issued by the latest call that began before it: never earlier than its
-            // own, so it is never taken as ready before it was, which could make a late start
-            // look like a wait (a pair is then left out, or undecided, instead).
-            let latest = mine.partition_point(|c| c.begin_ns < r.begin_ns);
-            let Some(c) = latest.checked_sub(1).map(|j| mine[j]) else {
-                continue;
-            };
-            ops.push(GpuOp {
-                kind: GpuKind::HostFn,
-                name: r.name.clone(),
-                device: HOST.0,
-                stream: HOST.1,
-                start_ns: r.begin_ns,
-                end_ns: r.end_ns,
-                pid,
-                call: Some(Call {
-                    name: c.name.clone(),
-                    begin_ns: c.begin_ns,
-                    end_ns: c.end_ns,
-                    tid: c.tid,
-                    after_wait: false,
-                    waited: false,
-                    before: None,
-                }),
-                bytes: None,
-                blocks_per_sm: None,
-            });
-        }
+        };
+        ops.push(GpuOp {
+            kind: GpuKind::HostFn,
+            name: r.name.clone(),
+            device: HOST.0,
+            stream: HOST.1,
+            start_ns: r.begin_ns,
+            end_ns: r.end_ns,
+            pid,
+            call: Some(Call {
+                name: c.name.clone(),
+                begin_ns: c.begin_ns,
+                end_ns: c.end_ns,
+                tid: c.tid,
+                after_wait: false,
+                waited: false,
+                before: None,
+            }),
+            bytes: None,
+            blocks_per_sm: None,
+        });
     }
-    // A trace of many processes says so briefly.
-    let more = notes.len().saturating_sub(3);
-    notes.truncate(3);
-    if more > 0 {
-        notes.push(format!("and {more} more processes"));
-    }
-    let note = (!notes.is_empty()).then(|| notes.join("; "));
-    (ops, note)
+    Ok(ops)
 }
 
 /// When each process had a host function pending, merged: from the call that enqueued it to the

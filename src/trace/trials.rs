@@ -338,27 +338,7 @@ impl Trace {
         let places = (ops.iter())
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
             .collect();
-        let facts = (ops.iter())
-            .map(|&r| {
-                let call = self.op(r).call.as_ref();
-                Facts {
-                    first_launch: self.firsts[r.0].contains(&r.1),
-                    event_wait: call.is_some_and(|c| c.waited),
-                    before: (call.and_then(|c| c.before.as_ref())).map(|b| HeldBy {
-                        name: b.name.clone(),
-                        begin_ns: b.begin_ns - origin,
-                        end_ns: b.end_ns - origin,
-                    }),
-                    env: self.files[r.0].env.get(&self.op(r).pid).cloned(),
-                    blocks_per_sm: self.op(r).blocks_per_sm,
-                    kind: Some(self.op(r).kind),
-                    recorded_waits: self.recorded_waits(r),
-                    stream: (self.files[r.0].streams)
-                        .get(&(self.op(r).pid, self.op(r).stream))
-                        .copied(),
-                }
-            })
-            .collect();
+        let facts = ops.iter().map(|&r| self.facts(r, origin)).collect();
         Trial {
             name,
             origin_ns: origin,
@@ -368,6 +348,26 @@ impl Trace {
             timeline,
             runs: self.files.iter().map(|f| f.run.clone()).collect(),
             facts,
+        }
+    }
+
+    /// What the trace shows about op `r`'s issue, on the axis of a trial from `origin`.
+    fn facts(&self, r: (usize, usize), origin: i64) -> Facts {
+        let op = self.op(r);
+        let call = op.call.as_ref();
+        Facts {
+            first_launch: self.firsts[r.0].contains(&r.1),
+            event_wait: call.is_some_and(|c| c.waited),
+            before: (call.and_then(|c| c.before.as_ref())).map(|b| HeldBy {
+                name: b.name.clone(),
+                begin_ns: b.begin_ns - origin,
+                end_ns: b.end_ns - origin,
+            }),
+            env: self.files[r.0].env.get(&op.pid).cloned(),
+            blocks_per_sm: op.blocks_per_sm,
+            kind: Some(op.kind),
+            recorded_waits: self.recorded_waits(r),
+            stream: self.files[r.0].streams.get(&(op.pid, op.stream)).copied(),
         }
     }
 

@@ -1,9 +1,9 @@
 //! One check of a claim on a trace, on one trial: the plain relation on single ops, or a
 //! quantifier over the pairs that could have met (see `judge.rs`), and what held an op back.
 
-use super::claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 use super::on_trial::OnTrial;
 use super::pairs::{each_pair, LeftOut};
+use super::trace_claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 use crate::judge::relation::{Check, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{HostCall, Span, Timeline};

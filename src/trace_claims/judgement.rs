@@ -12,11 +12,11 @@
 //! back: the op whose end it started after.
 
 use super::checks::{measure, measurements, CheckOutcome};
-use super::claim::TraceClaim;
 use super::on_trial::OnTrial;
 use super::pairs::MAX_PAIRS;
 use super::run_budget::{RunBudget, Unjudged};
 use super::select::{KindFilter, Selection};
+use super::trace_claim::TraceClaim;
 use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;

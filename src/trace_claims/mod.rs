@@ -11,21 +11,21 @@
 //!
 //! **May import:** `trace` (trials, patterns), `judge` (relations, verdicts), `measured`
 //! (timelines, tolerances), `program` (op ids), `border`. Inside, from the ground up: `select`,
-//! `claim`, `on_trial`, `start_index`, `pairs`, `run_budget`, `checks`, `judgement`.
+//! `trace_claim`, `on_trial`, `start_index`, `pairs`, `run_budget`, `checks`, `judgement`.
 //! `run_budget.rs` holds what one `check` run judges in all, over its claims.
 
 mod checks;
-mod claim;
 mod judgement;
 mod on_trial;
 mod pairs;
 mod run_budget;
 mod select;
 mod start_index;
+mod trace_claim;
 
 pub use checks::CheckOutcome;
-pub use claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};
 pub use judgement::{judge, judge_in_run, TraceJudgement, TracedTrial};
 pub use pairs::MAX_PAIRS;
 pub use run_budget::{RunBudget, Unjudged, MAX_RUN_WORK};
 pub use select::{Dir, Host, KindFilter, Selection};
+pub use trace_claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};

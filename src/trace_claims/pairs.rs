@@ -10,9 +10,9 @@
 //! measures in all is bounded by [`MAX_PAIRS`], counted before any pair is measured
 //! (`judge.rs`).
 
-use super::claim::{TraceCheck, TraceRelation};
 use super::on_trial::OnTrial;
 use super::start_index::{Placed, Sorted};
+use super::trace_claim::{TraceCheck, TraceRelation};
 use crate::judge::relation::latest_free_start;
 use crate::measured::calibration::Tolerances;
 use crate::program::OpId;
