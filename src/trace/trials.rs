@@ -19,9 +19,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
-/// 6.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials), about 200 MB
-/// of trials at most.
-pub const MAX_TRIAL_OPS: usize = 1_000_000;
+/// 2.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials). A trial holds
+/// about 550 bytes an op (its timeline, labels, places and facts): a claim at 990,000 trial ops
+/// peaked at 549 MB, so the bound keeps a claim's trials near 220 MB (docs/limits.md).
+pub const MAX_TRIAL_OPS: usize = 400_000;
 
 /// What one trial of a trace is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use crate::trace::MAX_TRIAL_OPS;
 /// most (its trial ops and its pairs at their bounds), so that every claim that may be judged at
 /// all is judged in a run of its own. A pair measured or an op in a trial each cost about 0.75 µs
 /// in the debug test build on a 2-core machine (a claim of a million pairs 0.75 s of CPU, one of
-/// 990 steps over 1,000 ops 0.77 s), so a run judges its claims in about 1.5 s.
+/// 990 steps over 1,000 ops 0.77 s), so a run judges its claims in about a second.
 pub const MAX_RUN_WORK: usize = MAX_TRIAL_OPS + MAX_PAIRS;
 
 /// What is left of a run's [`MAX_RUN_WORK`], and whether a claim has gone past it.
