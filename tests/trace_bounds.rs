@@ -220,15 +220,11 @@ fn many_nested_ranges_and_an_in_selection_are_linear() {
     }
 }
 
-/// Row 3 at the bound: 395 overlapping steps over 1,000 launches put 396,000 ops in the claim's
-/// trials, just under `MAX_TRIAL_OPS`: judged, in under 2 s and 256 MiB (223.7 MB measured,
-/// debug build, 2-core machine, 2026-11-27; at 990 such steps, before the bound was lowered to
-/// 400,000, 549 MB).
-#[test]
-fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
-    let dir = tempfile::tempdir().unwrap();
+/// A trace of 1,000 launches under `steps` overlapping `ProfilerStep#*` ranges (each holds
+/// every op), and a claim on each step; the claim file's path.
+fn overlapping_steps(dir: &std::path::Path, steps: usize) -> std::path::PathBuf {
     let ops = launches(1000);
-    let ranges: Vec<String> = (0..395)
+    let ranges: Vec<String> = (0..steps)
         .map(|i| {
             format!(
                 r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{}.0,"dur":100000.0}}"#,
@@ -236,20 +232,31 @@ fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
             )
         })
         .collect();
-    assert!(396 * 1000 < stream_litmus::trace::MAX_TRIAL_OPS);
     let text = common::kineto::made(&ops, &[]).replacen(
         "\"traceEvents\":[",
         &format!("\"traceEvents\":[{},", ranges.join(",")),
         1,
     );
-    std::fs::write(dir.path().join("t.json"), text).unwrap();
-    let c = dir.path().join("c.litmus");
+    std::fs::write(dir.join("t.json"), text).unwrap();
+    let c = dir.join("c.litmus");
     std::fs::write(
         &c,
         "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n\
          trial each \"ProfilerStep#*\"\nselect K = kernel\ncheck forall precedes(K, next K)\n",
     )
     .unwrap();
+    c
+}
+
+/// Row 3 at the bound: 395 overlapping steps over 1,000 launches put 396,000 ops in the claim's
+/// trials, just under `MAX_TRIAL_OPS`: judged, in under 2 s and 256 MiB (223.7 MB measured,
+/// debug build, 2-core machine, 2026-11-27; at 990 such steps, before the bound was lowered to
+/// 400,000, 549 MB).
+#[test]
+fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(396 * 1000 < stream_litmus::trace::MAX_TRIAL_OPS);
+    let c = overlapping_steps(dir.path(), 395);
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     let took = started.elapsed();
@@ -265,28 +272,7 @@ fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
 #[test]
 fn overlapping_steps_that_would_hold_millions_of_ops_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let ops = launches(1000);
-    let ranges: Vec<String> = (0..10_000)
-        .map(|i| {
-            format!(
-                r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{}.0,"dur":100000.0}}"#,
-                i % 100
-            )
-        })
-        .collect();
-    let text = common::kineto::made(&ops, &[]).replacen(
-        "\"traceEvents\":[",
-        &format!("\"traceEvents\":[{},", ranges.join(",")),
-        1,
-    );
-    std::fs::write(dir.path().join("t.json"), text).unwrap();
-    let c = dir.path().join("c.litmus");
-    std::fs::write(
-        &c,
-        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n\
-         trial each \"ProfilerStep#*\"\nselect K = kernel\ncheck forall precedes(K, next K)\n",
-    )
-    .unwrap();
+    let c = overlapping_steps(dir.path(), 10_000);
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     let took = started.elapsed();

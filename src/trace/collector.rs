@@ -6,7 +6,6 @@
 
 use super::events::{DriverEnv, GpuKind, HostRange, RawCall};
 use super::kept::{Kept, Record};
-use super::kineto::MAX_DURATION_US;
 use super::names::{clip, clip_at, Names};
 use super::number::shown_us;
 use super::shapes::{Args, DistributedInfo, Event, ENV_VALUE_CHARS};
@@ -14,6 +13,10 @@ use super::syncs::{RawRecord, RawSync, StreamInfo, StreamKind, SyncKind, SyncRec
 use crate::border::limits::MAX_STAMP_NS;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+/// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
+/// profiled run is minutes; anything longer is a damaged number.
+pub const MAX_DURATION_US: f64 = 86_400e6;
 
 /// A GPU op as read, before it is joined to its call.
 pub(super) struct RawOp {

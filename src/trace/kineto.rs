@@ -10,7 +10,7 @@
 //! read as f64 and rounded to ns they are exact to within 2 ns at today's magnitudes, far below
 //! the timer step the judging allows (`tolerance.rs`).
 
-use super::collector::Collector;
+use super::collector::{Collector, MAX_DURATION_US};
 use super::events::{Before, Call, GpuOp, RawCall, TraceFile};
 use super::number::Num;
 use super::shapes::Event;
@@ -21,10 +21,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-
-/// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
-/// profiled run is minutes; anything longer is a damaged number.
-pub const MAX_DURATION_US: f64 = 86_400e6;
 
 /// Reads one trace file. Errors name the file and say what to do.
 pub fn read(path: &Path) -> Result<TraceFile, String> {
