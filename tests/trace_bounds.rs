@@ -255,7 +255,7 @@ fn overlapping_steps(dir: &std::path::Path, steps: usize) -> std::path::PathBuf 
 #[test]
 fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
     let dir = tempfile::tempdir().unwrap();
-    assert!(396 * 1000 < stream_litmus::trace::MAX_TRIAL_OPS);
+    const { assert!(396 * 1000 < stream_litmus::trace::MAX_TRIAL_OPS) };
     let c = overlapping_steps(dir.path(), 395);
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
