@@ -372,8 +372,7 @@ impl Trace {
         }
     }
 
-    /// The event waits recorded on op `r`'s stream since the op before it there, where the
-    /// trace records its process's syncs (or this op's waits).
+    /// The event waits recorded on op `r`'s stream since its op before, where they are recorded.
     fn recorded_waits(&self, r: (usize, usize)) -> Option<Vec<Option<u64>>> {
         let found = self.waits[r.0].get(&r.1).cloned();
         let all = self.files[r.0].sync_recorded.contains(&self.op(r).pid);
