@@ -89,10 +89,11 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     let tol = &trace.tolerances;
     let mut notes = Vec::new();
     let syncable = model::single_device_processes(trace, &mut notes);
-    let steps = (trials.iter())
+    let mut visits = recorded_orders::Visits::default();
+    let steps: Vec<Step> = (trials.iter())
         .map(|t| {
             let (mut by_rule, mut violations) = model::check(trace, t, tol, &syncable);
-            let (more, broken) = recorded_orders::check(trace, t, tol);
+            let (more, broken) = recorded_orders::check(trace, t, tol, &mut visits);
             violations.extend(broken);
             by_rule.extend(more);
             Step {
@@ -111,6 +112,13 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
         TrialSpec::EachKernel(p) => format!("each kernel \"{}\"", crate::trace::clip(p.text())),
         TrialSpec::Whole => "the whole trace".into(),
     };
+    if visits.spent {
+        notes.push(format!(
+            "the steps' windows overlap: past {} recorded syncs looked at, the rest were not \
+             checked (explain one range that occurs once per step with --trial)",
+            recorded_orders::MAX_SYNC_VISITS
+        ));
+    }
     Ok(Explanation { cut, steps, notes })
 }
 

@@ -25,6 +25,44 @@ use std::collections::HashMap;
 /// (a hostile trace cannot make the scan quadratic).
 const SCAN: usize = 8;
 
+/// The most recorded syncs looked at over all steps: steps whose windows overlap would each look
+/// at the same syncs again (a trace of many overlapping steps and many syncs, made for it, would
+/// take steps × syncs). Well under a second of work; past it the rest are not checked, said in a
+/// note.
+pub const MAX_SYNC_VISITS: usize = 2_000_000;
+
+/// What is left of [`MAX_SYNC_VISITS`] for one explanation.
+pub(super) struct Visits {
+    left: usize,
+    /// Whether a sync was left unchecked.
+    pub(super) spent: bool,
+}
+
+impl Default for Visits {
+    fn default() -> Visits {
+        Visits {
+            left: MAX_SYNC_VISITS,
+            spent: false,
+        }
+    }
+}
+
+impl Visits {
+    /// One more sync looked at; false once none are left.
+    fn take(&mut self) -> bool {
+        match self.left.checked_sub(1) {
+            Some(n) => {
+                self.left = n;
+                true
+            }
+            None => {
+                self.spent = true;
+                false
+            }
+        }
+    }
+}
+
 fn us(ns: i64) -> String {
     format!("{:.2} µs", ns as f64 / 1e3)
 }
@@ -100,6 +138,7 @@ pub(super) fn check(
     trace: &Trace,
     trial: &Trial,
     tol: &TraceTolerances,
+    visits: &mut Visits,
 ) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
     let lanes = lanes(trace, trial);
     let mut found = Found {
@@ -120,6 +159,9 @@ pub(super) fn check(
         let syncs = &trace.files[f].syncs;
         let from = syncs.partition_point(|s| s.call.begin_ns < lo);
         for s in syncs[from..].iter().take_while(|s| s.call.begin_ns <= hi) {
+            if !visits.take() {
+                break;
+            }
             found.sync(&lanes, f, s);
         }
     }
