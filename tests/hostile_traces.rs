@@ -41,6 +41,7 @@ fn bases() -> &'static [Base] {
             "cuda/stream_basics",
             "cuda/stream_advanced",
             "cuda/event_two_streams",
+            "cuda/weight_prefetch_blocking",
         ]
         .iter()
         .map(|name| {
@@ -133,7 +134,18 @@ const NAMES: &[&str] = &[
     "_Z3fooILi1EEvv",
     "@long",
 ];
-const FIELDS: &[&str] = &["ts", "dur", "pid", "tid", "stream", "device", "correlation"];
+const FIELDS: &[&str] = &[
+    "ts",
+    "dur",
+    "pid",
+    "tid",
+    "stream",
+    "device",
+    "correlation",
+    "event",
+    "wait_on_cuda_event_id",
+    "priority",
+];
 const CATEGORIES: &[&str] = &[
     "kernel",
     "gpu_memcpy",
@@ -141,6 +153,7 @@ const CATEGORIES: &[&str] = &[
     "cuda_runtime",
     "user_annotation",
     "cpu_op",
+    "cuda_sync",
     "",
 ];
 const PATTERNS: &[&str] = &["*", "", "?", "NOPE*", "ProfilerStep#*", "*a*b*c*", "@long"];
@@ -229,7 +242,14 @@ fn edit_trace(events: &mut Vec<Value>, e: &TraceEdit) {
                 return;
             };
             match field {
-                "stream" | "device" | "correlation" if ev["args"].is_object() => {
+                "stream"
+                | "device"
+                | "correlation"
+                | "event"
+                | "wait_on_cuda_event_id"
+                | "priority"
+                    if ev["args"].is_object() =>
+                {
                     ev["args"][field] = number(v)
                 }
                 _ => ev[field] = number(v),
@@ -384,6 +404,24 @@ fn judged_within_bounds(
     assert!(!err.contains("panicked"), "{shown}");
     assert!(took < Duration::from_secs(2), "{took:?}: {shown}");
     assert!(kib < 256 << 10, "{kib} KiB: {shown}");
+    // `explain` reads the same trace (with its syncs, records and streams) within the same
+    // bounds.
+    let trace = dir.join("t.json");
+    let started = Instant::now();
+    let (explained, err, kib) =
+        common::peak::run_cli(&[OsStr::new("explain"), trace.as_os_str()], &[]);
+    let took = started.elapsed();
+    let cut = (0..=err.len().min(600))
+        .rev()
+        .find(|&i| err.is_char_boundary(i));
+    let said = &err[..cut.unwrap_or(0)];
+    assert!(
+        matches!(explained, Some(0..=2)),
+        "explain: exit {explained:?}: {said}"
+    );
+    assert!(!err.contains("panicked"), "explain: {said}");
+    assert!(took < Duration::from_secs(2), "explain: {took:?}: {said}");
+    assert!(kib < 256 << 10, "explain: {kib} KiB: {said}");
     if std::env::var_os("SHOW_MUTANTS").is_some() {
         eprintln!(
             "{code:?} {took:?} {kib} KiB {}",
