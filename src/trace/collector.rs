@@ -58,6 +58,8 @@ pub(super) struct Collector {
     pub(super) syncs: SyncRecords,
     /// The processes whose syncs were recorded (`stream-litmus trace` says so per process).
     pub(super) sync_pids: HashSet<i64>,
+    /// Why `split.rs` stopped the reading, with the event it stopped at.
+    pub(super) stopped: Option<String>,
 }
 
 impl Collector {
@@ -151,7 +153,13 @@ impl Collector {
 
     /// A host range (`user_annotation`, `cpu_op`) or a CUDA call (`cuda_runtime`,
     /// `cuda_driver`).
-    fn take_host(&mut self, cat: &str, name: &str, args: &Args, at: HostSpan) -> Result<(), String> {
+    fn take_host(
+        &mut self,
+        cat: &str,
+        name: &str,
+        args: &Args,
+        at: HostSpan,
+    ) -> Result<(), String> {
         if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
             // kernels it launched are those whose call it holds, on its thread (`in`).

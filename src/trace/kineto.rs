@@ -16,6 +16,7 @@ use super::number::Num;
 use super::shapes::Event;
 use super::split::Split;
 use crate::border::bounded_json::Guarded;
+use crate::border::error::shortened;
 use crate::border::limits::read_limit;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::cell::RefCell;
@@ -63,7 +64,9 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
         .deserialize_map(TopVisitor(&collector))
         .and_then(|()| de.end());
     if let Err(e) = outcome {
-        return Err(fail(describe(&e, gz)));
+        let stopped = collector.borrow_mut().stopped.take();
+        let why = stopped.map_or_else(|| describe(&e, gz), |s| stopped_at(&s, &e, gz));
+        return Err(fail(why));
     }
     collector.into_inner().finish(shown)
 }
@@ -88,6 +91,14 @@ fn first_byte(r: &mut impl BufRead) -> std::io::Result<Option<u8>> {
     }
 }
 
+/// Why `split.rs` stopped the reading, in an event: a gzip error said as such.
+fn stopped_at(why: &str, e: &serde_json::Error, gz: bool) -> String {
+    match gz && e.io_error_kind() != Some(std::io::ErrorKind::Other) {
+        true => format!("{why} (reading it as gzip: the file is cut short or not gzip data)"),
+        false => shortened(why),
+    }
+}
+
 /// serde_json's error with its place, and a word on what it likely means.
 fn describe(e: &serde_json::Error, gz: bool) -> String {
     let at = format!("line {} column {}", e.line(), e.column());
@@ -104,7 +115,7 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
             format!("{e} (reading it as gzip: the file is cut short or not gzip data)")
         }
         // A value of the wrong type is quoted whole by serde: a short prefix of it is enough.
-        _ => crate::border::error::shortened(&e.to_string()),
+        _ => shortened(&e.to_string()),
     }
 }
 

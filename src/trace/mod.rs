@@ -37,12 +37,12 @@ mod tolerance;
 mod trials;
 
 pub use causes::{held_back, held_by, CauseKind, Held};
+pub use collector::MAX_DURATION_US;
 pub use events::{
     Before, Call, CopyDir, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
 pub use glob::Pattern;
 pub use kept::MAX_KEPT;
-pub use collector::MAX_DURATION_US;
 pub use kineto::read;
 pub use names::MAX_NAME_BYTES;
 pub(crate) use names::{clip, clip_at};

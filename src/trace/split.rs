@@ -129,14 +129,14 @@ impl<'a, R: BufRead> Split<'a, R> {
     fn one_event(&mut self, lines: &mut usize) -> io::Result<bool> {
         let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
         loop {
-            let chunk = self.inner.fill_buf()?;
-            if chunk.is_empty() {
-                let n = self.collector.borrow().events + 1;
-                return Err(refusal(format!(
+            let n = self.collector.borrow().events + 1;
+            if self.ended(n)? {
+                return Err(self.refusal(format!(
                     "the trace ends in the middle (in event {n} of `traceEvents`): it was cut \
                      short (a profiler killed while writing, an interrupted copy); record it again"
                 )));
             }
+            let chunk = self.inner.fill_buf()?;
             let mut end = None;
             let mut i = 0;
             while i < chunk.len() {
@@ -171,8 +171,7 @@ impl<'a, R: BufRead> Split<'a, R> {
             }
             let taken = end.map_or(chunk.len(), |(i, _)| i);
             if self.event.len() + taken > MAX_EVENT_BYTES {
-                let n = self.collector.borrow().events + 1;
-                return Err(refusal(format!(
+                return Err(self.refusal(format!(
                     "event {n} of `traceEvents` is over {} MiB: no profiler writes such an event; \
                      the trace is damaged",
                     MAX_EVENT_BYTES >> 20
@@ -192,18 +191,49 @@ impl<'a, R: BufRead> Split<'a, R> {
         }
     }
 
+    /// Stops the reading with `why`, kept where [`read`](super::kineto::read) finds it: serde
+    /// would place it at the `[` of `traceEvents`.
+    fn refusal(&self, why: String) -> io::Error {
+        self.collector.borrow_mut().stopped = Some(why.clone());
+        io::Error::other(why)
+    }
+
+    /// The refusal already made, again: the reading ended there.
+    fn stopped(&self) -> Option<io::Error> {
+        (self.collector.borrow().stopped.as_ref()).map(|why| io::Error::other(why.clone()))
+    }
+
+    /// Whether the text has ended, where the next bytes of event `n` are due; a refusal of the
+    /// counting reader placed at that event.
+    fn ended(&mut self, n: u64) -> io::Result<bool> {
+        match self.inner.fill_buf() {
+            Ok(chunk) => Ok(chunk.is_empty()),
+            Err(e) if e.kind() == io::ErrorKind::Other => {
+                Err(self.refusal(format!("{e} (in event {n} of `traceEvents`)")))
+            }
+            // gzip's own errors keep their kind: `kineto.rs` says what they mean.
+            Err(e) => {
+                let why = format!("{e} (in event {n} of `traceEvents`)");
+                self.collector.borrow_mut().stopped = Some(why.clone());
+                Err(io::Error::new(e.kind(), why))
+            }
+        }
+    }
+
     /// Parses the event in `self.event` and hands it to the collector.
     fn parse(&mut self) -> io::Result<()> {
-        let mut collector = self.collector.borrow_mut();
-        let n = collector.events + 1;
+        let n = self.collector.borrow().events + 1;
         if self.event.iter().all(u8::is_ascii_whitespace) {
-            return Err(refusal(format!(
+            return Err(self.refusal(format!(
                 "`traceEvents` has an empty item at event {n} (a comma too many, or one before \
                  the `]`): the trace is damaged"
             )));
         }
-        let e: Event = serde_json::from_slice(&self.event).map_err(|e| refusal(placed(&e, n)))?;
-        collector.take(e).map_err(refusal)
+        let taken = match serde_json::from_slice::<Event>(&self.event) {
+            Ok(e) => self.collector.borrow_mut().take(e),
+            Err(e) => Err(placed(&e, n)),
+        };
+        taken.map_err(|why| self.refusal(why))
     }
 }
 
@@ -214,9 +244,9 @@ fn placed(e: &serde_json::Error, n: u64) -> String {
     let what = text.strip_suffix(&at).unwrap_or(&text);
     let what = crate::border::error::shortened(what);
     match e.classify() {
-        serde_json::error::Category::Eof => format!(
-            "event {n} of `traceEvents` is cut short ({what}): the trace is damaged"
-        ),
+        serde_json::error::Category::Eof => {
+            format!("event {n} of `traceEvents` is cut short ({what}): the trace is damaged")
+        }
         _ => format!(
             "event {n} of `traceEvents`: {what} (at its line {}, column {})",
             e.line(),
@@ -225,12 +255,11 @@ fn placed(e: &serde_json::Error, n: u64) -> String {
     }
 }
 
-fn refusal(why: String) -> io::Error {
-    io::Error::other(why)
-}
-
 impl<R: BufRead> Read for Split<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.stopped() {
+            return Err(e);
+        }
         if self.in_events {
             self.events()?;
         }
