@@ -105,18 +105,8 @@ impl<'a, R: BufRead> Split<'a, R> {
     fn events(&mut self) -> io::Result<()> {
         let mut lines = 0usize;
         let mut first = true;
-        loop {
-            self.event.clear();
-            let closed = self.one_event(&mut lines)?;
-            let blank = self.event.iter().all(u8::is_ascii_whitespace);
-            if closed && first && blank {
-                break;
-            }
+        while !self.one_event(&mut lines, first)? {
             first = false;
-            self.parse()?;
-            if closed {
-                break;
-            }
         }
         self.pending = vec![b'\n'; lines];
         self.pending.push(b']');
@@ -124,9 +114,11 @@ impl<'a, R: BufRead> Split<'a, R> {
         Ok(())
     }
 
-    /// Copies the next event's bytes into `self.event`, through the `,` or `]` after it (left
-    /// out); true where that was the `]`.
-    fn one_event(&mut self, lines: &mut usize) -> io::Result<bool> {
+    /// Takes the next event, through the `,` or `]` after it; true where that was the `]`. An
+    /// event that lies within the bytes at hand is parsed where it lies; one that does not is
+    /// copied into `self.event` first.
+    fn one_event(&mut self, lines: &mut usize, first: bool) -> io::Result<bool> {
+        let collector = self.collector;
         let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
         loop {
             let n = self.collector.borrow().events + 1;
@@ -177,17 +169,22 @@ impl<'a, R: BufRead> Split<'a, R> {
                     MAX_EVENT_BYTES >> 20
                 )));
             }
-            self.event.extend_from_slice(&chunk[..taken]);
-            match end {
-                Some((i, closed)) => {
-                    self.inner.consume(i + 1);
-                    return Ok(closed);
+            let Some((i, closed)) = end else {
+                self.event.extend_from_slice(chunk);
+                let n = chunk.len();
+                self.inner.consume(n);
+                continue;
+            };
+            let taken = match self.event.is_empty() {
+                true => take_event(collector, &chunk[..i], first, closed),
+                false => {
+                    self.event.extend_from_slice(&chunk[..i]);
+                    take_event(collector, &self.event, first, closed)
                 }
-                None => {
-                    let n = chunk.len();
-                    self.inner.consume(n);
-                }
-            }
+            };
+            self.inner.consume(i + 1);
+            self.event.clear();
+            return taken.map(|()| closed).map_err(|why| self.refusal(why));
         }
     }
 
@@ -219,21 +216,30 @@ impl<'a, R: BufRead> Split<'a, R> {
             }
         }
     }
+}
 
-    /// Parses the event in `self.event` and hands it to the collector.
-    fn parse(&mut self) -> io::Result<()> {
-        let n = self.collector.borrow().events + 1;
-        if self.event.iter().all(u8::is_ascii_whitespace) {
-            return Err(self.refusal(format!(
-                "`traceEvents` has an empty item at event {n} (a comma too many, or one before \
-                 the `]`): the trace is damaged"
-            )));
-        }
-        let taken = match serde_json::from_slice::<Event>(&self.event) {
-            Ok(e) => self.collector.borrow_mut().take(e),
-            Err(e) => Err(placed(&e, n)),
-        };
-        taken.map_err(|why| self.refusal(why))
+/// Parses one event's `bytes` and hands it to the collector; nothing where they are blank and
+/// the first and last of `traceEvents` (`[]`).
+fn take_event(
+    collector: &RefCell<Collector>,
+    bytes: &[u8],
+    first: bool,
+    closed: bool,
+) -> Result<(), String> {
+    let blank = bytes.iter().all(u8::is_ascii_whitespace);
+    if blank && first && closed {
+        return Ok(());
+    }
+    let n = collector.borrow().events + 1;
+    if blank {
+        return Err(format!(
+            "`traceEvents` has an empty item at event {n} (a comma too many, or one before the \
+             `]`): the trace is damaged"
+        ));
+    }
+    match serde_json::from_slice::<Event>(bytes) {
+        Ok(e) => collector.borrow_mut().take(e),
+        Err(e) => Err(placed(&e, n)),
     }
 }
 
