@@ -358,3 +358,41 @@ fn a_trace_of_more_ops_than_its_budget_is_refused_as_it_is_read() {
     let (k1, k4) = (kept(&err), kept(&err4));
     assert!(k4 > 3 * k1 && k4 < 5 * k1, "{k1} then {k4} records kept");
 }
+
+/// `traceEvents` is taken out of the text one event at a time (src/trace/split.rs): damage in
+/// it is placed at its event; the key written with an escape, or the word as another key's key
+/// or value, reads as before.
+#[test]
+fn damage_in_trace_events_is_placed_at_its_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = trace("a", "b");
+    let read = |text: &str| {
+        let t = dir.path().join("t.json");
+        std::fs::write(&t, text).unwrap();
+        stream_litmus::trace::read(&t).map(|f| f.ops.len())
+    };
+    assert_eq!(read(&good), Ok(5));
+    let escaped = good.replacen("\"traceEvents\"", "\"trace\\u0045vents\"", 1);
+    assert_eq!(read(&escaped), Ok(5));
+    let elsewhere = good.replacen(
+        '{',
+        r#"{"meta": {"traceEvents": [1, 2]}, "name": "traceEvents", "#,
+        1,
+    );
+    assert_eq!(read(&elsewhere), Ok(5));
+    let end = good.rfind(']').unwrap();
+    let err = read(&format!("{},{}", &good[..end], &good[end..])).unwrap_err();
+    assert!(err.contains("an empty item at event 11"), "{err}");
+    let err = read(&good[..end - 5]).unwrap_err();
+    assert!(err.contains("ends in the middle (in event 10 of"), "{err}");
+    let err = read(&good.replacen(r#""ts":150.000"#, r#""ts" 150.000"#, 1)).unwrap_err();
+    assert!(
+        err.contains("event 9 of `traceEvents`: expected `:`"),
+        "{err}"
+    );
+    let err = read(&good.replacen(r#""dur":100.000"#, r#""dur":-1"#, 1)).unwrap_err();
+    assert!(err.contains("event 7 (kernel `a`) has a negative"), "{err}");
+    // After the events, a place in the text: its line, the events' line breaks counted.
+    let err = read(&good.replacen("]}", "], \"x\": tru}", 1)).unwrap_err();
+    assert!(err.contains("at line 10 column"), "{err}");
+}

@@ -32,6 +32,15 @@ pub(super) struct RawOp {
     pub(super) blocks_per_sm: Option<f64>,
 }
 
+/// Where and when a host event ran: its process, thread and span in ns.
+#[derive(Clone, Copy)]
+struct HostSpan {
+    pid: i64,
+    tid: i64,
+    begin_ns: i64,
+    end_ns: i64,
+}
+
 /// What has been kept of a file so far.
 #[derive(Default)]
 pub(super) struct Collector {
@@ -49,6 +58,8 @@ pub(super) struct Collector {
     pub(super) syncs: SyncRecords,
     /// The processes whose syncs were recorded (`stream-litmus trace` says so per process).
     pub(super) sync_pids: HashSet<i64>,
+    /// Why `split.rs` stopped the reading, with the event it stopped at.
+    pub(super) stopped: Option<String>,
 }
 
 impl Collector {
@@ -84,61 +95,92 @@ impl Collector {
         if !wanted {
             return Ok(());
         }
-        let name = e.name.unwrap_or_default();
+        let name = e.name.as_deref().unwrap_or_default();
         let events = self.events;
-        let which = || format!("event {events} ({cat} `{}`)", clip(&name));
+        let which = || format!("event {events} ({cat} `{}`)", clip(name));
         let (begin_ns, end_ns) = self.span(e.ts, e.dur, &which)?;
         let args = e.args.unwrap_or_default();
-        let pid = e.pid.0.unwrap_or(0);
         if cat == "cuda_sync" {
-            return self.take_sync(&name, args);
+            return self.take_sync(name, args);
         }
-        if let Some(kind) = GpuKind::of(cat, &name) {
-            let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
-                return Err(format!("{} names no device or stream", which()));
-            };
-            if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
-                return Err(format!(
-                    "{} has device {device} and stream {stream}",
-                    which()
-                ));
-            }
-            let raw = std::mem::size_of::<RawOp>();
-            self.kept.keep(Record::Op { raw }, self.events)?;
-            let name = self.intern(&name)?;
-            self.ops.push(RawOp {
-                kind,
-                name,
-                device,
-                stream,
-                start_ns: begin_ns,
-                end_ns,
-                correlation: args.correlation.0,
-                process: args.process.0,
-                bytes: args.bytes.0,
-                blocks_per_sm: args.blocks_per_sm.0,
-            });
-        } else if matches!(cat, "user_annotation" | "cpu_op") {
+        let host = HostSpan {
+            pid: e.pid.0.unwrap_or(0),
+            tid: e.tid.0.unwrap_or(0),
+            begin_ns,
+            end_ns,
+        };
+        match GpuKind::of(cat, name) {
+            Some(kind) => self.take_op(kind, name, &args, host, &which),
+            None => self.take_host(cat, name, &args, host),
+        }
+    }
+
+    /// A GPU op (a kernel, a memcpy, a memset) on its device and stream.
+    fn take_op(
+        &mut self,
+        kind: GpuKind,
+        name: &str,
+        args: &Args,
+        at: HostSpan,
+        which: &dyn Fn() -> String,
+    ) -> Result<(), String> {
+        let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
+            return Err(format!("{} names no device or stream", which()));
+        };
+        if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
+            return Err(format!(
+                "{} has device {device} and stream {stream}",
+                which()
+            ));
+        }
+        let raw = std::mem::size_of::<RawOp>();
+        self.kept.keep(Record::Op { raw }, self.events)?;
+        let name = self.intern(name)?;
+        self.ops.push(RawOp {
+            kind,
+            name,
+            device,
+            stream,
+            start_ns: at.begin_ns,
+            end_ns: at.end_ns,
+            correlation: args.correlation.0,
+            process: args.process.0,
+            bytes: args.bytes.0,
+            blocks_per_sm: args.blocks_per_sm.0,
+        });
+        Ok(())
+    }
+
+    /// A host range (`user_annotation`, `cpu_op`) or a CUDA call (`cuda_runtime`,
+    /// `cuda_driver`).
+    fn take_host(
+        &mut self,
+        cat: &str,
+        name: &str,
+        args: &Args,
+        at: HostSpan,
+    ) -> Result<(), String> {
+        if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
             // kernels it launched are those whose call it holds, on its thread (`in`).
             self.kept.keep(Record::Range, self.events)?;
-            let name = self.intern(&name)?;
+            let name = self.intern(name)?;
             self.ranges.push(HostRange {
                 name,
-                pid,
-                tid: e.tid.0.unwrap_or(0),
-                begin_ns,
-                end_ns,
+                pid: at.pid,
+                tid: at.tid,
+                begin_ns: at.begin_ns,
+                end_ns: at.end_ns,
             });
         } else {
             self.kept.keep(Record::Call, self.events)?;
-            let name = self.intern(&name)?;
+            let name = self.intern(name)?;
             self.calls.push(RawCall {
                 name,
-                pid,
-                tid: e.tid.0.unwrap_or(0),
-                begin_ns,
-                end_ns,
+                pid: at.pid,
+                tid: at.tid,
+                begin_ns: at.begin_ns,
+                end_ns: at.end_ns,
                 correlation: args.correlation.0,
             });
         }

@@ -1,7 +1,7 @@
 //! Reading the PyTorch profiler's trace (Kineto's Chrome-trace JSON, `.json` or `.json.gz`).
 //!
-//! The file is streamed: serde walks `traceEvents` one event at a time and keeps only what a
-//! verdict needs (GPU ops, the CUDA calls that issued them, annotated ranges), with names
+//! The file is streamed: `split.rs` takes `traceEvents` out one event at a time, each parsed
+//! from memory, and the collector keeps only what a verdict needs (GPU ops, the CUDA calls that issued them, annotated ranges), with names
 //! interned, so a trace of hundreds of MB needs memory for its GPU ops, not for its text. The
 //! bytes pass through the same counting reader as results files ([`Guarded`]: a read limit, a
 //! longest string, a longest array), so a gzip bomb or a damaged file ends with a message.
@@ -14,9 +14,12 @@ use super::collector::{Collector, MAX_DURATION_US};
 use super::events::{Before, Call, GpuOp, RawCall, TraceFile};
 use super::number::Num;
 use super::shapes::Event;
+use super::split::Split;
 use crate::border::bounded_json::Guarded;
+use crate::border::error::shortened;
 use crate::border::limits::read_limit;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
@@ -54,15 +57,18 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
         }
     }
     let text = BufReader::with_capacity(1 << 16, Guarded::new(plain, read_limit()));
-    let mut collector = Collector::default();
-    let mut de = serde_json::Deserializer::from_reader(text);
+    let collector = RefCell::new(Collector::default());
+    let split = BufReader::with_capacity(1 << 16, Split::new(text, &collector));
+    let mut de = serde_json::Deserializer::from_reader(split);
     let outcome = de
-        .deserialize_map(TopVisitor(&mut collector))
+        .deserialize_map(TopVisitor(&collector))
         .and_then(|()| de.end());
     if let Err(e) = outcome {
-        return Err(fail(describe(&e, gz)));
+        let stopped = collector.borrow_mut().stopped.take();
+        let why = stopped.map_or_else(|| describe(&e, gz), |s| stopped_at(&s, &e, gz));
+        return Err(fail(why));
     }
-    collector.finish(shown)
+    collector.into_inner().finish(shown)
 }
 
 const OTHER_TOOL: &str = "a JSON array of events: a Chrome trace from another tool; stream-litmus \
@@ -85,6 +91,14 @@ fn first_byte(r: &mut impl BufRead) -> std::io::Result<Option<u8>> {
     }
 }
 
+/// Why `split.rs` stopped the reading, in an event: a gzip error said as such.
+fn stopped_at(why: &str, e: &serde_json::Error, gz: bool) -> String {
+    match gz && e.io_error_kind() != Some(std::io::ErrorKind::Other) {
+        true => format!("{why} (reading it as gzip: the file is cut short or not gzip data)"),
+        false => shortened(why),
+    }
+}
+
 /// serde_json's error with its place, and a word on what it likely means.
 fn describe(e: &serde_json::Error, gz: bool) -> String {
     let at = format!("line {} column {}", e.line(), e.column());
@@ -101,7 +115,7 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
             format!("{e} (reading it as gzip: the file is cut short or not gzip data)")
         }
         // A value of the wrong type is quoted whole by serde: a short prefix of it is enough.
-        _ => crate::border::error::shortened(&e.to_string()),
+        _ => shortened(&e.to_string()),
     }
 }
 
@@ -298,7 +312,7 @@ impl Correlations {
     }
 }
 
-struct TopVisitor<'a>(&'a mut Collector);
+struct TopVisitor<'a>(&'a RefCell<Collector>);
 
 impl<'de> Visitor<'de> for TopVisitor<'_> {
     type Value = ();
@@ -311,12 +325,15 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "traceEvents" => {
-                    self.0.saw_events = true;
+                    self.0.borrow_mut().saw_events = true;
                     map.next_value_seed(EventsSeed(self.0))?;
                 }
-                "distributedInfo" => self.0.info = map.next_value()?,
+                "distributedInfo" => {
+                    let info = map.next_value()?;
+                    self.0.borrow_mut().info = info;
+                }
                 "schemaVersion" => {
-                    self.0.kineto = true;
+                    self.0.borrow_mut().kineto = true;
                     map.next_value::<IgnoredAny>()?;
                 }
                 _ => {
@@ -328,7 +345,9 @@ impl<'de> Visitor<'de> for TopVisitor<'_> {
     }
 }
 
-struct EventsSeed<'a>(&'a mut Collector);
+/// `traceEvents` as serde reads it: empty where `split.rs` took its events out; a byte at a time
+/// where the key was written with escapes.
+struct EventsSeed<'a>(&'a RefCell<Collector>);
 
 impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
     type Value = ();
@@ -346,7 +365,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(e) = seq.next_element::<Event>()? {
-            self.0.take(e).map_err(de::Error::custom)?;
+            self.0.borrow_mut().take(e).map_err(de::Error::custom)?;
         }
         Ok(())
     }

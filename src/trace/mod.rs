@@ -15,7 +15,8 @@
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading
 //! input). Inside, from the ground up: `number`, `glob` (name patterns), `events`, `kept` (what
 //! a file may keep in memory), `names`, `host_fns`, `shapes` (events as serde reads them), `collector` (what each event keeps),
-//! `syncs` (event waits, syncs and streams as recorded), `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
+//! `syncs` (event waits, syncs and streams as recorded), `split` (`traceEvents` taken out one
+//! event at a time), `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
 //! `recorded`.
 
 mod causes;
@@ -30,6 +31,7 @@ mod names;
 mod number;
 mod recorded;
 mod shapes;
+mod split;
 mod syncs;
 mod tolerance;
 mod trials;

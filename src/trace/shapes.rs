@@ -1,8 +1,13 @@
 //! The shapes of a profiler trace's events as serde reads them: only the fields stream-litmus
-//! uses; numbers in any form (`number.rs`); the driver environment `trace --` writes.
+//! uses; numbers in any form (`number.rs`); the driver environment `trace --` writes. An
+//! event's words (`ph`, `cat`, `name`) are borrowed from the text where they hold no escape, so
+//! the events thrown away cost no allocation.
 
 use super::number::{Num, Real};
+use serde::de::{Deserializer, Visitor};
 use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
 
 #[derive(Deserialize, Default)]
 pub(super) struct Args {
@@ -61,13 +66,13 @@ pub(super) struct EnvArgs {
 pub(super) const ENV_VALUE_CHARS: usize = 64;
 
 #[derive(Deserialize)]
-pub(super) struct Event {
-    #[serde(default)]
-    pub(super) ph: Option<String>,
-    #[serde(default)]
-    pub(super) cat: Option<String>,
-    #[serde(default)]
-    pub(super) name: Option<String>,
+pub(super) struct Event<'a> {
+    #[serde(default, borrow)]
+    pub(super) ph: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    pub(super) cat: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    pub(super) name: Option<Text<'a>>,
     #[serde(default)]
     pub(super) pid: Num,
     #[serde(default)]
@@ -86,4 +91,36 @@ pub(super) struct DistributedInfo {
     pub(super) rank: Num,
     #[serde(default)]
     pub(super) world_size: Num,
+}
+
+/// A string of an event, borrowed from the text where it can be (no escapes in it), else owned.
+pub(super) struct Text<'a>(pub(super) Cow<'a, str>);
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text<'a>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
