@@ -4,6 +4,7 @@
 
 pub mod explained;
 pub mod hand_made;
+pub mod hand_traces;
 pub mod kineto;
 pub mod peak;
 pub mod two_ops;
