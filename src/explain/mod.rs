@@ -20,8 +20,10 @@
 //! the next trace. Nothing here needs a GPU.
 //!
 //! **May import:** `trace` (trials, causes), `measured` (tolerances), `program` (op ids),
-//! `border`. Inside, from the ground up: `model` (with `recorded_orders`), `waits`, `text`.
+//! `border`. Inside, from the ground up: `lanes` (a step's ops by lane), `model` (with
+//! `recorded_orders`), `waits`, `text`.
 
+mod lanes;
 mod model;
 mod recorded_orders;
 mod text;
@@ -92,8 +94,9 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     let mut visits = recorded_orders::Visits::default();
     let steps: Vec<Step> = (trials.iter())
         .map(|t| {
-            let (mut by_rule, mut violations) = model::check(trace, t, tol, &syncable);
-            let (more, broken) = recorded_orders::check(trace, t, tol, &mut visits);
+            let lanes = lanes::lanes(trace, t);
+            let (mut by_rule, mut violations) = model::check(trace, t, tol, &syncable, &lanes);
+            let (more, broken) = recorded_orders::check(trace, t, tol, &lanes, &mut visits);
             violations.extend(broken);
             by_rule.extend(more);
             Step {

@@ -9,6 +9,7 @@
 //! broken pair is a finding, never smoothed over: the tolerance is the GPU timer's step for two
 //! spans, the trace's clock error for a span against a call.
 
+use super::lanes::Lanes;
 use crate::program::OpId;
 use crate::trace::{GpuKind, Trace, TraceTolerances, Trial};
 use std::collections::{HashMap, HashSet};
@@ -52,7 +53,7 @@ pub struct Violation {
     pub text: String,
 }
 
-fn us(ns: i64) -> String {
+pub(super) fn us(ns: i64) -> String {
     format!("{:.2} µs", ns as f64 / 1e3)
 }
 
@@ -95,8 +96,9 @@ pub(super) fn check(
     trial: &Trial,
     tol: &TraceTolerances,
     syncable: &HashSet<(usize, i64)>,
+    lanes: &Lanes,
 ) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
-    let (a, mut broken) = stream_order(trace, trial, tol);
+    let (a, mut broken) = stream_order(trial, tol, lanes);
     let (b, more) = device_syncs(trace, trial, tol, syncable);
     broken.extend(more);
     (
@@ -105,36 +107,17 @@ pub(super) fn check(
     )
 }
 
-fn stream_order(trace: &Trace, trial: &Trial, tol: &TraceTolerances) -> (usize, Vec<Violation>) {
+fn stream_order(trial: &Trial, tol: &TraceTolerances, lanes: &Lanes) -> (usize, Vec<Violation>) {
     let t = &trial.timeline;
     let step = tol.tolerances.timer_step_ns as i64;
-    let mut lanes: HashMap<(usize, i64, u32, u64), Vec<OpId>> = HashMap::new();
-    for (i, &r) in trial.ops.iter().enumerate() {
-        let op = trace.op(r);
-        if op.kind == GpuKind::HostFn || op.call.is_none() {
-            continue;
-        }
-        if let Some(place) = trial.place(OpId(i)) {
-            lanes.entry(place).or_default().push(OpId(i));
-        }
-    }
-    let call = |o: OpId| trace.op(trial.ops[o.0]).call.as_ref();
     let (mut pairs, mut broken) = (0, Vec::new());
-    for ops in lanes.values_mut() {
-        ops.sort_by_key(|&o| (call(o).map(|c| c.begin_ns), o));
+    for ops in lanes.ops.values() {
         for w in ops.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            let (Some(ca), Some(cb)) = (call(a), call(b)) else {
-                continue;
-            };
-            let ordered = match ca.tid == cb.tid {
-                true => ca.begin_ns < cb.begin_ns,
-                false => ca.end_ns <= cb.begin_ns,
-            };
+            let ((ca, a), (cb, b)) = (w[0], w[1]);
             let (Some(sa), Some(sb)) = (t.span(a), t.span(b)) else {
                 continue;
             };
-            if !ordered {
+            if !ca.before(&cb) {
                 continue;
             }
             pairs += 1;

@@ -15,10 +15,10 @@
 //! anyway, so every pair checked is one the model states. The tolerance is the timer's step for
 //! two spans, the clock error for a span against a call's return.
 
-use super::model::{RuleKind, Violation};
+use super::lanes::{lanes_of, Lane, Lanes};
+use super::model::{us, RuleKind, Violation};
 use crate::program::OpId;
-use crate::trace::{CallSpan, GpuKind, StreamKind, SyncKind, Trace, TraceTolerances, Trial};
-use std::collections::HashMap;
+use crate::trace::{CallSpan, StreamKind, SyncKind, Trace, TraceTolerances, Trial};
 
 /// The most ops scanned past for the one issued right before or after a call: ops of other
 /// threads whose calls overlap it are passed over, and past this many the pair is left out
@@ -63,45 +63,6 @@ impl Visits {
     }
 }
 
-fn us(ns: i64) -> String {
-    format!("{:.2} µs", ns as f64 / 1e3)
-}
-
-/// A GPU lane of a step: (file, process, device, stream).
-type Lane = (usize, i64, u32, u64);
-
-/// The step's ops by lane, each with its call, in order of their calls' begin; and the lanes of
-/// each (file, process, stream), whatever their device.
-struct Lanes {
-    ops: HashMap<Lane, Vec<(CallSpan, OpId)>>,
-    by_stream: HashMap<(usize, i64, u64), Vec<Lane>>,
-}
-
-fn lanes(trace: &Trace, trial: &Trial) -> Lanes {
-    let mut ops: HashMap<Lane, Vec<(CallSpan, OpId)>> = HashMap::new();
-    for (i, &r) in trial.ops.iter().enumerate() {
-        let op = trace.op(r);
-        let (Some(call), Some(place)) = (&op.call, trial.place(OpId(i))) else {
-            continue;
-        };
-        if op.kind == GpuKind::HostFn {
-            continue;
-        }
-        let span = CallSpan {
-            tid: call.tid,
-            begin_ns: call.begin_ns,
-            end_ns: call.end_ns,
-        };
-        ops.entry(place).or_default().push((span, OpId(i)));
-    }
-    let mut by_stream: HashMap<(usize, i64, u64), Vec<Lane>> = HashMap::new();
-    for (lane, list) in ops.iter_mut() {
-        list.sort_by_key(|(c, o)| (c.begin_ns, *o));
-        (by_stream.entry((lane.0, lane.1, lane.3)).or_default()).push(*lane);
-    }
-    Lanes { ops, by_stream }
-}
-
 /// The last op of `lane` surely issued before `call`.
 fn last_before(lane: &[(CallSpan, OpId)], call: &CallSpan) -> Option<OpId> {
     let at = lane.partition_point(|(c, _)| c.begin_ns < call.begin_ns);
@@ -118,29 +79,14 @@ fn first_after(lane: &[(CallSpan, OpId)], call: &CallSpan) -> Option<OpId> {
         .map(|&(_, o)| o)
 }
 
-/// The lanes of `(file, pid)` on `stream`, any device.
-fn lanes_of(
-    lanes: &Lanes,
-    file: usize,
-    pid: i64,
-    stream: u64,
-) -> impl Iterator<Item = &Vec<(CallSpan, OpId)>> {
-    (lanes
-        .by_stream
-        .get(&(file, pid, stream))
-        .into_iter()
-        .flatten())
-    .filter_map(|l| lanes.ops.get(l))
-}
-
 /// The pairs checked in one step by rule, and those broken.
 pub(super) fn check(
     trace: &Trace,
     trial: &Trial,
     tol: &TraceTolerances,
+    lanes: &Lanes,
     visits: &mut Visits,
 ) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
-    let lanes = lanes(trace, trial);
     let mut found = Found {
         trial,
         step: tol.tolerances.timer_step_ns as i64,
@@ -162,10 +108,10 @@ pub(super) fn check(
             if !visits.take() {
                 break;
             }
-            found.sync(&lanes, f, s);
+            found.sync(lanes, f, s);
         }
     }
-    found.legacy(trace, &lanes);
+    found.legacy(trace, lanes);
     (found.pairs, found.broken)
 }
 

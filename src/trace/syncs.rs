@@ -95,15 +95,6 @@ impl SyncKind {
             SyncKind::ContextSync => call.contains("Synchronize"),
         }
     }
-
-    pub fn call(self) -> &'static str {
-        match self {
-            SyncKind::StreamWaitEvent => "cudaStreamWaitEvent",
-            SyncKind::EventSync => "cudaEventSynchronize",
-            SyncKind::StreamSync => "cudaStreamSynchronize",
-            SyncKind::ContextSync => "cudaDeviceSynchronize",
-        }
-    }
 }
 
 /// A host call's place on its thread: what "issued before" compares.
