@@ -259,4 +259,19 @@ fn thousands_of_claims_each_near_its_budget_are_bounded_by_the_runs() {
             "{l}"
         );
     }
+    // The variable the message names sets the bound: room for two such claims (1,004,006 each)
+    // judges two.
+    let two = 2_100_000;
+    let (code, err, _) = run_cli(
+        &[OsStr::new("check"), c.as_os_str()],
+        &[("STREAM_LITMUS_RUN_WORK", &two.to_string())],
+    );
+    assert_eq!(code, Some(2), "{}", &err[..err.len().min(2000)]);
+    assert!(
+        err.contains(&format!("{} claims were not judged, Inconclusive", n - 2))
+            && err.contains(&format!("{two} ops in trials and pairs measured"))
+            && err.contains("STREAM_LITMUS_RUN_WORK sets it"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
 }

@@ -14,6 +14,7 @@
 //! second gzip member's data). [`bounded_vec`] holds the same count once more where the records
 //! are built.
 
+use crate::border::json_bytes;
 use crate::border::limits::{
     describe_bytes, MAX_ARRAY_ITEMS, MAX_BLANK_RUN, MAX_STRING_BYTES, MAX_TIMELINES,
     MAX_TRACE_EVENTS,
@@ -66,6 +67,18 @@ impl<R: Read> Guarded<R> {
 }
 
 impl<R> Guarded<R> {
+    /// Notes, in each read, where a bracket closes back to `depth` or shallower (the file's
+    /// object is depth 1): a reader that cuts the text at that depth need not follow it itself.
+    pub fn watching_closes(mut self, depth: usize) -> Guarded<R> {
+        self.lexer.watch = Some(depth);
+        self
+    }
+
+    /// Where, in the bytes of the last read, a bracket closed back to the watched depth.
+    pub fn closes(&self) -> &[usize] {
+        &self.lexer.closes
+    }
+
     /// Why the guard stopped the bytes, if it did.
     pub fn refused(&self) -> Option<String> {
         self.lexer.refused.clone()
@@ -118,33 +131,45 @@ struct Lexer {
     /// Per open bracket: `Some((commas, most items))` for an array, `None` for an object.
     open: Vec<Option<(u64, u64)>>,
     refused: Option<String>,
+    /// The depth whose closes are noted, and where they were in the bytes last fed.
+    watch: Option<usize>,
+    closes: Vec<usize>,
 }
 
 /// Keys are compared on their first bytes only; every key with a limit of its own is shorter.
 const KEY_BYTES: usize = 32;
 
 impl Lexer {
-    /// Follows `bytes`: a string's bytes are taken in runs up to its next quote or backslash
-    /// (found by `memchr`), each run counted before the next is looked at; every other byte
-    /// one at a time, a number's digits by a short path. Each step says why it refused in a
+    /// Follows `bytes`: a string's bytes are taken in runs up to its next quote or backslash,
+    /// each run counted before the next is looked at; a number's or a literal's bytes in one run
+    /// ([`json_bytes`]); every other byte one at a time. Each step says why it refused in a
     /// [`Refusal`] of two words, made a message only then: stepping byte by byte with a `String`
     /// for an error took a third of the time `judge` spent on a results file.
     fn feed(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.closes.clear();
         let mut i = 0;
         while i < bytes.len() {
             if self.in_string {
                 i = self.string_run(bytes, i).map_err(Refusal::message)?;
                 continue;
             }
-            let b = bytes[i];
-            i += 1;
-            if self.started && (b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+')) {
+            let run = match self.started {
+                true => json_bytes::scalar_run(&bytes[i..]),
+                false => 0,
+            };
+            if run > 0 {
                 // A number, `true`, `false` or `null` (serde refuses anything else).
+                i += run;
                 self.blanks = 0;
                 self.key.clear();
                 continue;
             }
+            let b = bytes[i];
             self.step(b).map_err(Refusal::message)?;
+            if matches!(b, b'}' | b']') && self.watch.is_some_and(|w| self.open.len() <= w) {
+                self.closes.push(i);
+            }
+            i += 1;
         }
         Ok(())
     }
@@ -158,7 +183,7 @@ impl Lexer {
             self.string_bytes_of(&rest[..1])?;
             return Ok(i + 1);
         }
-        let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+        let Some(k) = json_bytes::quote_or_backslash(rest) else {
             self.string_bytes_of(rest)?;
             return Ok(bytes.len());
         };

@@ -14,4 +14,5 @@ pub mod bounded_json;
 pub mod error;
 pub mod heap;
 pub mod input_file;
+pub mod json_bytes;
 pub mod limits;

@@ -19,7 +19,7 @@ use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
 use stream_litmus::trace_claims::{
-    judge_in_run, RunBudget, TraceClaim, TraceJudgement, Unjudged, MAX_RUN_WORK,
+    judge_in_run, run_work, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
 };
 use stream_litmus::Verdict;
 
@@ -121,10 +121,11 @@ pub fn check_traced(
     if tally.past_budget > 0 {
         errln!(
             "error: {} claims were not judged, Inconclusive: the claims before them took what \
-             one `check` run judges in all ({MAX_RUN_WORK} ops in trials and pairs measured, \
-             trace_claims::MAX_RUN_WORK); judge them in runs of their own (split the claim \
-             file, or pick claims with --filter)\n",
-            tally.past_budget
+             one `check` run judges in all ({} ops in trials and pairs measured, \
+             trace_claims::MAX_RUN_WORK; {RUN_WORK_ENV} sets it): judge them in runs of their \
+             own (split the claim file, or pick claims with --filter), or raise the bound\n",
+            tally.past_budget,
+            run_work()
         );
     }
     if let Some(dir) = out {

@@ -73,12 +73,13 @@ enum Held {
 
 /// The blocks packed in variable-length numbers (7 bits a byte, the high bit saying "more"),
 /// block after block: the start as a signed step from the block before (the first from
-/// `first_ns`), the length, the cycles, then the SM shifted left by one with the low bit saying
+/// `base_ns`, its own start), the length, the cycles, then the SM shifted left by one with the low bit saying
 /// whether a pause follows (its `%globaltimer` as a signed step from the block's start, then its
 /// length). A block of `scenario.sleep.grid` takes about 11 bytes, 5 more where it paused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Narrow {
     len: usize,
+    base_ns: u64,
     bytes: Box<[u8]>,
 }
 
@@ -126,29 +127,25 @@ fn after(from: u64, by: i64) -> u64 {
 }
 
 impl Narrow {
-    /// `None` where a stamp does not fit (an end before its start, a step beyond 63 bits):
-    /// those stamps are held as given.
-    fn of(blocks: &[BlockStamp], first_ns: u64) -> Option<Narrow> {
-        let mut bytes = Vec::with_capacity(blocks.len() * 12);
-        let mut previous = first_ns;
-        for b in blocks {
-            put_signed(&mut bytes, step(previous, b.start_ns)?);
-            previous = b.start_ns;
-            put(&mut bytes, b.end_ns.checked_sub(b.start_ns)?);
-            put(&mut bytes, b.cycles);
-            put(
-                &mut bytes,
-                u64::from(b.sm) << 1 | u64::from(b.pause.is_some()),
-            );
+    /// Appends `b`, which starts `previous`'s step away; `None` where it does not fit (an end
+    /// before its start, a step beyond 63 bits), with `bytes` then left as they were.
+    fn put(bytes: &mut Vec<u8>, previous: u64, b: &BlockStamp) -> Option<()> {
+        let mark = bytes.len();
+        let fits = (|| {
+            put_signed(bytes, step(previous, b.start_ns)?);
+            put(bytes, b.end_ns.checked_sub(b.start_ns)?);
+            put(bytes, b.cycles);
+            put(bytes, u64::from(b.sm) << 1 | u64::from(b.pause.is_some()));
             if let Some(p) = b.pause {
-                put_signed(&mut bytes, step(b.start_ns, p.at_ns)?);
-                put(&mut bytes, p.ns);
+                put_signed(bytes, step(b.start_ns, p.at_ns)?);
+                put(bytes, p.ns);
             }
+            Some(())
+        })();
+        if fits.is_none() {
+            bytes.truncate(mark);
         }
-        Some(Narrow {
-            len: blocks.len(),
-            bytes: bytes.into_boxed_slice(),
-        })
+        fits
     }
 
     /// The block at byte `*at`, after the block that started at `previous`.
@@ -210,7 +207,10 @@ impl Blocks {
             blocks: self,
             next: 0,
             at: 0,
-            previous: self.first_ns,
+            previous: match &self.held {
+                Held::Narrow(n) => n.base_ns,
+                _ => 0,
+            },
         }
     }
 
@@ -278,22 +278,74 @@ impl<'a> IntoIterator for &'a Blocks {
     }
 }
 
-impl From<Vec<BlockStamp>> for Blocks {
-    fn from(blocks: Vec<BlockStamp>) -> Blocks {
-        if blocks.is_empty() {
+/// Builds [`Blocks`] one stamp at a time, packing each as it comes: the stamps of a file are
+/// parsed straight into their packed form, and a million of them never sit in memory as
+/// [`BlockStamp`]s (56 MB, and as much again while their list grew). A stamp that cannot be
+/// packed turns every stamp, before and after, into [`BlockStamp`]s, as given.
+#[derive(Default)]
+pub struct Packer {
+    len: usize,
+    first_ns: u64,
+    last_ns: u64,
+    base_ns: u64,
+    previous: u64,
+    bytes: Vec<u8>,
+    wide: Option<Vec<BlockStamp>>,
+}
+
+impl Packer {
+    pub fn push(&mut self, b: BlockStamp) {
+        if self.len == 0 {
+            (self.first_ns, self.last_ns) = (b.start_ns, b.end_ns);
+            (self.base_ns, self.previous) = (b.start_ns, b.start_ns);
+        }
+        self.first_ns = self.first_ns.min(b.start_ns);
+        self.last_ns = self.last_ns.max(b.end_ns);
+        self.len += 1;
+        if let Some(wide) = &mut self.wide {
+            wide.push(b);
+        } else if Narrow::put(&mut self.bytes, self.previous, &b).is_some() {
+            self.previous = b.start_ns;
+        } else {
+            let packed = Blocks {
+                held: Held::Narrow(self.narrow(self.len - 1)),
+                ..Blocks::default()
+            };
+            let mut wide: Vec<BlockStamp> = Vec::with_capacity(self.len);
+            wide.extend(packed.iter());
+            wide.push(b);
+            self.wide = Some(wide);
+        }
+    }
+
+    /// The first `len` blocks, packed.
+    fn narrow(&mut self, len: usize) -> Narrow {
+        Narrow {
+            len,
+            base_ns: self.base_ns,
+            bytes: std::mem::take(&mut self.bytes).into_boxed_slice(),
+        }
+    }
+
+    pub fn finish(mut self) -> Blocks {
+        if self.len == 0 {
             return Blocks::default();
         }
-        let first_ns = blocks.iter().map(|b| b.start_ns).min().unwrap_or(0);
-        let last_ns = blocks.iter().map(|b| b.end_ns).max().unwrap_or(0);
-        let held = match Narrow::of(&blocks, first_ns) {
-            Some(n) => Held::Narrow(n),
-            None => Held::Wide(blocks.into_boxed_slice()),
+        let held = match self.wide.take() {
+            Some(wide) => Held::Wide(wide.into_boxed_slice()),
+            None => Held::Narrow(self.narrow(self.len)),
         };
         Blocks {
-            first_ns,
-            last_ns,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
             held,
         }
+    }
+}
+
+impl From<Vec<BlockStamp>> for Blocks {
+    fn from(blocks: Vec<BlockStamp>) -> Blocks {
+        blocks.into_iter().collect()
     }
 }
 
@@ -305,7 +357,9 @@ impl<const N: usize> From<[BlockStamp; N]> for Blocks {
 
 impl FromIterator<BlockStamp> for Blocks {
     fn from_iter<I: IntoIterator<Item = BlockStamp>>(iter: I) -> Blocks {
-        Blocks::from(iter.into_iter().collect::<Vec<_>>())
+        let mut packer = Packer::default();
+        iter.into_iter().for_each(|b| packer.push(b));
+        packer.finish()
     }
 }
 

@@ -21,7 +21,7 @@
 //! signed, so a stamp whose end precedes its start reads back as it was (and is refused by the
 //! checks, `record/check.rs`, as before).
 
-use crate::measured::blocks::{BlockStamp, Blocks, Pause};
+use crate::measured::blocks::{BlockStamp, Blocks, Packer, Pause};
 use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -71,21 +71,32 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Blocks, D::Error> 
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("block stamps: a list of stamps, or their columns")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-            Vec::<BlockStamp>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
-                .map(Blocks::from)
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut packer = Packer::default();
+            while let Some(b) = seq.next_element::<BlockStamp>()? {
+                packer.push(b);
+            }
+            Ok(packer.finish())
         }
         fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
             let c = Columns::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-            from_columns(c)
-                .map(Blocks::from)
-                .map_err(serde::de::Error::custom)
+            from_columns(c).map_err(serde::de::Error::custom)
         }
     }
     d.deserialize_any(Either)
 }
 
-fn from_columns(c: Columns) -> Result<Vec<BlockStamp>, String> {
+/// A pause as a file names it: schema 2's, with its `%globaltimer` whole, or schema 3's,
+/// counted from its block's start.
+enum Named {
+    Whole(Pause),
+    FromStart(i64, u64),
+}
+
+/// The blocks of `c`, packed as they are made (a million blocks never sit in memory as
+/// [`BlockStamp`]s). Pauses are applied in the order the file gives them (`pauses`, then
+/// `paused`): where two name one block, the later stands.
+fn from_columns(c: Columns) -> Result<Blocks, String> {
     let n = c.start.len();
     if [c.length.len(), c.sm.len(), c.cycles.len()] != [n; 3] {
         return Err(format!(
@@ -95,7 +106,16 @@ fn from_columns(c: Columns) -> Result<Vec<BlockStamp>, String> {
             c.cycles.len()
         ));
     }
-    let mut blocks = Vec::with_capacity(n);
+    let whole = (c.pauses.into_iter()).map(|(i, at_ns, ns)| (i, Named::Whole(Pause { at_ns, ns })));
+    let from_start = (c.paused.into_iter()).map(|(i, from, ns)| (i, Named::FromStart(from, ns)));
+    let mut named: Vec<(usize, Named)> = whole.chain(from_start).collect();
+    if let Some((i, _)) = named.iter().find(|(i, _)| *i >= n) {
+        return Err(format!("a pause names block {i} of {n}"));
+    }
+    // Stable: the pauses of one block stay in the file's order.
+    named.sort_by_key(|(i, _)| *i);
+    let mut named = named.into_iter().peekable();
+    let mut packer = Packer::default();
     for i in 0..n {
         let start_ns = c.base_ns.checked_add(c.start[i]);
         let end_ns =
@@ -105,32 +125,30 @@ fn from_columns(c: Columns) -> Result<Vec<BlockStamp>, String> {
                 "block {i}: its start or end lies outside the clock's range"
             ));
         };
-        blocks.push(BlockStamp {
+        let mut pause = None;
+        while let Some((_, p)) = named.next_if(|(j, _)| *j == i) {
+            pause = Some(match p {
+                Named::Whole(p) => p,
+                Named::FromStart(from_start, ns) => {
+                    let Ok(at_ns) = u64::try_from(i128::from(start_ns) + i128::from(from_start))
+                    else {
+                        return Err(format!(
+                            "block {i}: its pause lies outside the clock's range"
+                        ));
+                    };
+                    Pause { at_ns, ns }
+                }
+            });
+        }
+        packer.push(BlockStamp {
             start_ns,
             end_ns,
             sm: c.sm[i],
             cycles: c.cycles[i],
-            pause: None,
+            pause,
         });
     }
-    for (i, at_ns, ns) in c.pauses {
-        let Some(b) = blocks.get_mut(i) else {
-            return Err(format!("a pause names block {i} of {n}"));
-        };
-        b.pause = Some(Pause { at_ns, ns });
-    }
-    for (i, from_start, ns) in c.paused {
-        let Some(b) = blocks.get_mut(i) else {
-            return Err(format!("a pause names block {i} of {n}"));
-        };
-        let Ok(at_ns) = u64::try_from(i128::from(b.start_ns) + i128::from(from_start)) else {
-            return Err(format!(
-                "block {i}: its pause lies outside the clock's range"
-            ));
-        };
-        b.pause = Some(Pause { at_ns, ns });
-    }
-    Ok(blocks)
+    Ok(packer.finish())
 }
 
 #[cfg(test)]

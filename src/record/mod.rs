@@ -14,9 +14,11 @@
 
 pub mod check;
 mod file;
+mod flow;
 mod gzip;
 mod reader;
 mod run;
+mod splitter;
 mod writer;
 
 pub use run::{

@@ -15,11 +15,12 @@ use crate::border::limits::{describe_bytes, read_limit, READ_LIMIT_ENV};
 /// holds about ten million events, a third of them kept.
 pub const MAX_KEPT: usize = 20_000_000;
 
-/// The bytes the records kept from one file may take: a quarter of the read limit (512 MiB by
-/// default, about two million ops with their calls; the 202 MB trace of the docs keeps about a
-/// tenth of that).
+/// The bytes the records kept from one file may take: an eighth of the read limit (256 MiB by
+/// default, about a million ops with their calls; the 202 MB trace of the docs keeps about a
+/// fifth of that). A quarter let a trace of five million ops hold 289 MB before it was refused,
+/// past the 256 MiB that every refusal must stay under.
 pub fn budget() -> u64 {
-    read_limit() / 4
+    read_limit() / 8
 }
 
 /// The kind of a record kept, for its size.
@@ -79,7 +80,7 @@ impl Kept {
         if self.bytes > self.budget {
             return Err(format!(
                 "its GPU ops, calls and ranges take over {} once read ({} kept after {events} \
-                 events), a quarter of the read limit ({READ_LIMIT_ENV} raises it): profile \
+                 events), an eighth of the read limit ({READ_LIMIT_ENV} raises it): profile \
                  fewer steps",
                 describe_bytes(self.budget),
                 self.records

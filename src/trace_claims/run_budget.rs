@@ -19,9 +19,25 @@ use crate::trace::MAX_TRIAL_OPS;
 /// 990 steps over 1,000 ops 0.77 s), so a run judges its claims in about a second.
 pub const MAX_RUN_WORK: usize = MAX_TRIAL_OPS + MAX_PAIRS;
 
+/// The variable that sets what one run judges in all, in place of [`MAX_RUN_WORK`]: a count of
+/// ops in trials and pairs measured. Claims near their own budgets on a large trace need it (the
+/// four claims of `examples/pytorch/pipeline.litmus` on the 202 MB trace of the docs measure
+/// about 2.4 million in all), as do files of many claims judged in one run.
+pub const RUN_WORK_ENV: &str = "STREAM_LITMUS_RUN_WORK";
+
+/// What one run judges in all: the count [`RUN_WORK_ENV`] gives, else [`MAX_RUN_WORK`].
+pub fn run_work() -> usize {
+    std::env::var(RUN_WORK_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(MAX_RUN_WORK)
+}
+
 /// What is left of a run's [`MAX_RUN_WORK`], and whether a claim has gone past it.
 #[derive(Debug, Clone)]
 pub struct RunBudget {
+    total: usize,
     left: usize,
     /// A claim needed more than was left: the claims after it are not judged either (each would
     /// cut its trials and count its pairs only to be turned away, thousands of times over).
@@ -29,9 +45,12 @@ pub struct RunBudget {
 }
 
 impl Default for RunBudget {
+    /// What the run judges in all, [`run_work`].
     fn default() -> RunBudget {
+        let total = run_work();
         RunBudget {
-            left: MAX_RUN_WORK,
+            total,
+            left: total,
             spent: false,
         }
     }
@@ -41,6 +60,7 @@ impl RunBudget {
     /// No bound but each claim's own: for a claim judged alone (tests, the examples).
     pub fn unbounded() -> RunBudget {
         RunBudget {
+            total: usize::MAX,
             left: usize::MAX,
             spent: false,
         }
@@ -52,6 +72,11 @@ impl RunBudget {
             true => 0,
             false => self.left,
         }
+    }
+
+    /// What the run judges in all.
+    pub fn total(&self) -> usize {
+        self.total
     }
 
     /// Whether a claim has gone past what the run judges.
@@ -76,7 +101,7 @@ impl RunBudget {
     /// Why a claim is not judged: `what` it needs, more than is left, or, where it is `None`,
     /// an earlier claim went past what the run judges.
     pub(super) fn past(&self, id: &str, what: Option<&str>) -> String {
-        let used = MAX_RUN_WORK.saturating_sub(self.left);
+        let used = self.total.saturating_sub(self.left);
         let why = match what {
             Some(what) => format!("{what}, and the claims judged before it took {used}"),
             None => format!(
@@ -84,10 +109,11 @@ impl RunBudget {
             ),
         };
         format!(
-            "{id}: not judged (Inconclusive): {why} of the {MAX_RUN_WORK} ops in trials and \
-             pairs measured one `check` run judges in all (trace_claims::MAX_RUN_WORK): judge it \
-             in a run of its own (split the claim file, or pick claims with --filter) or narrow \
-             its selections and trials"
+            "{id}: not judged (Inconclusive): {why} of the {} ops in trials and pairs measured \
+             one `check` run judges in all (trace_claims::MAX_RUN_WORK; {RUN_WORK_ENV} sets it): \
+             judge it in a run of its own (split the claim file, or pick claims with --filter), \
+             raise the bound or narrow its selections and trials",
+            self.total
         )
     }
 }
