@@ -49,10 +49,25 @@ impl Flow {
     }
 
     /// The parser stopped: the cutter's next charge fails instead of waiting.
-    pub(super) fn stop(&self) {
+    fn stop(&self) {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         s.stopped = true;
         self.changed.notify_all();
+    }
+
+    /// Stops the flow when dropped, on every way out of the parser's thread, a panic included
+    /// (a cutter left waiting for room would keep the reading from ever ending).
+    pub(super) fn stop_on_drop(&self) -> StopOnDrop<'_> {
+        StopOnDrop(self)
+    }
+}
+
+/// Stops its [`Flow`] when dropped.
+pub(super) struct StopOnDrop<'a>(&'a Flow);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 
@@ -80,7 +95,7 @@ mod tests {
         flow.charge(IN_FLIGHT_BYTES, 0).unwrap();
         std::thread::scope(|s| {
             let waiting = s.spawn(|| flow.charge(200, 0));
-            flow.stop();
+            drop(flow.stop_on_drop());
             assert!(waiting.join().unwrap().is_err());
         });
     }

@@ -54,6 +54,9 @@ pub(crate) fn read_claims(
             .name("results-cutter".into())
             .spawn_scoped(scope, move || cut(reader, limit, Cutter { hand, flow }))
             .map_err(|e| format!("could not start a thread to read it: {e}"))?;
+        // However this thread leaves (a refusal, or a panic of `each`), the cutter is told
+        // before the scope waits for it: it waits no more, and its next hand-over fails.
+        let stop = flow.stop_on_drop();
         let mut assembler = Assembler::new(limit, whole);
         let mine = taken.iter().try_for_each(|piece| {
             let n = piece.text_bytes();
@@ -61,8 +64,7 @@ pub(crate) fn read_claims(
             flow.release(n);
             r
         });
-        // A refusal here ends the cutter: it waits no more, and its next hand-over fails.
-        flow.stop();
+        drop(stop);
         drop(taken);
         let theirs = match cutter.join() {
             Ok(r) => r,
@@ -266,5 +268,37 @@ mod tests {
             err.contains("claims[0]: trials.timelines[0]: invalid type"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_panic_of_the_caller_ends_the_reading_and_is_passed_on() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/core-h100.json");
+        let (mut seen, mut read) = (0, 0);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            read_claims(
+                std::fs::File::open(path).unwrap(),
+                u64::MAX,
+                false,
+                &mut |i, _| {
+                    seen += 1;
+                    assert!(i < 2, "a claim past the second");
+                    Ok(())
+                },
+            )
+        }));
+        assert!(outcome.is_err(), "the caller's panic comes back as a panic");
+        assert_eq!(seen, 3, "the claims up to the panic were handed on");
+        // The same file read whole, to know it holds more claims than were seen.
+        read_claims(
+            std::fs::File::open(path).unwrap(),
+            u64::MAX,
+            false,
+            &mut |_, _| {
+                read += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(read > 3, "{read} claims");
     }
 }
