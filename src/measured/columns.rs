@@ -86,16 +86,10 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Blocks, D::Error> 
     d.deserialize_any(Either)
 }
 
-/// A pause as a file names it: schema 2's, with its `%globaltimer` whole, or schema 3's,
-/// counted from its block's start.
-enum Named {
-    Whole(Pause),
-    FromStart(i64, u64),
-}
-
 /// The blocks of `c`, packed as they are made (a million blocks never sit in memory as
-/// [`BlockStamp`]s). Pauses are applied in the order the file gives them (`pauses`, then
-/// `paused`): where two name one block, the later stands.
+/// [`BlockStamp`]s). Every block is checked first, then every pause in the file's order
+/// (`pauses`, then `paused`), so that a damaged file is told what it was told when the blocks
+/// were built whole; where two pauses name one block, the later stands.
 fn from_columns(c: Columns) -> Result<Blocks, String> {
     let n = c.start.len();
     if [c.length.len(), c.sm.len(), c.cycles.len()] != [n; 3] {
@@ -106,39 +100,47 @@ fn from_columns(c: Columns) -> Result<Blocks, String> {
             c.cycles.len()
         ));
     }
-    let whole = (c.pauses.into_iter()).map(|(i, at_ns, ns)| (i, Named::Whole(Pause { at_ns, ns })));
-    let from_start = (c.paused.into_iter()).map(|(i, from, ns)| (i, Named::FromStart(from, ns)));
-    let mut named: Vec<(usize, Named)> = whole.chain(from_start).collect();
-    if let Some((i, _)) = named.iter().find(|(i, _)| *i >= n) {
-        return Err(format!("a pause names block {i} of {n}"));
+    let span = |i: usize| -> Result<(u64, u64), String> {
+        let start_ns = c.base_ns.checked_add(c.start[i]);
+        let end_ns =
+            start_ns.and_then(|s| u64::try_from(i128::from(s) + i128::from(c.length[i])).ok());
+        match (start_ns, end_ns) {
+            (Some(start_ns), Some(end_ns)) => Ok((start_ns, end_ns)),
+            _ => Err(format!(
+                "block {i}: its start or end lies outside the clock's range"
+            )),
+        }
+    };
+    for i in 0..n {
+        span(i)?;
+    }
+    let mut named = Vec::with_capacity(c.pauses.len() + c.paused.len());
+    for (i, at_ns, ns) in c.pauses.iter().copied() {
+        if i >= n {
+            return Err(format!("a pause names block {i} of {n}"));
+        }
+        named.push((i, Pause { at_ns, ns }));
+    }
+    for (i, from_start, ns) in c.paused.iter().copied() {
+        if i >= n {
+            return Err(format!("a pause names block {i} of {n}"));
+        }
+        let Ok(at_ns) = u64::try_from(i128::from(span(i)?.0) + i128::from(from_start)) else {
+            return Err(format!(
+                "block {i}: its pause lies outside the clock's range"
+            ));
+        };
+        named.push((i, Pause { at_ns, ns }));
     }
     // Stable: the pauses of one block stay in the file's order.
     named.sort_by_key(|(i, _)| *i);
     let mut named = named.into_iter().peekable();
     let mut packer = Packer::default();
     for i in 0..n {
-        let start_ns = c.base_ns.checked_add(c.start[i]);
-        let end_ns =
-            start_ns.and_then(|s| u64::try_from(i128::from(s) + i128::from(c.length[i])).ok());
-        let (Some(start_ns), Some(end_ns)) = (start_ns, end_ns) else {
-            return Err(format!(
-                "block {i}: its start or end lies outside the clock's range"
-            ));
-        };
+        let (start_ns, end_ns) = span(i)?;
         let mut pause = None;
         while let Some((_, p)) = named.next_if(|(j, _)| *j == i) {
-            pause = Some(match p {
-                Named::Whole(p) => p,
-                Named::FromStart(from_start, ns) => {
-                    let Ok(at_ns) = u64::try_from(i128::from(start_ns) + i128::from(from_start))
-                    else {
-                        return Err(format!(
-                            "block {i}: its pause lies outside the clock's range"
-                        ));
-                    };
-                    Pause { at_ns, ns }
-                }
-            });
+            pause = Some(p);
         }
         packer.push(BlockStamp {
             start_ns,

@@ -9,8 +9,14 @@
 use std::sync::{Condvar, Mutex, PoisonError};
 
 /// The text that may be cut and not yet parsed: room for the largest timelines of our own runs
-/// (tens of MB) to be parsed while the next is cut.
-pub const IN_FLIGHT_BYTES: u64 = 128 << 20;
+/// (a few MB; 21 MB for a trial of a million stamps) to be parsed while the next is cut.
+pub const IN_FLIGHT_BYTES: u64 = 64 << 20;
+
+/// What a piece costs beside its text (its place in the channel, its allocation): charged with
+/// it, so that a file of many tiny timelines (a few hundred KB of gzip holding millions of
+/// `{"spans":[],"host_calls":[]}`) cannot queue them without bound (560 MB when only the text
+/// was counted).
+pub const PIECE_BYTES: u64 = 128;
 
 /// Bytes in flight between the cutter and the parser, and whether the parser has stopped.
 #[derive(Default)]
@@ -46,6 +52,14 @@ impl Flow {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         s.held = s.held.saturating_sub(n);
         self.changed.notify_all();
+    }
+
+    /// Whether the parser has stopped: the cutter then ends.
+    pub(super) fn stopped(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stopped
     }
 
     /// The parser stopped: the cutter's next charge fails instead of waiting.

@@ -18,7 +18,7 @@
 //! their text), and the file's length only costs time, linear in it. A file of the whole
 //! catalogue at 1,000 trials reads back in one claim's memory.
 
-use super::flow::Flow;
+use super::flow::{Flow, PIECE_BYTES};
 use super::run::{ClaimRecord, KEPT_TRIALS};
 use super::splitter::{too_large, Piece, Sink, Splitter, TIMELINES};
 use crate::border::bounded_json::Guarded;
@@ -59,7 +59,7 @@ pub(crate) fn read_claims(
         let stop = flow.stop_on_drop();
         let mut assembler = Assembler::new(limit, whole);
         let mine = taken.iter().try_for_each(|piece| {
-            let n = piece.text_bytes();
+            let n = piece.text_bytes() + PIECE_BYTES;
             let r = assembler.take(piece, each);
             flow.release(n);
             r
@@ -89,9 +89,11 @@ impl Sink for Cutter<'_> {
     }
 
     fn hand(&mut self, piece: Piece) -> Result<(), String> {
-        // A timeline's text was charged as it grew; a claim's is charged whole.
-        if let Piece::Claim { text, .. } = &piece {
-            self.flow.charge(text.len() as u64, 0)?;
+        // A timeline's text was charged as it grew, and is the cutter's own until sent (it must
+        // not wait for itself); a claim's is charged whole.
+        match &piece {
+            Piece::Claim { text, .. } => self.flow.charge(text.len() as u64 + PIECE_BYTES, 0)?,
+            Piece::Timeline { text, .. } => self.flow.charge(PIECE_BYTES, text.len() as u64)?,
         }
         self.hand
             .send(piece)
@@ -107,6 +109,9 @@ fn cut(reader: impl Read, limit: u64, mut sink: Cutter) -> Result<Vec<u8>, Strin
     let mut split = Splitter::new(limit);
     let mut buf = vec![0u8; 1 << 16];
     loop {
+        if sink.flow.stopped() {
+            return Err("the claims' reader stopped".into());
+        }
         let n = match guarded.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -300,5 +305,29 @@ mod tests {
         )
         .unwrap();
         assert!(read > 3, "{read} claims");
+    }
+
+    /// A timeline larger than the text allowed in flight is cut and handed over alone: the
+    /// cutter never waits for its own text (it did once, for the cost of the hand-over).
+    #[test]
+    fn a_timeline_larger_than_the_flow_is_read_alone() {
+        let row = format!("[{}0]", "0,".repeat(1_000_000));
+        let rows =
+            vec![row.as_str(); (super::super::flow::IN_FLIGHT_BYTES / 2_000_000 + 2) as usize];
+        let text = format!(
+            r#"{{"claims": [{{"trials": {{"timelines": [{{"spans": [], "host_calls": [], "x": [{}]}}]}}}}]}}"#,
+            rows.join(",")
+        );
+        assert!(text.len() as u64 > super::super::flow::IN_FLIGHT_BYTES);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = read_claims(text.as_bytes(), u64::MAX, false, &mut |_, _| Ok(()));
+            done.send(r).unwrap();
+        });
+        let r = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the reading ends");
+        // The claim itself is not a claim: what matters is that it was reached.
+        assert!(r.unwrap_err().starts_with("claims[0]: "));
     }
 }

@@ -206,6 +206,7 @@ impl Splitter {
             match b {
                 b'{' if self.in_timelines && self.depth == TIMELINES => {
                     self.depth += 1;
+                    done.grow(1, 0)?;
                     self.timeline = Some(vec![b]);
                     return self.count(1);
                 }
