@@ -441,8 +441,8 @@ fn the_stamps_kept_of_every_claim_are_bounded_by_the_read_limit() {
 
 /// What `judge` keeps of a trial whose stamps it drops (its outcome, its measurements) counts
 /// too: 200 claims of 60,000 empty trials each (a gzip of 1.1 MB) took 14.7 GB and 50 s before,
-/// a kilobyte a trial; now every claim's kept record is counted against an eighth of the read
-/// limit, the reasons of trials the reports do not print left out, and the file is refused after
+/// a kilobyte a trial; now every claim's kept record is counted against 256 MiB
+/// (`STREAM_LITMUS_KEPT_MIB`), the reasons of trials the reports do not print left out, and the file is refused after
 /// 7 claims, in 1.9 s at 414 MB (release build): a claim of 60,000 trials is re-judged whole
 /// (about 70 MB of outcomes) beside what is kept and what is in flight, so the peak is past the
 /// 256 MiB of the rows, bounded by the budgets of docs/limits.md. Here 40 such claims,
@@ -482,7 +482,7 @@ fn the_outcomes_kept_of_many_empty_trials_are_bounded() {
     assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("keep over 256.0 MiB for the report")
-            && err.contains("STREAM_LITMUS_READ_LIMIT_MIB raises it"),
+            && err.contains("STREAM_LITMUS_KEPT_MIB raises it"),
         "{err}"
     );
     assert!(rss < 2 * MAX_RSS_KIB, "peak memory {rss} KiB");

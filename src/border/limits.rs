@@ -90,6 +90,27 @@ pub const MAX_TOLERANCE_NS: u64 = 1_000_000_000;
 /// 3 GHz, so 0.05 to 20 leaves room for every GPU to come while refusing zero and units mixed up.
 pub const CYCLES_PER_NS: std::ops::RangeInclusive<f64> = 0.05..=20.0;
 
+/// What the reports of `judge`, `render` and `compare` may keep of all the claims of a results
+/// file, re-judged (every trial's outcome, the first trials' stamps): 256 MiB. A run of the
+/// catalogue at 1,000 trials keeps about 50 MB (77 claims × 1,000 trials × some 600 bytes, an
+/// estimate); 200 claims of 60,000 empty trials (a gzip of 1.1 MB) took 14.7 GB before it was
+/// counted. Apart from the read limit, which bounds one claim's text: a file may be far larger
+/// than a claim and still fit.
+pub const MAX_KEPT_BYTES: u64 = 256 << 20;
+
+/// The variable that raises [`MAX_KEPT_BYTES`], in MiB.
+pub const KEPT_LIMIT_ENV: &str = "STREAM_LITMUS_KEPT_MIB";
+
+/// The kept limit in force: [`KEPT_LIMIT_ENV`] when it holds a positive number of MiB, else
+/// [`MAX_KEPT_BYTES`].
+pub fn kept_limit() -> u64 {
+    std::env::var(KEPT_LIMIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&mib| mib > 0)
+        .map_or(MAX_KEPT_BYTES, |mib| mib.saturating_mul(1 << 20))
+}
+
 /// The read limit in force: [`READ_LIMIT_ENV`] when it holds a positive number of MiB, else
 /// [`MAX_READ_BYTES`].
 pub fn read_limit() -> u64 {

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use stream_litmus::limits::{describe_bytes, read_limit, READ_LIMIT_ENV};
+use stream_litmus::limits::{describe_bytes, kept_limit, KEPT_LIMIT_ENV};
 use stream_litmus::report::terminal;
 use stream_litmus::{Rejudging, RunRecord, RunWriter, Verdict};
 
@@ -62,7 +62,7 @@ fn replay_pass(
     let mut writer = write.map(RunWriter::start);
     let mut judging = Rejudging::default();
     let (mut claims, mut recorded) = (Vec::new(), Vec::new());
-    let (budget, mut kept) = (kept_budget(), 0u64);
+    let (budget, mut kept) = (kept_limit(), 0u64);
     let head = RunRecord::read_each(path, |c| {
         recorded.push(c.verdict());
         let c = judging.next(c, elsewhere);
@@ -73,8 +73,9 @@ fn replay_pass(
                 path: path.display().to_string(),
                 detail: format!(
                     "the claims up to `{}` keep over {} for the report (every trial's outcome, \
-                     the first trials' stamps), an eighth of the read limit ({READ_LIMIT_ENV} \
-                     raises it); nothing was printed: judge fewer claims or trials at a time",
+                     the first trials' stamps), the most the reports keep ({KEPT_LIMIT_ENV} \
+                     raises it, in MiB); nothing was printed: judge fewer claims or trials at \
+                     a time",
                     k.claim.id,
                     describe_bytes(budget)
                 ),
@@ -89,14 +90,6 @@ fn replay_pass(
     let again = judging.elsewhere().filter(|_| elsewhere.is_none());
     let run = RunRecord { claims, ..head };
     Ok((Replayed { run, recorded }, writer, again))
-}
-
-/// What the reports of one results file may keep of all its claims, re-judged
-/// ([`stream_litmus::ClaimRecord::kept_bytes`]): an eighth of the read limit (256 MiB by
-/// default), as for a trace's records. A run of the catalogue at 1,000 trials keeps about 50 MB
-/// (77 claims × 1,000 trials × some 600 bytes, an estimate).
-fn kept_budget() -> u64 {
-    read_limit() / 8
 }
 
 /// Loads a results file, re-judges it from its stamps and prints the report. The flag says
