@@ -229,7 +229,7 @@ impl ClaimRecord {
                         .collect(),
                     verdict: judgement.verdict,
                     counts: judgement.counts,
-                    tolerances: judgement.tolerances.clone(),
+                    tolerances: judgement.tolerances,
                     ranges: judgement.ranges.clone(),
                     observed: judgement.observed.clone(),
                     witness: judgement.witness,
