@@ -104,21 +104,22 @@ pub const KEPT_LIMIT_ENV: &str = "STREAM_LITMUS_KEPT_MIB";
 /// The kept limit in force: [`KEPT_LIMIT_ENV`] when it holds a positive number of MiB, else
 /// [`MAX_KEPT_BYTES`].
 pub fn kept_limit() -> u64 {
-    std::env::var(KEPT_LIMIT_ENV)
+    positive_env(KEPT_LIMIT_ENV).map_or(MAX_KEPT_BYTES, |mib| mib.saturating_mul(1 << 20))
+}
+
+/// The positive whole number variable `name` holds, if it holds one (anything else leaves the
+/// default in force).
+pub fn positive_env(name: &str) -> Option<u64> {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&mib| mib > 0)
-        .map_or(MAX_KEPT_BYTES, |mib| mib.saturating_mul(1 << 20))
+        .filter(|&n| n > 0)
 }
 
 /// The read limit in force: [`READ_LIMIT_ENV`] when it holds a positive number of MiB, else
 /// [`MAX_READ_BYTES`].
 pub fn read_limit() -> u64 {
-    std::env::var(READ_LIMIT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|&mib| mib > 0)
-        .map_or(MAX_READ_BYTES, |mib| mib.saturating_mul(1 << 20))
+    positive_env(READ_LIMIT_ENV).map_or(MAX_READ_BYTES, |mib| mib.saturating_mul(1 << 20))
 }
 
 /// "2.0 GiB" or "64.0 MiB", for messages.

@@ -27,10 +27,8 @@ pub const RUN_WORK_ENV: &str = "STREAM_LITMUS_RUN_WORK";
 
 /// What one run judges in all: the count [`RUN_WORK_ENV`] gives, else [`MAX_RUN_WORK`].
 pub fn run_work() -> usize {
-    std::env::var(RUN_WORK_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
+    crate::border::limits::positive_env(RUN_WORK_ENV)
+        .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(MAX_RUN_WORK)
 }
 
