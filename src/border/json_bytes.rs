@@ -1,23 +1,19 @@
 //! Fast steps over JSON text for the guard's lexer, which follows it byte by byte.
 //!
-//! Each of them only cares about a few bytes: quotes, backslashes, brackets, commas, colons and
+//! The lexer only cares about a few bytes: quotes, backslashes, brackets, commas, colons and
 //! blanks. A results file is nearly all digits and short keys (`{"start_ns":…,"end_ns":…}` a
 //! block), and stepping through each digit, or calling `memchr` for every six-byte key, took
 //! most of `judge`'s time on a file of a million stamps. These take a run of bytes at once: a
 //! table lookup per byte with nothing stored between bytes, and a short look before `memchr`
 //! for strings, which are mostly keys.
 
-/// The class of the bytes of a number or a literal (`true`, `false`, `null`).
-const SCALAR: u8 = 1;
-
-const CLASSES: [u8; 256] = {
-    let mut t = [0u8; 256];
+/// The bytes of a number or a literal (`true`, `false`, `null`).
+const SCALAR: [bool; 256] = {
+    let mut t = [false; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        if c.is_ascii_alphanumeric() || c == b'.' || c == b'-' || c == b'+' {
-            t[b] = SCALAR;
-        }
+        t[b] = c.is_ascii_alphanumeric() || c == b'.' || c == b'-' || c == b'+';
         b += 1;
     }
     t
@@ -47,7 +43,7 @@ pub fn scalar_run(bytes: &[u8]) -> usize {
     let i = digits(bytes);
     i + bytes[i..]
         .iter()
-        .position(|&b| CLASSES[b as usize] != SCALAR)
+        .position(|&b| !SCALAR[b as usize])
         .unwrap_or(bytes.len() - i)
 }
 
@@ -80,7 +76,7 @@ mod tests {
                 let mut text = b"1234567890".repeat(2)[..n].to_vec();
                 text.push(tail);
                 text.extend_from_slice(b"99");
-                let scalar = CLASSES[tail as usize] == SCALAR;
+                let scalar = SCALAR[tail as usize];
                 assert_eq!(
                     scalar_run(&text),
                     if scalar { n + 3 } else { n },

@@ -19,7 +19,7 @@ use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace};
 use stream_litmus::trace_claims::{
-    judge_in_run, run_work, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
+    judge_in_run, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
 };
 use stream_litmus::Verdict;
 
@@ -125,7 +125,7 @@ pub fn check_traced(
              trace_claims::MAX_RUN_WORK; {RUN_WORK_ENV} sets it): judge them in runs of their \
              own (split the claim file, or pick claims with --filter), or raise the bound\n",
             tally.past_budget,
-            run_work()
+            budget.total()
         );
     }
     if let Some(dir) = out {

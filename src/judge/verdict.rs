@@ -107,6 +107,23 @@ pub struct TrialOutcome {
     pub disturbed: Option<String>,
 }
 
+impl TrialOutcome {
+    /// The outcome with its measurements' numbers and truths, not their reasons: what a run
+    /// keeps of a trial its reports do not print.
+    pub fn without_reasons(&self) -> TrialOutcome {
+        TrialOutcome {
+            truth: self.truth,
+            measurements: (self.measurements.iter())
+                .map(|m| Measurement {
+                    reason: String::new(),
+                    ..*m
+                })
+                .collect(),
+            disturbed: self.disturbed.clone(),
+        }
+    }
+}
+
 /// A check's measured quantity over all trials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckRange {

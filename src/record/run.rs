@@ -213,18 +213,7 @@ impl ClaimRecord {
                     trials: (judgement.trials.iter().enumerate())
                         .map(|(i, o)| match keep(i) {
                             true => o.clone(),
-                            false => TrialOutcome {
-                                truth: o.truth,
-                                measurements: (o.measurements.iter())
-                                    .map(|m| Measurement {
-                                        check: m.check,
-                                        value_ns: m.value_ns,
-                                        truth: m.truth,
-                                        reason: String::new(),
-                                    })
-                                    .collect(),
-                                disturbed: o.disturbed.clone(),
-                            },
+                            false => o.without_reasons(),
                         })
                         .collect(),
                     verdict: judgement.verdict,

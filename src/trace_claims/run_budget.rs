@@ -26,7 +26,7 @@ pub const MAX_RUN_WORK: usize = MAX_TRIAL_OPS + MAX_PAIRS;
 pub const RUN_WORK_ENV: &str = "STREAM_LITMUS_RUN_WORK";
 
 /// What one run judges in all: the count [`RUN_WORK_ENV`] gives, else [`MAX_RUN_WORK`].
-pub fn run_work() -> usize {
+fn run_work() -> usize {
     crate::border::limits::positive_env(RUN_WORK_ENV)
         .and_then(|n| usize::try_from(n).ok())
         .unwrap_or(MAX_RUN_WORK)
