@@ -63,6 +63,7 @@ mod judge;
 mod lab;
 pub mod litmus;
 mod measured;
+pub mod model;
 mod program;
 mod record;
 pub mod report;
@@ -71,7 +72,7 @@ pub mod trace_claims;
 
 // Modules that were public before the layers had folders keep their paths.
 pub use border::{allowed_env, atomic_write, bounded_json, heap, input_file, limits};
-pub use judge::{disturbance, model};
+pub use judge::disturbance;
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::parameter_sweeps as sweep;
 pub use measured::timing;

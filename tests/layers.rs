@@ -18,17 +18,21 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     ("border", &[]),
     ("program", &["border"]),
+    ("model", &["program", "border"]),
     ("measured", &["program", "border"]),
     ("gpu", &["measured", "program", "border"]),
-    ("trace", &["measured", "program", "border"]),
-    ("judge", &["measured", "program", "border"]),
+    ("trace", &["model", "measured", "program", "border"]),
+    ("judge", &["model", "measured", "program", "border"]),
     ("record", &["judge", "measured", "program", "border"]),
     ("catalogue", &["judge", "program", "border"]),
     (
         "trace_claims",
-        &["trace", "judge", "measured", "program", "border"],
+        &["trace", "judge", "model", "measured", "program", "border"],
     ),
-    ("explain", &["trace", "measured", "program", "border"]),
+    (
+        "explain",
+        &["trace", "model", "measured", "program", "border"],
+    ),
     (
         "litmus",
         &[
@@ -36,14 +40,17 @@ const LAYERS: &[(&str, &[&str])] = &[
             "trace_claims",
             "trace",
             "judge",
+            "model",
             "program",
             "border",
         ],
     ),
-    ("fuzz", &["judge", "measured", "program", "border"]),
+    ("fuzz", &["judge", "model", "measured", "program", "border"]),
     (
         "lab",
-        &["gpu", "record", "judge", "measured", "program", "border"],
+        &[
+            "gpu", "record", "judge", "model", "measured", "program", "border",
+        ],
     ),
     (
         "report",
@@ -56,6 +63,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "catalogue",
             "record",
             "judge",
+            "model",
             "measured",
             "program",
             "border",

@@ -86,7 +86,12 @@ fn a_recorded_event_wait_orders_two_streams_in_both_forms() {
         assert_eq!(rules(&e), [RuleKind::EventWait], "{form:?}");
         let text = &e.steps[0].violations[0].text;
         assert!(text.contains("110.00 µs before"), "{text}");
-        assert!(text.contains("stream 9 waits"), "{text}");
+        assert!(
+            text.contains(
+                "stream 9 waited (cudaStreamWaitEvent, recorded) for an event recorded on stream 7"
+            ),
+            "{text}"
+        );
     }
 }
 
@@ -154,8 +159,8 @@ fn the_legacy_default_stream_waits_for_blocking_streams_and_they_for_it() {
     assert_eq!(w.held.kind, CauseKind::Unknown);
     assert!(
         w.held.cause.contains(
-            "the streams are non-blocking and the legacy default stream (recorded), which do \
-             not wait for each other"
+            "the streams are a non-blocking stream and the legacy default stream (recorded), \
+             which do not wait for each other"
         ),
         "{}",
         w.held.cause

@@ -155,16 +155,43 @@ fn one_recorded_connection_is_named_as_one_hardware_queue() {
     let j = judged_with_env(true, r#""CUDA_DEVICE_MAX_CONNECTIONS":"1""#);
     let c = &j.trials[0].checks[0];
     assert_eq!(j.verdict, Verdict::Holds, "{}", c.reason);
+    // k1 and k3 issued one after the other, both free: the one queue dispatches k3 right
+    // after k1 has started, so it does not say why k3 waited for k1's end (the lab's
+    // `connections.one.adjacent_streams`, Violated on an H100): the reason says the queue is
+    // shared, and that no op ahead in it waited.
     assert!(
-        c.reason.contains(
-            "CUDA_DEVICE_MAX_CONNECTIONS=1 (recorded): its streams share one hardware queue"
-        ),
+        c.reason
+            .contains("CUDA_DEVICE_MAX_CONNECTIONS=1 (recorded): streams 9 and 7 share hardware queue 0 of 1, but no op ahead of it in the queue waited"),
         "{}",
         c.reason
     );
+    assert_eq!(c.held.as_ref().map(|h| h.kind), Some(CauseKind::Unknown));
+    // k2, issued on k1's stream before k3, waits for k1 at the head of the queue: k3 behind it
+    // inherits the wait (`connections.one.false_dependency`).
+    let ops: Vec<MadeOp> = vec![
+        ("kernel", "k3", 9, 400.0, 10.0, 390.0),
+        ("kernel", "k1", 7, 1010.0, 500.0, 1000.0),
+        ("kernel", "k2", 7, 1511.0, 50.0, 1000.5),
+        ("kernel", "k3", 9, 1511.0, 50.0, 1001.0),
+    ];
+    let j = judged(
+        &with_env(&made(&ops, &[]), r#""CUDA_DEVICE_MAX_CONNECTIONS":"1""#),
+        "select A = kernel \"k1\"\nselect B = kernel \"k3\"\ncheck ~exists overlaps(A, B)",
+    );
+    let c = &j.trials[0].checks[0];
     assert_eq!(
         c.held.as_ref().map(|h| h.kind),
-        Some(CauseKind::SharedQueues)
+        Some(CauseKind::SharedQueues),
+        "{}",
+        c.reason
+    );
+    assert!(
+        c.reason.contains(
+            "stream 9 is dispatched after k2@s7 #5 from hardware queue 0 of 1 \
+             (CUDA_DEVICE_MAX_CONNECTIONS=1, recorded), after k1@s7 #4"
+        ),
+        "{}",
+        c.reason
     );
 }
 
@@ -174,8 +201,10 @@ fn a_recorded_environment_without_the_variable_says_so() {
     let c = &j.trials[0].checks[0];
     assert!(
         c.reason.contains("nothing in the trace says why")
-            && c.reason
-                .contains("CUDA_DEVICE_MAX_CONNECTIONS was unset (8 hardware queues, recorded)"),
+            && c.reason.contains(
+                "CUDA_DEVICE_MAX_CONNECTIONS unset (8 hardware queues) (recorded), but the trace \
+                 does not say when streams 9 and 7 were created"
+            ),
         "{}",
         c.reason
     );
@@ -304,6 +333,7 @@ fn a_cause_is_drawn_in_the_report_and_the_perfetto_trace() {
     let ops: Vec<MadeOp> = vec![
         ("kernel", "k3", 9, 400.0, 10.0, 390.0),
         ("kernel", "k1", 7, 1010.0, 500.0, 1000.0),
+        ("kernel", "k2", 7, 1511.0, 50.0, 1000.5),
         ("kernel", "k3", 9, 1511.0, 50.0, 1001.0),
     ];
     std::fs::write(
@@ -336,7 +366,7 @@ fn a_cause_is_drawn_in_the_report_and_the_perfetto_trace() {
     assert!(
         flows[1]["args"]["cause"]
             .as_str()
-            .is_some_and(|c| c.contains("CUDA_DEVICE_MAX_CONNECTIONS=1 (recorded)")),
+            .is_some_and(|c| c.contains("CUDA_DEVICE_MAX_CONNECTIONS=1, recorded")),
         "{perfetto}"
     );
     // From k1's track to k3's, at their starts (µs on the trial's axis).

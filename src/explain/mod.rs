@@ -2,34 +2,34 @@
 //!
 //! Tools that read traces report overlap percentages and gaps; none knows which waits the
 //! program asked for. Here each step of a trace (`ProfilerStep#N`, a named range, or the whole
-//! trace) is read as the program it records:
-//! - **the model's must-precede pairs** the trace can state (`model.rs`): ops of one stream in
-//!   issue order, and the ops a process issued before a device sync against that sync's return;
-//!   where the trace records syncs with their streams and events, and streams with their kinds
-//!   (`recorded_orders.rs`), event waits, event and stream syncs and the legacy default stream.
-//!   Each is checked against the spans; a violation is a finding (a trace bug, a model gap or a
-//!   driver behaviour no note describes) and is shown first.
+//! trace) is read with the program behind it (`trace/behind.rs`: its streams, ops, event records
+//! and waits, syncs and environment, as far as the trace records them) and the one model of
+//! stream semantics the lab's own programs are judged by (`model/`):
+//! - **the model's must-precede pairs** the step states (`checked.rs`): each GPU op against the
+//!   ops the model orders right before it (stream order, chains of event waits across any
+//!   number of streams, the legacy default stream, graph launches), each host sync against the
+//!   ops it covers; checked against the spans. A violation is a finding (a trace bug, a model
+//!   gap or a driver behaviour no note describes) and is shown first.
 //! - **every wait** (`waits.rs`): an op that was ready (its launch call, plus the launch latency,
-//!   jitter and clock error the trace shows) before the op it started after had ended, with the
-//!   cause the trace supports (`trace/causes.rs`): asked for by the program (its stream's order,
-//!   an event wait, a host call) or not (a module load, shared hardware queues, or nothing the
-//!   trace shows), and the time lost, summed per cause and per stream.
+//!   jitter and clock error the trace shows) before the op it started after had ended, with its
+//!   cause (`trace/causes.rs`): **asked for** where the model orders it (the chain named),
+//!   **implied** where only the legacy default stream's barrier does, else **not asked for**
+//!   with the cause the trace supports (shared hardware queues, a module load, room on the GPU,
+//!   or nothing the trace shows), and the time lost, summed per cause and per stream.
 //! - **surprises**: a pageable copy that overlapped compute, which many expect to serialize.
 //!
 //! `litmus/explained.rs` turns what was found into claim files, so that it is judged again on
 //! the next trace. Nothing here needs a GPU.
 //!
-//! **May import:** `trace` (trials, causes), `measured` (tolerances), `program` (op ids),
-//! `border`. Inside, from the ground up: `lanes` (a step's ops by lane), `model` (with
-//! `recorded_orders`), `waits`, `text`.
+//! **May import:** `trace` (trials, causes, the program behind), `model` (its rules),
+//! `measured` (tolerances), `program` (op ids), `border`. Inside, from the ground up: `checked`,
+//! `waits`, `text`.
 
-mod lanes;
-mod model;
-mod recorded_orders;
+mod checked;
 mod text;
 mod waits;
 
-pub use model::{RuleKind, Violation};
+pub use checked::{RuleKind, Violation};
 pub use text::{lane_name, text};
 pub use waits::{Lane, Surprise, Wait};
 
@@ -89,16 +89,11 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
         });
     }
     let tol = &trace.tolerances;
-    let mut notes = Vec::new();
-    let syncable = model::single_device_processes(trace, &mut notes);
-    let mut visits = recorded_orders::Visits::default();
+    let mut notes = program_notes(trace);
+    let mut checker = checked::Checker::default();
     let steps: Vec<Step> = (trials.iter())
         .map(|t| {
-            let lanes = lanes::lanes(trace, t);
-            let (mut by_rule, mut violations) = model::check(trace, t, tol, &syncable, &lanes);
-            let (more, broken) = recorded_orders::check(trace, t, tol, &lanes, &mut visits);
-            violations.extend(broken);
-            by_rule.extend(more);
+            let (by_rule, violations) = checker.check(trace, t, tol);
             Step {
                 name: t.name.clone(),
                 pairs: by_rule.iter().map(|r| r.1).sum(),
@@ -115,14 +110,39 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
         TrialSpec::EachKernel(p) => format!("each kernel \"{}\"", crate::trace::clip(p.text())),
         TrialSpec::Whole => "the whole trace".into(),
     };
-    if visits.spent {
+    if checker.spent {
         notes.push(format!(
             "the steps' windows overlap: past {} recorded syncs looked at, the rest were not \
              checked (explain one range that occurs once per step with --trial)",
-            recorded_orders::MAX_SYNC_VISITS
+            checked::MAX_SYNC_VISITS
         ));
     }
     Ok(Explanation { cut, steps, notes })
+}
+
+/// What the trace does not record of the programs behind it, said once per file and process
+/// (at most a few processes each, the rest counted).
+fn program_notes(trace: &Trace) -> Vec<String> {
+    const SAID: usize = 3;
+    let mut notes = Vec::new();
+    for (f, behind) in trace.behind.iter().enumerate() {
+        let who = trace.files[f].who();
+        let told: Vec<_> = behind
+            .processes
+            .iter()
+            .filter(|p| !p.notes.is_empty())
+            .collect();
+        for p in told.iter().take(SAID) {
+            notes.push(format!("{who}, process {}: {}", p.pid, p.notes.join("; ")));
+        }
+        if told.len() > SAID {
+            notes.push(format!(
+                "{who}: {} more processes with what their trace does not record",
+                told.len() - SAID
+            ));
+        }
+    }
+    notes
 }
 
 /// The pairs of every step summed by rule, as "stream order 120, device syncs 4, event waits 9"

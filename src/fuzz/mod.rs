@@ -14,17 +14,17 @@
 //!
 //!
 //! **May import:** `judge`, `measured`, `program`, `border`. The GPU comes in as a closure.
-//! [`model`]: crate::judge::model
+//! [`model`]: crate::model
 
 mod strategy;
 
 pub use strategy::{programs, Shape};
 
 use crate::border::error::Error;
-use crate::judge::model::{HappensBefore, Refinement};
 use crate::judge::relation::{latest_free_start, Check, HostWaits, Measurement, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::Timeline;
+use crate::model::{HappensBefore, Refinement};
 use crate::program::{OpId, OpKind, Program};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -15,7 +15,7 @@
 //! Everything here is pure except the programs it builds: the lab runs them, and these functions
 //! read the trials.
 
-use crate::judge::model::{HappensBefore, Refinement};
+use crate::model::{HappensBefore, Refinement};
 use crate::program::{OpId, Program, StreamKind};
 use crate::record::Trials;
 use serde::{Deserialize, Serialize};

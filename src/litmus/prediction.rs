@@ -4,9 +4,9 @@
 //! beyond the documentation.
 
 use crate::judge::claim::Claim;
-use crate::judge::model::{HappensBefore, Refinement};
 use crate::judge::relation::Check;
 use crate::judge::verdict::Expect;
+use crate::model::{HappensBefore, Refinement};
 use std::fmt;
 
 /// The model's answer to one check.

@@ -46,7 +46,7 @@ pub struct Event {
 }
 
 /// What the host waits for in a [`OpKind::HostSync`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SyncTarget {
     /// `cuStreamSynchronize`.

@@ -36,6 +36,16 @@ impl StreamKind {
         matches!(self, StreamKind::LegacyNull | StreamKind::PerThread)
     }
 
+    /// The kind in a sentence: "the legacy default stream", "a blocking stream".
+    pub fn described(self) -> &'static str {
+        match self {
+            StreamKind::LegacyNull => "the legacy default stream",
+            StreamKind::PerThread => "the per-thread default stream",
+            StreamKind::Blocking => "a blocking stream",
+            StreamKind::NonBlocking => "a non-blocking stream",
+        }
+    }
+
     /// Short name used in labels and reports.
     pub fn name(self) -> &'static str {
         match self {

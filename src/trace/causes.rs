@@ -1,34 +1,39 @@
 //! What held an op back, as far as the trace shows: the op it started after, and why it waited.
 //!
 //! An order or a missing overlap on a trace is a finding only with its cause: the user wants to
-//! know whether their program asked for the wait. The causes are tried from what the trace
-//! shows most directly to what it shows least:
+//! know whether their program asked for the wait. The model of stream semantics, applied to the
+//! program behind the trace (`behind.rs`), decides first; the facts the trace shows about the
+//! op's issue come after:
 //! 1. **issued late**: its launch call began only after the op it started after had ended, so
 //!    the GPU never held it; where the thread's call before it returned only then (a sync, a
 //!    pageable or synchronous copy), that call held the thread;
-//! 2. **queued** behind the op before it in its own stream;
-//! 3. on another stream: an **event wait** its thread called since its previous launch; the
-//!    **first launch** of its kernel in its process (lazy module loading, unless the recorded
-//!    environment says `CUDA_MODULE_LOADING=EAGER`); **a full GPU** where the op it waited for
-//!    filled every SM as it started (the profiler's blocks per SM), or **one copy engine** where
-//!    both are copies of one direction; **shared hardware queues** where the
-//!    recorded environment sets `CUDA_DEVICE_MAX_CONNECTIONS`; **the legacy default stream**
-//!    where the trace records one stream as it and the other as blocking; **a stream of higher
-//!    priority** where it records the other's priority as higher; else **nothing in the trace**
-//!    says why, naming what it does not record.
-//!
-//! Where the trace records its syncs with their streams (`trace/syncs.rs`), an event wait is a
-//! cause only if its stream waited for the other op's stream; without them, any
-//! `cudaStreamWaitEvent` its thread called since its previous launch may have ordered it.
+//! 2. **asked for**: a chain of the documented rules orders it after the other op (its stream's
+//!    order: **queued**; event waits across any number of streams: **an event wait**, the chain
+//!    named; a host sync, a graph launch, a collective: **ordered**), whatever else also held it;
+//! 3. **implied**: only the legacy default stream's barrier orders it (the streams' kinds
+//!    recorded), which the program did not ask for by name; the fix is a non-blocking stream;
+//! 4. **shared hardware queues**: only the queues its streams share under the recorded
+//!    `CUDA_DEVICE_MAX_CONNECTIONS` (or the default 8, where more streams than that were
+//!    created) order it, by the driver's assignment of queues in order of creation;
+//! 5. where the model cannot follow a wait: **an event wait** whose record the trace lacks (or,
+//!    in a trace without its syncs, a `cudaStreamWaitEvent` its thread called since its
+//!    previous launch) may have ordered it;
+//! 6. not ordered: the **first launch** of its kernel in its process (lazy module loading,
+//!    unless the recorded environment says `CUDA_MODULE_LOADING=EAGER`); room on the GPU: **a
+//!    stream of higher priority**, **one copy engine** where both are copies of one direction,
+//!    **a full GPU** where the op it waited for filled every SM as it started (the profiler's
+//!    blocks per SM); else **nothing in the trace** says why, naming what it records and what
+//!    it does not.
 //!
 //! Every figure is on the trial's axis, the one the evidence's other figures use.
 
+use super::behind::{Order, Source};
 use super::events::{CopyDir, DriverEnv, GpuKind};
 use super::facts::Facts;
-use super::syncs::StreamKind;
 use super::trials::Trial;
 use crate::measured::calibration::Tolerances;
-use crate::program::OpId;
+use crate::model::{Link, Rule};
+use crate::program::{OpId, StreamKind};
 
 /// The kinds of cause, for summing and for pictures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,18 +44,19 @@ pub enum CauseKind {
     IssuedLate,
     /// Behind the op before it in its stream.
     Queued,
-    /// An event wait its thread called since its previous launch.
+    /// An event wait: a chain of event waits the trace records, or one it may have made.
     EventWait,
+    /// Another chain the program asked for: a host sync, a graph launch, a collective.
+    Ordered,
     /// The first launch of its kernel in its process (lazy module loading).
     FirstLaunch,
     /// The kernel it waited for filled every SM as it started (the profiler's blocks per SM).
     FullGpu,
     /// A copy that waited for a copy of the same direction: they share the copy engine.
     CopyEngine,
-    /// The process's streams share few hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
+    /// The process's streams share hardware queues (`CUDA_DEVICE_MAX_CONNECTIONS`).
     SharedQueues,
-    /// One of the two streams is the legacy default stream, the other a blocking stream (the
-    /// trace records their kinds): they wait for each other's work.
+    /// Only the legacy default stream's barrier orders it: implied by the streams' kinds.
     LegacyStream,
     /// The other op's stream has the higher priority (the trace records both): its blocks take
     /// free SMs first.
@@ -69,13 +75,23 @@ impl CauseKind {
     }
 
     /// Whether the program asked for the wait (its stream's order, an event wait, a host call
-    /// it made), as against the driver or the hardware (a module load, shared queues) or
-    /// nothing the trace shows.
+    /// it made, a chain of them), as against what its streams' kinds imply, the driver or the
+    /// hardware (a module load, shared queues) or nothing the trace shows.
     pub fn asked(self) -> bool {
         matches!(
             self,
-            CauseKind::HostCall | CauseKind::IssuedLate | CauseKind::Queued | CauseKind::EventWait
+            CauseKind::HostCall
+                | CauseKind::IssuedLate
+                | CauseKind::Queued
+                | CauseKind::EventWait
+                | CauseKind::Ordered
         )
+    }
+
+    /// Whether the streams' kinds imply the wait (the legacy default stream): the program did
+    /// not name it, and changing a stream's kind removes it.
+    pub fn implied(self) -> bool {
+        self == CauseKind::LegacyStream
     }
 
     pub fn word(self) -> &'static str {
@@ -84,6 +100,7 @@ impl CauseKind {
             CauseKind::IssuedLate => "issued late",
             CauseKind::Queued => "queued in its stream",
             CauseKind::EventWait => "an event wait",
+            CauseKind::Ordered => "ordered by the program",
             CauseKind::FirstLaunch => "a first launch (lazy module loading)",
             CauseKind::FullGpu => "the GPU was full",
             CauseKind::CopyEngine => "one copy engine per direction",
@@ -147,13 +164,7 @@ pub fn held_by(trial: &Trial, op: OpId, holder: OpId) -> Option<Held> {
     let label = trial.label(holder);
     let (kind, cause) = match issued_late(trial, op, end as i64, &label) {
         Some(late) => late,
-        None if trial.place(holder) == trial.place(op) => {
-            (CauseKind::Queued, "queued behind it in its stream".into())
-        }
-        None => {
-            let (kind, why) = other_stream(trial, op, holder);
-            (kind, format!("on another stream; {why}"))
-        }
+        None => by_model(trial, op, holder, &label),
     };
     Some(Held {
         op,
@@ -226,35 +237,114 @@ fn issued_late(
     }
 }
 
-/// Why an op waited for one of another stream, as far as the trace shows: the first cause
-/// that applies, from what the trace shows most directly.
-fn other_stream(trial: &Trial, op: OpId, holder: OpId) -> (CauseKind, String) {
+/// The model's answer first (asked for, implied, shared queues), then what the trace shows
+/// where the model does not order the two.
+fn by_model(trial: &Trial, op: OpId, holder: OpId, label: &str) -> (CauseKind, String) {
+    let same_lane = trial.place(holder) == trial.place(op);
+    let process = trial.act(op).map(|(p, _)| p);
+    let file = trial.ops.get(op.0).map_or(0, |r| r.0);
+    let named = |links: &[Link]| {
+        process.map_or(String::new(), |p| {
+            let name = |act: usize| match p.sources.get(act)? {
+                Source::Op(o) => trial.op_of(file, *o).map(|x| trial.label(x)),
+                _ => None,
+            };
+            p.chain_words(links, label, &name)
+        })
+    };
+    match trial.order(holder, op) {
+        Order::Asked(links) => {
+            let rules: Vec<Rule> = links.iter().map(|l| l.rule).collect();
+            if rules
+                .iter()
+                .all(|r| matches!(r, Rule::Stream | Rule::Duration))
+                && same_lane
+            {
+                return (CauseKind::Queued, "queued behind it in its stream".into());
+            }
+            let kind = match rules.contains(&Rule::Event) {
+                true => CauseKind::EventWait,
+                false => CauseKind::Ordered,
+            };
+            (kind, format!("the program ordered it: {}", named(&links)))
+        }
+        Order::Implied(links) => (
+            CauseKind::LegacyStream,
+            format!(
+                "implied by the streams' kinds: {}; a stream created with \
+                 cudaStreamNonBlocking (or --default-stream per-thread) does not wait for \
+                 the legacy default stream, nor it for them",
+                named(&links)
+            ),
+        ),
+        Order::SharedQueue(links) => (
+            CauseKind::SharedQueues,
+            format!(
+                "shared hardware queues: {}; work in one queue is dispatched in the order it \
+                 was issued, so an op behind one that waits inherits its wait",
+                named(&links)
+            ),
+        ),
+        Order::Unknown(_) if same_lane => {
+            (CauseKind::Queued, "queued behind it in its stream".into())
+        }
+        unknown @ (Order::Not | Order::Unknown(_)) => unordered(trial, op, holder, &unknown),
+    }
+}
+
+/// Why an op waited for one the model does not order it after (or cannot say of), as far as
+/// the trace shows: the first cause that applies, from what the trace shows most directly.
+fn unordered(trial: &Trial, op: OpId, holder: OpId, order: &Order) -> (CauseKind, String) {
     let facts = trial.facts.get(op.0).cloned().unwrap_or_default();
     let env = facts.env.as_ref();
+    let other = |(kind, why): (CauseKind, String)| (kind, format!("on another stream; {why}"));
+    if let Some(w) = blind_wait(&facts) {
+        return other((CauseKind::EventWait, w));
+    }
     if facts.first_launch && !env.is_some_and(|e| e.eager()) {
         let recorded = match env {
             Some(_) => " (CUDA_MODULE_LOADING not EAGER, recorded)",
             None => " (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2)",
         };
-        return (
+        return other((
             CauseKind::FirstLaunch,
             format!(
                 "it is the first launch of its kernel in its process: where modules load \
                  lazily{recorded}, that launch loads its module, which waits for the work \
                  already running; CUDA_MODULE_LOADING=EAGER or a warm-up launch removes the wait"
             ),
-        );
+        ));
     }
     let found = [
-        event_wait(trial, &facts, op, holder).map(|w| (CauseKind::EventWait, w)),
-        legacy_stream(trial, op, holder).map(|w| (CauseKind::LegacyStream, w)),
         priority(trial, op, holder).map(|w| (CauseKind::Priority, w)),
         copy_engine(trial, op, holder).map(|w| (CauseKind::CopyEngine, w)),
         full_gpu(trial, env, holder).map(|w| (CauseKind::FullGpu, w)),
-        shared_queues(env).map(|w| (CauseKind::SharedQueues, w)),
     ];
-    (found.into_iter().flatten().next())
-        .unwrap_or_else(|| (CauseKind::Unknown, unknown(trial, &facts, op, holder)))
+    let cause = found.into_iter().flatten().next();
+    other(cause.unwrap_or_else(|| {
+        (
+            CauseKind::Unknown,
+            unknown(trial, &facts, op, holder, order),
+        )
+    }))
+}
+
+/// An event wait the model cannot follow that may have ordered `op`: where the trace records
+/// its syncs, a wait of its stream (since the op before it there) whose record the trace lacks;
+/// where it does not, any `cudaStreamWaitEvent` its thread called since its previous launch.
+fn blind_wait(facts: &Facts) -> Option<String> {
+    let Some(waits) = &facts.recorded_waits else {
+        return facts.event_wait.then(|| {
+            "its thread called cudaStreamWaitEvent since its previous launch, and the trace \
+             does not record which stream and event it named: an event wait may have ordered it"
+                .into()
+        });
+    };
+    waits.contains(&None).then(|| {
+        "its stream waited (cudaStreamWaitEvent, recorded) for an event whose record the trace \
+         lacks: that wait may have ordered it"
+            .into()
+    })
 }
 
 /// Two copies of one direction share the GPU's copy engine for it.
@@ -289,51 +379,37 @@ fn full_gpu(trial: &Trial, env: Option<&DriverEnv>, holder: OpId) -> Option<Stri
     ))
 }
 
-/// The process's streams share the hardware queues its recorded environment sets.
-fn shared_queues(env: Option<&DriverEnv>) -> Option<String> {
-    let n = env.and_then(|e| e.connections())?;
-    let queues = match n {
-        1 => "one hardware queue".to_string(),
-        n => format!("{n} hardware queues"),
-    };
-    Some(format!(
-        "its process ran with CUDA_DEVICE_MAX_CONNECTIONS={n} (recorded): its streams share \
-         {queues}, and work in one queue runs in the order it was issued"
-    ))
-}
-
-/// "Nothing in the trace says why", naming what the trace does and does not record.
-fn unknown(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> String {
-    let env = facts.env.as_ref();
+/// "Nothing in the trace says why", naming what the trace records and what it does not.
+fn unknown(trial: &Trial, facts: &Facts, op: OpId, holder: OpId, order: &Order) -> String {
     let first = match facts.first_launch {
         true => "a first launch, but modules load eagerly (CUDA_MODULE_LOADING=EAGER, recorded)",
         false => "not a first launch",
     };
-    let queues = match env {
-        Some(_) => {
-            "CUDA_DEVICE_MAX_CONNECTIONS was unset (8 hardware queues, recorded); more \
-                    streams than queues"
-        }
-        None => "one hardware queue, as under CUDA_DEVICE_MAX_CONNECTIONS=1,",
+    let waits = match facts.recorded_waits {
+        Some(_) => "event waits (its syncs recorded)",
+        None => "event waits",
     };
-    let unrecorded = match streams_of(trial, op, holder) {
-        (Some(a), Some(b)) => {
-            let kinds = match a == b {
-                true => format!("both streams are {} (recorded)", a.word()),
-                false => format!("the streams are {} and {} (recorded)", a.word(), b.word()),
-            };
-            format!(
-                "{queues} would do this, which the trace does not record; {kinds}, which do not \
-                 wait for each other"
-            )
-        }
+    let model = match order {
+        Order::Unknown(why) => format!("the model cannot say ({why})"),
         _ => format!(
-            "{queues} or the legacy default stream would do this, and the trace records neither"
+            "no chain of the model's rules orders it (its stream's order, {waits}, host syncs, \
+             the legacy default stream)"
         ),
     };
-    let waits = match facts.recorded_waits {
-        Some(_) => " on the other's stream (its syncs recorded)",
-        None => "",
+    let queues = queues_said(trial, facts.env.as_ref(), op, holder);
+    let kinds = match kinds_of(trial, op, holder) {
+        (Some(a), Some(b)) if a == b => format!(
+            "both streams are {} (recorded), which do not wait for each other",
+            a.name()
+        ),
+        (Some(a), Some(b)) => format!(
+            "the streams are {} and {} (recorded), which do not wait for each other",
+            a.described(),
+            b.described()
+        ),
+        _ => "the trace does not record the streams' kinds (the legacy default stream would \
+              order more)"
+            .to_string(),
     };
     // SMs the other kernel held (its registers, shared memory), where it did not fill the
     // GPU by its blocks or the trace gives no figure.
@@ -345,43 +421,45 @@ fn unknown(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> String {
         ),
         None => "; or the kernel it waited for held the SMs it needed".into(),
     };
-    format!(
-        "nothing in the trace says why: not its stream's order, no event wait before its \
-         launch{waits}, {first} ({unrecorded}{room})"
-    )
+    format!("nothing in the trace says why: {model}; {first}; {kinds}; {queues}{room}")
 }
 
-/// An event wait that may have ordered `op` after `holder`: where the trace records its syncs,
-/// a wait of its stream for `holder`'s stream (or for a record the trace lacks); where it does
-/// not, any `cudaStreamWaitEvent` its thread called since its previous launch.
-fn event_wait(trial: &Trial, facts: &Facts, op: OpId, holder: OpId) -> Option<String> {
-    let Some(waits) = &facts.recorded_waits else {
-        return facts.event_wait.then(|| {
-            "its thread called cudaStreamWaitEvent since its previous launch: an event wait may \
-             have ordered it"
-                .into()
-        });
+/// What the trace says of the hardware queues of the two ops' streams.
+fn queues_said(trial: &Trial, env: Option<&DriverEnv>, op: OpId, holder: OpId) -> String {
+    let (Some((p, _)), Some(a), Some(b), Some(env)) =
+        (trial.act(op), trial.place(op), trial.place(holder), env)
+    else {
+        return "the trace does not record its process's environment \
+                (CUDA_DEVICE_MAX_CONNECTIONS: fewer hardware queues would order more)"
+            .into();
     };
-    let (Some(a), Some(b)) = (trial.place(op), trial.place(holder)) else {
-        return None;
+    let set = match env.connections() {
+        Some(n) => format!("CUDA_DEVICE_MAX_CONNECTIONS={n}"),
+        None => "CUDA_DEVICE_MAX_CONNECTIONS unset (8 hardware queues)".into(),
     };
-    if (a.0, a.1) == (b.0, b.1) && waits.contains(&Some(b.3)) {
-        return Some(format!(
-            "its stream waited (cudaStreamWaitEvent, recorded) for an event recorded on stream \
-             {}, the other's, since its previous op: the program ordered it",
-            b.3
-        ));
+    match (p.queue_of(a.2, a.3), p.queue_of(b.2, b.3)) {
+        (Some((qa, n, k)), Some((qb, _, _))) if qa != qb => format!(
+            "its process ran with {set} (recorded) and created {k} streams: streams {} and {} \
+             feed queues {qa} and {qb} of {n} (the driver's assignment in order of creation, as \
+             `stream-litmus sweep` measured it)",
+            a.3, b.3
+        ),
+        (Some((q, n, _)), Some(_)) => format!(
+            "its process ran with {set} (recorded): streams {} and {} share hardware queue {q} \
+             of {n}, but no op ahead of it in the queue waited",
+            a.3, b.3
+        ),
+        _ => format!(
+            "its process ran with {set} (recorded), but the trace does not say when streams {} \
+             and {} were created (which queues they feed)",
+            a.3, b.3
+        ),
     }
-    waits.contains(&None).then(|| {
-        "its stream waited (cudaStreamWaitEvent, recorded) for an event whose record the trace \
-         lacks: that wait may have ordered it"
-            .into()
-    })
 }
 
 /// The kinds of the streams of `op` and `holder`, where the trace records both and they ran in
 /// one process on one device.
-fn streams_of(trial: &Trial, op: OpId, holder: OpId) -> (Option<StreamKind>, Option<StreamKind>) {
+fn kinds_of(trial: &Trial, op: OpId, holder: OpId) -> (Option<StreamKind>, Option<StreamKind>) {
     let kind = |o: OpId| (trial.facts.get(o.0)).and_then(|f| f.stream.and_then(|s| s.kind));
     let same = match (trial.place(op), trial.place(holder)) {
         (Some(a), Some(b)) => (a.0, a.1, a.2) == (b.0, b.1, b.2),
@@ -391,23 +469,6 @@ fn streams_of(trial: &Trial, op: OpId, holder: OpId) -> (Option<StreamKind>, Opt
         true => (kind(op), kind(holder)),
         false => (None, None),
     }
-}
-
-/// Where one of the two streams is the legacy default stream and the other blocking: they wait
-/// for each other's work, whichever was issued first.
-fn legacy_stream(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
-    use StreamKind::{Blocking, LegacyDefault};
-    let which = match streams_of(trial, op, holder) {
-        (Some(LegacyDefault), Some(Blocking)) => "its stream is the legacy default stream",
-        (Some(Blocking), Some(LegacyDefault)) => "the other's stream is the legacy default stream",
-        _ => return None,
-    };
-    Some(format!(
-        "{which} and the other a blocking stream (recorded): the legacy default stream waits for \
-         the work issued before on every blocking stream of its device, and they wait for its \
-         work; a stream created with cudaStreamNonBlocking (or --default-stream per-thread) \
-         does not"
-    ))
 }
 
 /// Where `holder`'s stream has the higher priority (a lower number), both recorded, in one

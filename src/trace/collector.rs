@@ -9,7 +9,7 @@ use super::kept::{Kept, Record};
 use super::names::{clip, clip_at, Names};
 use super::number::shown_us;
 use super::shapes::{Args, DistributedInfo, Event, ENV_VALUE_CHARS};
-use super::syncs::{RawRecord, RawSync, StreamInfo, StreamKind, SyncKind, SyncRecords};
+use super::syncs::{stream_kind, RawRecord, RawSync, StreamInfo, SyncKind, SyncRecords};
 use crate::border::limits::MAX_STAMP_NS;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -261,8 +261,9 @@ impl Collector {
                 };
                 self.kept.keep(Record::Sync, self.events)?;
                 let info = StreamInfo {
-                    kind: args.flag.as_deref().and_then(StreamKind::of),
+                    kind: args.flag.as_deref().and_then(stream_kind),
                     priority: args.priority.0.and_then(|p| i32::try_from(p).ok()),
+                    created: args.correlation.0,
                 };
                 self.syncs.streams.insert((process, stream), info);
                 return Ok(());

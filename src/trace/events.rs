@@ -87,6 +87,9 @@ impl GpuKind {
 /// The host call that issued a GPU op (`cudaLaunchKernel`, `cuLaunchKernelEx`, `cudaMemcpyAsync`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
+    /// Its place among its file's calls: the GPU ops of one call (the kernels of a graph launch)
+    /// share it. A host function's run, issued by its enqueue call, has `usize::MAX`.
+    pub id: usize,
     pub name: Arc<str>,
     pub begin_ns: i64,
     pub end_ns: i64,
@@ -222,6 +225,8 @@ pub struct TraceFile {
     pub env: HashMap<i64, DriverEnv>,
     /// The syncs the trace records with their stream and event (`trace/syncs.rs`), by begin.
     pub syncs: Vec<super::syncs::SyncCall>,
+    /// The event records whose calls the trace holds (`trace/syncs.rs`).
+    pub records: Vec<super::syncs::RecordCall>,
     /// The processes whose syncs are all recorded: a `stream-litmus trace` recording says so
     /// per process; a profiler's trace with `cuda_sync` events is taken to hold them all.
     pub sync_recorded: HashSet<i64>,

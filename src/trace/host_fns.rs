@@ -150,6 +150,7 @@ fn paired(pid: i64, mine: &[&RawCall], opened: &[&HostRange]) -> Result<Vec<GpuO
             end_ns: r.end_ns,
             pid,
             call: Some(Call {
+                id: usize::MAX,
                 name: c.name.clone(),
                 begin_ns: c.begin_ns,
                 end_ns: c.end_ns,

@@ -141,7 +141,11 @@ impl Collector {
                 (span, calls[i].name.clone())
             })
         };
-        let (syncs, streams) = super::syncs::join(raw_syncs, call, |k| joins.only(k));
+        let super::syncs::Joined {
+            syncs,
+            records,
+            streams,
+        } = super::syncs::join(raw_syncs, call, |k| joins.only(k));
         if profiler_syncs {
             sync_recorded.extend(syncs.iter().map(|s| s.pid));
         }
@@ -170,6 +174,7 @@ impl Collector {
             env: self.env,
             device_syncs,
             syncs,
+            records,
             sync_recorded,
             streams,
             join_note: (unjoined > 0).then(|| {
@@ -229,6 +234,7 @@ impl Collector {
         let call_of = |i: usize| {
             let c = &calls[i];
             Call {
+                id: i,
                 name: c.name.clone(),
                 begin_ns: c.begin_ns,
                 end_ns: c.end_ns,

@@ -19,7 +19,9 @@
 //! event at a time), `kineto`, `tolerance`, `facts` (what a trace shows about an op's issue), `trials`, `causes`,
 //! `recorded`.
 
+mod behind;
 mod causes;
+mod chains;
 mod collector;
 mod events;
 mod facts;
@@ -36,6 +38,7 @@ mod syncs;
 mod tolerance;
 mod trials;
 
+pub use behind::{Behind, Order, Process, Source, MAX_SEARCH};
 pub use causes::{held_back, held_by, CauseKind, Held};
 pub use collector::MAX_DURATION_US;
 pub use events::{
@@ -47,6 +50,6 @@ pub use kineto::read;
 pub use names::MAX_NAME_BYTES;
 pub(crate) use names::{clip, clip_at};
 pub use recorded::{join, Joined};
-pub use syncs::{CallSpan, EventSource, StreamInfo, StreamKind, SyncCall, SyncKind};
+pub use syncs::{CallSpan, EventSource, RecordCall, StreamInfo, SyncCall, SyncKind};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
 pub use trials::{short_name, Trace, Trial, TrialSpec, MAX_TRIAL_OPS};

@@ -16,37 +16,17 @@
 //! say which ops the wait orders (`explain/model.rs`). What is missing stays unknown: a wait whose
 //! record the trace lacks has no source, a stream without a record has no kind.
 
+use crate::program::StreamKind;
 use std::collections::HashMap;
 
-/// How a stream was created, as CUPTI's stream record says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StreamKind {
-    /// The legacy default stream (`0`, `cudaStreamLegacy`): it waits for the work of every
-    /// blocking stream of its context, and they wait for it.
-    LegacyDefault,
-    /// Created with `cudaStreamDefault`: it synchronizes with the legacy default stream.
-    Blocking,
-    /// Created with `cudaStreamNonBlocking`: independent of the legacy default stream.
-    NonBlocking,
-}
-
-impl StreamKind {
-    /// From the flag word the trace writes.
-    pub(super) fn of(word: &str) -> Option<StreamKind> {
-        match word {
-            "legacy_default" => Some(StreamKind::LegacyDefault),
-            "blocking" => Some(StreamKind::Blocking),
-            "non_blocking" => Some(StreamKind::NonBlocking),
-            _ => None,
-        }
-    }
-
-    pub fn word(self) -> &'static str {
-        match self {
-            StreamKind::LegacyDefault => "the legacy default stream",
-            StreamKind::Blocking => "blocking",
-            StreamKind::NonBlocking => "non-blocking",
-        }
+/// A stream's kind from the flag word the trace writes (CUPTI's stream record: `legacy_default`
+/// for the NULL stream, `blocking` for `cudaStreamDefault`, `non_blocking`).
+pub(super) fn stream_kind(word: &str) -> Option<StreamKind> {
+    match word {
+        "legacy_default" => Some(StreamKind::LegacyNull),
+        "blocking" => Some(StreamKind::Blocking),
+        "non_blocking" => Some(StreamKind::NonBlocking),
+        _ => None,
     }
 }
 
@@ -57,6 +37,9 @@ pub struct StreamInfo {
     pub kind: Option<StreamKind>,
     /// The priority it was created with (lower numbers run first); the default is 0.
     pub priority: Option<i32>,
+    /// The correlation of the call that created it, where recorded: streams of one process in
+    /// order of creation pick their hardware queues in turn.
+    pub created: Option<i64>,
 }
 
 /// What a recorded sync waits for.
@@ -124,6 +107,20 @@ pub struct EventSource {
     /// The `cudaEventRecord` call, where the trace holds it: the work of `stream` issued before
     /// it is what the wait waits for.
     pub record: Option<CallSpan>,
+    /// The record among the file's ([`TraceFile::records`]), where its call is in the trace.
+    ///
+    /// [`TraceFile::records`]: super::events::TraceFile::records
+    pub id: Option<usize>,
+}
+
+/// A `cudaEventRecord` joined to its call: the program behind the trace records an event there
+/// (`trace/behind.rs`). Each record is an event of its own to the model: a wait is joined to the
+/// record it waits for here, so what re-recording one event would change is already decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordCall {
+    pub pid: i64,
+    pub stream: u64,
+    pub call: CallSpan,
 }
 
 /// One recorded sync, joined to its calls.
@@ -176,52 +173,100 @@ pub(super) fn join(
     raw: SyncRecords,
     call: impl Fn(i64, i64) -> Option<(CallSpan, std::sync::Arc<str>)>,
     process_of: impl Fn(i64) -> Option<i64>,
-) -> (Vec<SyncCall>, HashMap<(i64, u64), StreamInfo>) {
+) -> Joined {
     let span = |pid, correlation| call(pid, correlation).map(|c| c.0);
     // Each event's records by process, in correlation order.
-    let mut records: HashMap<(i64, i64), Vec<(i64, i64)>> = HashMap::new();
+    let mut by_event: HashMap<(i64, i64), Vec<(i64, i64)>> = HashMap::new();
     for r in &raw.records {
-        (records.entry((r.pid, r.event)).or_default()).push((r.correlation, r.stream));
+        (by_event.entry((r.pid, r.event)).or_default()).push((r.correlation, r.stream));
     }
-    for list in records.values_mut() {
+    for list in by_event.values_mut() {
         list.sort_unstable();
     }
-    let mut syncs: Vec<SyncCall> = (raw.syncs.into_iter())
-        .filter_map(|s| {
-            let pid = s.pid.or_else(|| s.correlation.and_then(&process_of))?;
-            let stream = s.stream.and_then(|v| u64::try_from(v).ok());
-            let (call, name) = call(pid, s.correlation?)?;
-            if !s.kind.waits_in(&name) {
-                return None;
-            }
-            let waits = matches!(s.kind, SyncKind::StreamWaitEvent | SyncKind::EventSync);
-            let source = match (s.wait_on_stream, s.record_correlation) {
-                _ if !waits => None,
-                // The profiler's own join.
-                (Some(w), Some(r)) if w >= 0 && r >= 0 => Some(EventSource {
-                    stream: w as u64,
-                    record: span(pid, r),
-                }),
-                // The last record of its event before the wait.
-                _ => s.event.zip(s.correlation).and_then(|(e, c)| {
-                    let list = records.get(&(pid, e))?;
-                    let at = list.partition_point(|&(rc, _)| rc < c);
-                    let (rc, stream) = *list.get(at.checked_sub(1)?)?;
-                    Some(EventSource {
-                        stream: u64::try_from(stream).ok()?,
-                        record: span(pid, rc),
-                    })
-                }),
-            };
-            Some(SyncCall {
-                kind: s.kind,
-                pid,
-                stream,
-                call,
-                source,
-            })
-        })
-        .collect();
+    let mut records = Records::default();
+    for r in &raw.records {
+        records.at(r.pid, r.stream, r.correlation, &span);
+    }
+    let mut syncs: Vec<SyncCall> = Vec::with_capacity(raw.syncs.len());
+    for s in raw.syncs {
+        let Some(pid) = s.pid.or_else(|| s.correlation.and_then(&process_of)) else {
+            continue;
+        };
+        let stream = s.stream.and_then(|v| u64::try_from(v).ok());
+        let Some((call, name)) = s.correlation.and_then(|c| call(pid, c)) else {
+            continue;
+        };
+        if !s.kind.waits_in(&name) {
+            continue;
+        }
+        let waits = matches!(s.kind, SyncKind::StreamWaitEvent | SyncKind::EventSync);
+        let source = match (s.wait_on_stream, s.record_correlation) {
+            _ if !waits => None,
+            // The profiler's own join.
+            (Some(w), Some(r)) if w >= 0 && r >= 0 => Some(EventSource {
+                stream: w as u64,
+                record: span(pid, r),
+                id: records.at(pid, w, r, &span),
+            }),
+            // The last record of its event before the wait.
+            _ => s.event.zip(s.correlation).and_then(|(e, c)| {
+                let list = by_event.get(&(pid, e))?;
+                let at = list.partition_point(|&(rc, _)| rc < c);
+                let (rc, stream) = *list.get(at.checked_sub(1)?)?;
+                Some(EventSource {
+                    stream: u64::try_from(stream).ok()?,
+                    record: span(pid, rc),
+                    id: records.by_call.get(&(pid, rc)).copied(),
+                })
+            }),
+        };
+        syncs.push(SyncCall {
+            kind: s.kind,
+            pid,
+            stream,
+            call,
+            source,
+        });
+    }
     syncs.sort_by_key(|s| (s.call.begin_ns, s.pid));
-    (syncs, raw.streams)
+    Joined {
+        syncs,
+        records: records.found,
+        streams: raw.streams,
+    }
+}
+
+/// Every record whose call the trace holds, by (process, correlation): the acts of the program
+/// behind the trace, and what a wait's source points at.
+#[derive(Default)]
+struct Records {
+    found: Vec<RecordCall>,
+    by_call: HashMap<(i64, i64), usize>,
+}
+
+impl Records {
+    /// The record of `correlation` in `pid` on `stream`, added where its call is in the trace.
+    fn at(
+        &mut self,
+        pid: i64,
+        stream: i64,
+        correlation: i64,
+        span: &dyn Fn(i64, i64) -> Option<CallSpan>,
+    ) -> Option<usize> {
+        if let Some(&i) = self.by_call.get(&(pid, correlation)) {
+            return Some(i);
+        }
+        let (stream, call) = (u64::try_from(stream).ok()?, span(pid, correlation)?);
+        self.found.push(RecordCall { pid, stream, call });
+        self.by_call
+            .insert((pid, correlation), self.found.len() - 1);
+        Some(self.found.len() - 1)
+    }
+}
+
+/// What [`join`] makes of a file's syncs, records and streams.
+pub(super) struct Joined {
+    pub(super) syncs: Vec<SyncCall>,
+    pub(super) records: Vec<RecordCall>,
+    pub(super) streams: HashMap<(i64, u64), StreamInfo>,
 }

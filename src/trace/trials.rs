@@ -7,6 +7,7 @@
 //! The host and GPU times share the profiler's clock: the clock sync is the identity, within the
 //! clock error the trace shows (`tolerance.rs`).
 
+use super::behind::{Behind, Order};
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::facts::{free, Facts, HeldBy};
 use super::glob::Pattern;
@@ -17,6 +18,7 @@ use crate::program::OpId;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
 /// 2.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials). A trial holds
@@ -54,6 +56,8 @@ pub struct Trace {
     free: Vec<Vec<bool>>,
     /// By file, the event waits recorded before each op on its stream (`facts.rs`).
     waits: Vec<HashMap<usize, Vec<Option<u64>>>>,
+    /// By file, the program behind it, with the model's orders over it (`behind.rs`).
+    pub behind: Arc<Vec<Behind>>,
 }
 
 impl Trace {
@@ -116,12 +120,14 @@ impl Trace {
         let firsts = files.iter().map(TraceFile::first_launches).collect();
         let waits = files.iter().map(super::facts::recorded_waits).collect();
         let free = files.iter().map(free).collect();
+        let behind = Arc::new(files.iter().map(Behind::of).collect());
         Ok(Trace {
             files,
             tolerances,
             firsts,
             waits,
             free,
+            behind,
         })
     }
 
@@ -349,6 +355,7 @@ impl Trace {
             timeline,
             runs: self.files.iter().map(|f| f.run.clone()).collect(),
             facts,
+            behind: self.behind.clone(),
         }
     }
 
@@ -431,6 +438,8 @@ pub struct Trial {
     pub runs: Vec<Option<std::sync::Arc<str>>>,
     /// What the trace shows about each op's issue, by op id: the causes a wait may have.
     pub(crate) facts: Vec<Facts>,
+    /// By file, the program behind the trace (`behind.rs`).
+    pub behind: Arc<Vec<Behind>>,
 }
 
 impl Trial {
@@ -474,6 +483,29 @@ impl Trial {
     /// The stream an op ran on, with its file, process and device.
     pub fn place(&self, op: OpId) -> Option<(usize, i64, u32, u64)> {
         self.places.get(op.0).copied()
+    }
+
+    /// How the model of the program behind the trace orders `a` before `b` (`behind.rs`).
+    pub fn order(&self, a: OpId, b: OpId) -> Order {
+        let (Some(&(fa, oa)), Some(&(fb, ob))) = (self.ops.get(a.0), self.ops.get(b.0)) else {
+            return Order::Unknown("an op outside the trial");
+        };
+        match fa == fb {
+            true => self.behind[fa].order(oa, ob),
+            false => Order::Unknown("ops of two trace files"),
+        }
+    }
+
+    /// The trial's op that is GPU op `op` of file `file`, if the trial holds it.
+    pub fn op_of(&self, file: usize, op: usize) -> Option<OpId> {
+        self.ops.iter().position(|&r| r == (file, op)).map(OpId)
+    }
+
+    /// The process of the program behind the trace that issued `op`, with its act.
+    pub fn act(&self, op: OpId) -> Option<(&super::behind::Process, usize)> {
+        let &(f, o) = self.ops.get(op.0)?;
+        let (p, a) = self.behind.get(f)?.act(o)?;
+        Some((&self.behind[f].processes[p], a))
     }
 }
 

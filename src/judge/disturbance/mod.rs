@@ -34,7 +34,7 @@
 //!   reads; see `kernels/stamp.cu`). Within one context nothing suspends a running block that
 //!   long; a context switch to a neighbour does.
 //!
-//! "May wait for" is what the happens-before model ([`crate::judge::model`]) orders before the op, by
+//! "May wait for" is what the happens-before model ([`crate::model`]) orders before the op, by
 //! the documented rules or with every stream in one hardware queue, the most any connection
 //! setting serializes; ops in graphs fall back to everything issued before them. A first version
 //! took every op issued before, a superset that no real wait can escape; on an H100 beside two

@@ -1,9 +1,9 @@
 //! Stalls: what an unexplained stall is, how long one must be, and which earlier ops an op may
 //! wait for (so that a wait is not taken for a stall).
 
-use crate::judge::model::{HappensBefore, Refinement};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::Timeline;
+use crate::model::{HappensBefore, Refinement};
 use crate::program::{OpId, Program};
 use serde::{Deserialize, Serialize};
 use std::fmt;

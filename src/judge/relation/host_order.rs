@@ -2,7 +2,7 @@
 //!
 //! When the later op of a pair was issued after a host call that waits for the earlier one (a
 //! stream, event or device sync, or an elapsed-time read, covering the earlier op by the
-//! documented [model](crate::judge::model)), the host made the order: the later op could not even be
+//! documented [model](crate::model)), the host made the order: the later op could not even be
 //! issued before the call returned. The call shows that it waited when it was called before the
 //! earlier op ended and returned no sooner than that end, both placed on the `%globaltimer` axis
 //! with the trial's clock sync; its error bound plus a timer step (plus the earlier op's own slack)

@@ -2,14 +2,14 @@
 //! what each of them waits for, and the labels to name ops with in reasons.
 //!
 //! A host call that waits for device work (a stream, event or device sync, or the event sync of
-//! an elapsed-time read) covers an op when the documented [model](crate::judge::model) orders the op
+//! an elapsed-time read) covers an op when the documented [model](crate::model) orders the op
 //! before the call: the same coverage that makes the model order everything issued after the call
 //! behind the op. Blocking driver calls ([`OpKind::Api`]) block the host for their own work; no
 //! document says they wait for any op, so they cover none (docs/design.md, decision 13).
 
 use super::Check;
-use crate::judge::model::HappensBefore;
 use crate::measured::timeline::{Interval, Timeline};
+use crate::model::HappensBefore;
 use crate::program::{OpId, OpKind, Program, SyncTarget};
 
 /// How an op's host call holds the host.

@@ -150,7 +150,7 @@ impl Check {
         }
     }
 
-    /// Whether the check is a happens-before question the [model](crate::judge::model) answers.
+    /// Whether the check is a happens-before question the [model](crate::model) answers.
     pub fn is_ordering(&self) -> bool {
         matches!(self, Check::Precedes { .. } | Check::Overlaps { .. })
     }
@@ -446,7 +446,7 @@ fn at(t: i64, timeline: &Timeline) -> String {
 
 /// What the model predicts of a check. It lives here, beside [`Check`], so that the model knows
 /// programs only and the relations may read the model (a wait is what the model orders before).
-impl crate::judge::model::HappensBefore {
+impl crate::model::HappensBefore {
     /// What the model says of a claim's check: `Some(true)` if it predicts it, `Some(false)` if
     /// it does not, `None` for checks that are no happens-before question (dispatch order,
     /// preemption).

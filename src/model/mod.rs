@@ -1,7 +1,7 @@
-//! A model of CUDA stream and event semantics: for any [`Program`], what must happen before what,
-//! and what may overlap.
+//! A model of CUDA stream and event semantics: for any program, what must happen before what, and
+//! what may overlap. One model for the lab's own programs and for the programs behind traces.
 //!
-//! Every op is two events in time, its **start** and its **end**. The rules (`model/rules.rs`) add edges
+//! Every op is two events in time, its **start** and its **end**. The rules (`rules.rs`) add edges
 //! between them:
 //! - `end(x) → start(y)`: y cannot start before x has completed (a dependency);
 //! - `start(x) → start(y)`: y cannot start before x has started (dispatch order in a hardware
@@ -9,15 +9,31 @@
 //!
 //! `x` **must precede** `y` when a path leads from `end(x)` to `start(y)`. Two ops **may
 //! overlap** when neither must precede the other. Every edge points forward in issue order: no
-//! rule lets an op wait for one issued after it. The graph is therefore acyclic, and one reverse
-//! pass over the ops computes reachability.
+//! rule lets an op wait for one issued after it. The graph is therefore acyclic.
+//!
+//! The rules read a program in one form, [`Issued`] (`issued.rs`): a lab [`Program`] is read into
+//! it whole ([`Issued::of`]), a trace's program is rebuilt into it (`trace/behind.rs`). Two ways
+//! answer questions of it, from the same edges:
+//! - [`HappensBefore`]: every pair at once, one reverse pass over bitsets; for the lab's programs
+//!   (tens of ops, asked about every pair);
+//! - [`Orders`] (`orders.rs`): one pair at a time, by a search back from the later op that never
+//!   leaves the ops issued between the two, which returns the chain of rules that orders them;
+//!   for traces of a hundred thousand ops, asked about the pairs that waited.
 //!
 //! The documented semantics ([`Refinement::Documented`]) are what NVIDIA promises. The queue
 //! refinement adds what the hardware does with a limited number of connections. It is kept
 //! separate, because it is measured behaviour rather than a documented rule. docs/model.md lists
 //! the rules, what the model leaves out, and how to read a fuzz report.
+//!
+//! **May import:** `program`, `border`.
 
+mod issued;
+mod orders;
 mod rules;
+
+pub use issued::{Act, Issued, StreamFacts, What};
+pub use orders::{Link, Orders, Search};
+pub use rules::Rule;
 
 use crate::program::{OpId, Program};
 use serde::{Deserialize, Serialize};
@@ -42,7 +58,7 @@ impl Refinement {
     /// could rely on.
     pub fn for_connections(value: Option<&str>) -> Result<Refinement, String> {
         let Some(v) = value else {
-            return Ok(Refinement::Queues(8));
+            return Ok(Refinement::Queues(DEFAULT_CONNECTIONS));
         };
         match v.parse::<usize>() {
             Ok(n @ 1..=32) if v.bytes().all(|b| b.is_ascii_digit()) => Ok(Refinement::Queues(n)),
@@ -54,7 +70,10 @@ impl Refinement {
     }
 }
 
-/// The happens-before relation of one program.
+/// The driver's documented default of hardware connections per device.
+pub const DEFAULT_CONNECTIONS: usize = 8;
+
+/// The happens-before relation of one program, every pair at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HappensBefore {
     ops: usize,
@@ -70,14 +89,18 @@ impl HappensBefore {
 
     /// The semantics of `program` under `refinement`.
     pub fn with(program: &Program, refinement: Refinement) -> HappensBefore {
-        let ops = program.ops.len();
+        HappensBefore::of_issued(&Issued::of(program), refinement)
+    }
+
+    /// The semantics of a program as the model reads it, under `refinement`.
+    pub fn of_issued(issued: &Issued, refinement: Refinement) -> HappensBefore {
+        let ops = issued.ops.len();
         let nodes = 2 * ops;
-        let edges = rules::edges(program, refinement);
         let words = nodes.div_ceil(64).max(1);
         let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nodes];
-        for (from, to) in edges {
-            debug_assert!(from < to, "edges point forward in issue order");
-            succ[from].push(to);
+        for edge in rules::edges(issued, refinement) {
+            debug_assert!(edge.from < edge.to, "edges point forward in issue order");
+            succ[edge.from].push(edge.to);
         }
         let mut reach = vec![vec![0u64; words]; nodes];
         for v in (0..nodes).rev() {
