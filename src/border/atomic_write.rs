@@ -214,6 +214,23 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether `a` and `b` name one file, existing or yet to be written: the same file, or the same
+/// name in the same folder (through links and `..` in the folder's path). Two outputs of one
+/// command must never be one file: the second would overwrite the first.
+pub fn same_place(a: &Path, b: &Path) -> bool {
+    if same_file(a, b) {
+        return true;
+    }
+    let place = |p: &Path| {
+        let name = p.file_name()?;
+        let dir = (p.parent())
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some(dir.canonicalize().ok()?.join(name))
+    };
+    matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Checks up front that `path` can be written: its folder exists and takes a new file (a
 /// temporary one, removed at once), and it is not a folder. Nothing is left behind.
 pub fn check_writable(path: &Path) -> Result<(), Error> {

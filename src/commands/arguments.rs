@@ -115,6 +115,10 @@ pub(crate) struct ExplainArgs {
     /// Write what was found as a claim file, to judge again on the next trace with `check`.
     #[arg(long)]
     pub claims: Option<PathBuf>,
+    /// Write the explanation as JSON (every wait of every step; schema in
+    /// docs/checking-your-program.md).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]

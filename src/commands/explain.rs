@@ -27,15 +27,16 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         .map(|p| p.display().to_string())
         .collect();
     outln!("trace  {} ({ops} GPU ops)", names.join(", "));
-    let text = explain::text(&e, &trace);
+    let text = explain::text(&e, &trace, explain::Listing::Summary);
     for line in text.lines() {
         // Other control characters of a name escaped as everywhere text is shown.
         outln!("{}", stream_litmus::report::shown::one_line(line));
     }
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
+        let text = explain::text(&e, &trace, explain::Listing::All);
         let chrome = stream_litmus::report::explained_chrome::chrome_trace(&e, &trace, &spec);
         let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
-        let page = stream_litmus::report::explained_chrome::html_report(&e, &text);
+        let page = stream_litmus::report::explained_html::html_report(&e, &trace, &spec, &text);
         stream_litmus::atomic_write::write_all_or_none(&[
             (dir.join("explain.txt"), text.as_bytes()),
             (dir.join("report.html"), page.as_bytes()),
@@ -47,6 +48,12 @@ pub fn explain(args: ExplainArgs) -> CliResult {
             "trace  {} (open it in ui.perfetto.dev)",
             dir.join("trace.json").display()
         );
+    }
+    if let Some(file) = &args.json {
+        let doc = stream_litmus::report::explained_json::explained_json(&e, &trace);
+        let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| CliError::usage(e.to_string()))?;
+        stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), &bytes[..])])?;
+        outln!("json   {}", file.display());
     }
     if let Some(file) = &args.claims {
         let traces = relative_to(file, &args.traces);
@@ -71,22 +78,38 @@ struct Outputs {
     folder: Option<stream_litmus::atomic_write::Folder>,
 }
 
-/// The outputs checked before any trace is read: writable, no link, never a trace given.
+/// The outputs checked before any trace is read: writable, no link, never a trace given, never
+/// one another (`--claims` naming `--out`'s report would overwrite it).
 fn outputs(args: &ExplainArgs) -> Result<Outputs, CliError> {
-    let mut files: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<(PathBuf, &str)> = Vec::new();
     let folder = match &args.out {
         Some(dir) => {
             let f = super::arguments::writable_folder(dir)?;
-            files.extend(["explain.txt", "report.html", "trace.json"].map(|f| dir.join(f)));
+            files.extend(
+                ["explain.txt", "report.html", "trace.json"].map(|f| (dir.join(f), "--out")),
+            );
             Some(f)
         }
         None => None,
     };
-    if let Some(c) = &args.claims {
-        super::arguments::writable_file(c)?;
-        files.push(c.clone());
+    for (file, flag) in [(&args.claims, "--claims"), (&args.json, "--json")] {
+        if let Some(c) = file {
+            super::arguments::writable_file(c)?;
+            files.push((c.clone(), flag));
+        }
     }
-    for output in &files {
+    for (i, (a, flag_a)) in files.iter().enumerate() {
+        for (b, flag_b) in &files[..i] {
+            if stream_litmus::atomic_write::same_place(a, b) {
+                return Err(CliError::usage(format!(
+                    "{flag_a} and {flag_b} both name {}: one would overwrite the other; give \
+                     them different files",
+                    stream_litmus::report::shown::one_line(&a.display().to_string())
+                )));
+            }
+        }
+    }
+    for (output, _) in &files {
         for input in &args.traces {
             super::arguments::not_the_input(output, input, "output")?;
         }

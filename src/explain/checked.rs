@@ -170,7 +170,7 @@ impl Checker {
                         match process.order(x, a) {
                             Order::Asked(l) | Order::Implied(l) => format!(
                                 "ordered after it: {}",
-                                process.chain_words(&l, &label, &name)
+                                process.chain_words(x, &l, &label, &name)
                             ),
                             _ => String::new(),
                         }

@@ -30,7 +30,7 @@ mod text;
 mod waits;
 
 pub use checked::{RuleKind, Violation};
-pub use text::{lane_name, text};
+pub use text::{lane_name, text, Class, Listing};
 pub use waits::{Lane, Surprise, Wait};
 
 use crate::trace::{Pattern, Trace, TrialSpec};

@@ -1,8 +1,10 @@
 //! The explanation as text: violations first, then the waits nobody asked for with their causes
-//! and the time lost, summed per cause and per stream, then the waits the program asked for,
-//! then the surprises. The same figures go to `--out` (`report/explained_chrome.rs`). Every value from
-//! the trace (a name, a call) keeps to its line (`border::error::flat`): a kernel named with a
-//! line feed cannot forge a line of ours.
+//! and the time lost, summed per cause and per stream, then those the streams' kinds imply (the
+//! legacy default stream), those for room, those the program asked for, then step by step. The
+//! terminal gets a summary ([`Listing::Summary`]: a few waits per step, the rest counted);
+//! `--out`'s explain.txt every wait of every step ([`Listing::All`]), as `--json` has them. Every
+//! value from the trace (a name, a call) keeps to its line (`border::error::flat`): a kernel
+//! named with a line feed cannot forge a line of ours.
 
 use super::{Explanation, Step};
 use crate::border::error::flat;
@@ -10,21 +12,70 @@ use crate::trace::Trace;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The waits listed per step; the rest are counted.
+/// The waits the summary lists per step; the rest are counted.
 const LISTED: usize = 5;
 
-fn us(ns: i64) -> String {
-    format!("{:.2} µs", ns as f64 / 1e3)
+/// How many waits each step lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// The terminal's: the first few waits not asked for (or implied) per step.
+    Summary,
+    /// explain.txt's: every wait of every step, asked for or not.
+    All,
 }
 
-/// Time and count per key, in key order.
+/// How a wait is told: not asked for, implied by the streams' kinds, for room, asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    NotAsked,
+    Implied,
+    Room,
+    Asked,
+}
+
+impl Class {
+    pub fn of(kind: crate::trace::CauseKind) -> Class {
+        match () {
+            _ if kind.asked() => Class::Asked,
+            _ if kind.implied() => Class::Implied,
+            _ if kind.room() => Class::Room,
+            _ => Class::NotAsked,
+        }
+    }
+
+    /// Its name in JSON (`explain --json`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Class::NotAsked => "not_asked",
+            Class::Implied => "implied",
+            Class::Room => "room",
+            Class::Asked => "asked",
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Class::NotAsked => "not asked for",
+            Class::Implied => "implied by the streams' kinds",
+            Class::Room => "for room",
+            Class::Asked => "asked for",
+        }
+    }
+}
+
+fn us(ns: impl Into<i128>) -> String {
+    format!("{:.2} µs", ns.into() as f64 / 1e3)
+}
+
+/// Time and count per key, in key order; times summed in 128 bits (120,000 waits of a day's
+/// trace each overflow 64).
 #[derive(Default)]
-struct Sums(BTreeMap<String, (i64, usize)>);
+struct Sums(BTreeMap<String, (i128, usize)>);
 
 impl Sums {
     fn add(&mut self, key: String, ns: i64) {
         let e = self.0.entry(key).or_default();
-        e.0 += ns;
+        e.0 += i128::from(ns);
         e.1 += 1;
     }
 
@@ -38,8 +89,8 @@ impl Sums {
     }
 }
 
-/// The whole explanation.
-pub fn text(e: &Explanation, trace: &Trace) -> String {
+/// The whole explanation, its waits listed as `listing` says.
+pub fn text(e: &Explanation, trace: &Trace, listing: Listing) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -54,7 +105,7 @@ pub fn text(e: &Explanation, trace: &Trace) -> String {
     model_lines(&mut s, e);
     wait_lines(&mut s, e, trace);
     for st in &e.steps {
-        step_lines(&mut s, st);
+        step_lines(&mut s, st, listing);
     }
     s
 }
@@ -84,20 +135,23 @@ fn model_lines(s: &mut String, e: &Explanation) {
     }
 }
 
-/// The waits of every step summed: not asked for (by cause and stream), for room, asked for.
+/// The waits of every step summed: not asked for (by cause and stream), implied, for room,
+/// asked for.
 fn wait_lines(s: &mut String, e: &Explanation, trace: &Trace) {
     let (mut cause, mut lane, mut asked) = (Sums::default(), Sums::default(), Sums::default());
     let (mut room, mut room_cause) = (Sums::default(), Sums::default());
+    let mut implied = Sums::default();
     let mut unasked = 0;
     for w in e.steps.iter().flat_map(|st| st.waits.iter()) {
         let word = w.held.kind.word().to_string();
-        match (w.held.kind.asked(), w.held.kind.room()) {
-            (true, _) => asked.add(word, w.lost_ns),
-            (_, true) => {
+        match Class::of(w.held.kind) {
+            Class::Asked => asked.add(word, w.lost_ns),
+            Class::Room => {
                 room.add(lane_name(trace, w.lane), w.lost_ns);
                 room_cause.add(word, w.lost_ns);
             }
-            (false, false) => {
+            Class::Implied => implied.add(lane_name(trace, w.lane), w.lost_ns),
+            Class::NotAsked => {
                 unasked += 1;
                 cause.add(word, w.lost_ns);
                 lane.add(lane_name(trace, w.lane), w.lost_ns);
@@ -113,6 +167,14 @@ fn wait_lines(s: &mut String, e: &Explanation, trace: &Trace) {
             lane.line()
         ),
     };
+    if !implied.0.is_empty() {
+        let _ = writeln!(
+            s,
+            "implied waits the legacy default stream's barrier makes (the streams' kinds imply \
+             them; a non-blocking stream does not wait): by stream {}",
+            implied.line()
+        );
+    }
     if !room.0.is_empty() {
         let _ = writeln!(
             s,
@@ -137,15 +199,22 @@ pub fn lane_name(trace: &Trace, lane: super::waits::Lane) -> String {
     format!("{who}gpu{} stream {}", lane.2, lane.3)
 }
 
-fn step_lines(s: &mut String, st: &Step) {
+fn step_lines(s: &mut String, st: &Step, listing: Listing) {
+    let class = |w: &&super::Wait| Class::of(w.held.kind);
     let unasked: Vec<_> = (st.waits.iter())
-        .filter(|w| !w.held.kind.asked() && !w.held.kind.room())
+        .filter(|w| class(w) == Class::NotAsked)
         .collect();
-    let lost: i64 = unasked.iter().map(|w| w.lost_ns).sum();
-    let asked = st.waits.len() - unasked.len();
+    let lost: i128 = unasked.iter().map(|w| i128::from(w.lost_ns)).sum();
+    let implied = st
+        .waits
+        .iter()
+        .filter(|w| class(w) == Class::Implied)
+        .count();
+    let asked = st.waits.len() - unasked.len() - implied;
     let _ = writeln!(
         s,
-        "step   {}: {} waits not asked for ({}), {asked} asked for or for room{}",
+        "step   {}: {} waits not asked for ({}), {implied} implied, {asked} asked for or for \
+         room{}",
         flat(&st.name),
         unasked.len(),
         us(lost),
@@ -154,17 +223,31 @@ fn step_lines(s: &mut String, st: &Step) {
             n => format!(", {n} surprises"),
         }
     );
-    for w in unasked.iter().take(LISTED) {
+    let mut listed: Vec<&super::Wait> = st.waits.iter().collect();
+    listed.sort_by_key(|w| class(w));
+    if listing == Listing::Summary {
+        listed.retain(|w| matches!(class(w), Class::NotAsked | Class::Implied));
+    }
+    let shown = match listing {
+        Listing::Summary => LISTED,
+        Listing::All => usize::MAX,
+    };
+    for w in listed.iter().take(shown) {
         let _ = writeln!(
             s,
-            "  - {} waited {} though ready: {}",
+            "  - {} waited {} though ready ({}): {}",
             flat(&w.label),
             us(w.lost_ns),
+            Class::of(w.held.kind).word(),
             flat(&w.held.words(&w.by_label))
         );
     }
-    if unasked.len() > LISTED {
-        let _ = writeln!(s, "  … and {} more", unasked.len() - LISTED);
+    if listed.len() > shown {
+        let _ = writeln!(
+            s,
+            "  … and {} more (every wait: explain --out DIR, explain.txt; or --json)",
+            listed.len() - shown
+        );
     }
     for p in &st.surprises {
         let _ = writeln!(

@@ -1,8 +1,9 @@
 //! Every wait in a step: an op that was ready before the op it started after had ended.
 //!
-//! An op is **ready** once its launch call began, plus the launch latency, jitter and clock
-//! error the trace shows (`trace/tolerance.rs`): the latest it could have been ready, so a wait
-//! is counted only where it surely happened. The op it started after is the one on its GPU
+//! An op is **ready** once it was issued (its launch call's return, or its begin where the call
+//! returned only after its op had started: `Timeline::issued_ns`, as for claims on traces),
+//! plus the launch latency, jitter and clock error the trace shows (`trace/tolerance.rs`): the
+//! latest it could have been ready, so a wait is counted only where it surely happened. The op it started after is the one on its GPU
 //! that ended last before it started (found by a binary search over the GPU's ends); the cause
 //! comes from `trace/causes.rs`. The time lost is its start minus that ready time: a lower
 //! bound.
@@ -71,10 +72,10 @@ pub(super) fn find(trial: &Trial, tol: &TraceTolerances) -> Vec<Wait> {
     }
     let mut waits = Vec::new();
     for s in &t.spans {
-        let (Some(lane), Some(call)) = (trial.place(s.op), t.host_call(s.op)) else {
+        let (Some(lane), Some(issued)) = (trial.place(s.op), t.issued_ns(s.op)) else {
             continue;
         };
-        let ready = call.begin_ns.saturating_add(slack);
+        let ready = issued.saturating_add(slack);
         if ready >= s.start() {
             continue;
         }

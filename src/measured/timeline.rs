@@ -337,10 +337,22 @@ impl Timeline {
             .map(|i| &self.spans[i])
     }
 
-    /// When the host call that issued `op` returned, in host-clock ns since the trial's start:
-    /// by then the op was in its stream.
+    /// When `op` was issued, in host-clock ns since the trial's start: when the host call that
+    /// issued it returned, by when it was in its stream (the lab's launch latency, and a
+    /// trace's, are measured from there). In a trace (one clock, [`Timeline::one_clock`]), a
+    /// call that returned only after its op had started (a copy of pageable memory, a
+    /// synchronous memcpy, a launch under `CUDA_LAUNCH_BLOCKING=1`) held its thread while the
+    /// op ran, and had issued it when it began: taking its return instead once made a copy that
+    /// ran 2.9 ms beside a kernel "issued only after the kernel ended".
     pub fn issued_ns(&self, op: OpId) -> Option<u64> {
-        self.host_call(op).map(|c| c.end_ns)
+        let call = self.host_call(op)?;
+        let started = self.span(op).map(|s| s.start());
+        Some(
+            match self.one_clock() && started.is_some_and(|s| call.end_ns > s) {
+                true => call.begin_ns,
+                false => call.end_ns,
+            },
+        )
     }
 
     /// The trial's host-to-GPU offset: the smallest `start - issued` of any stamped or witnessed

@@ -5,7 +5,7 @@
 //! - [`html`] with [`svg`]: one self-contained page with a timeline per claim;
 //! - [`chrome_trace`]: Chrome Trace Event Format, for Perfetto UI and chrome://tracing;
 //! - [`traced_chrome`], [`traced_html`]: the Chrome trace and the page of claims judged on traces of
-//!   the user's program;
+//!   the user's program; [`explained_chrome`], [`explained_html`]: the same of `explain`;
 //! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
@@ -21,6 +21,8 @@ mod canvas;
 pub mod chrome_trace;
 pub mod compare;
 pub mod explained_chrome;
+pub mod explained_html;
+pub mod explained_json;
 pub mod fuzz_report;
 pub mod html;
 pub mod placement;

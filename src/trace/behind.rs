@@ -68,6 +68,8 @@ pub struct Process {
     pub connections: Option<usize>,
     /// Whether the recorded environment set `CUDA_DEVICE_MAX_CONNECTIONS`.
     pub connections_set: bool,
+    /// How many streams the trace records it created (each takes the next hardware queue).
+    pub created: usize,
     /// The waits whose record the trace lacks, by act.
     pub blind_waits: Vec<usize>,
     /// Its host syncs (stream, event and device syncs) as (call begin, act), in issue order.
@@ -188,13 +190,11 @@ impl Process {
     }
 
     /// The hardware queue stream `s` of `device` feeds, where the connections and its place are
-    /// known: (queue, connections, streams of its device that have a place).
+    /// known: (queue, connections, streams the process created).
     pub fn queue_of(&self, device: u32, s: u64) -> Option<(usize, usize, usize)> {
         let n = self.connections?;
         let i = self.streams.iter().position(|&x| x == (device, s))?;
-        let placed = (self.issued.streams.iter())
-            .filter(|f| f.device == device && f.slot.is_some())
-            .count();
+        let placed = self.created;
         let queue = match self.issued.streams[i].slot {
             Some(slot) => slot % n,
             None if n == 1 => 0,
@@ -454,6 +454,9 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         streams: table.list,
         connections,
         connections_set: env.is_some_and(|e| e.connections().is_some()),
+        created: (file.streams.iter())
+            .filter(|((p, _), i)| *p == pid && i.created.is_some())
+            .count(),
         blind_waits,
         syncs,
         notes,

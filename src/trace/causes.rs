@@ -94,6 +94,24 @@ impl CauseKind {
         self == CauseKind::LegacyStream
     }
 
+    /// Its name in JSON (`explain --json`).
+    pub fn key(self) -> &'static str {
+        match self {
+            CauseKind::HostCall => "host_call",
+            CauseKind::IssuedLate => "issued_late",
+            CauseKind::Queued => "queued",
+            CauseKind::EventWait => "event_wait",
+            CauseKind::Ordered => "ordered",
+            CauseKind::FirstLaunch => "first_launch",
+            CauseKind::FullGpu => "full_gpu",
+            CauseKind::CopyEngine => "copy_engine",
+            CauseKind::SharedQueues => "shared_queues",
+            CauseKind::LegacyStream => "legacy_stream",
+            CauseKind::Priority => "priority",
+            CauseKind::Unknown => "unknown",
+        }
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             CauseKind::HostCall => "a host call held the thread",
@@ -242,6 +260,7 @@ fn issued_late(
 fn by_model(trial: &Trial, op: OpId, holder: OpId, label: &str) -> (CauseKind, String) {
     let same_lane = trial.place(holder) == trial.place(op);
     let process = trial.act(op).map(|(p, _)| p);
+    let from = trial.act(holder).map_or(0, |(_, a)| a);
     let file = trial.ops.get(op.0).map_or(0, |r| r.0);
     let named = |links: &[Link]| {
         process.map_or(String::new(), |p| {
@@ -249,7 +268,7 @@ fn by_model(trial: &Trial, op: OpId, holder: OpId, label: &str) -> (CauseKind, S
                 Source::Op(o) => trial.op_of(file, *o).map(|x| trial.label(x)),
                 _ => None,
             };
-            p.chain_words(links, label, &name)
+            p.chain_words(from, links, label, &name)
         })
     };
     match trial.order(holder, op) {

@@ -11,10 +11,12 @@ use crate::model::{Link, Rule, What};
 use crate::program::{StreamKind, SyncTarget};
 
 impl Process {
-    /// The chain `links` (from the end of the op labelled `first` to the start of the waiting
-    /// op) in words; `name` labels an act that is a GPU op of the trial, where it is one.
+    /// The chain `links` (from the end of act `from`, the op labelled `first`, to the start of
+    /// the waiting op) in words; `name` labels an act that is a GPU op of the trial, where it is
+    /// one.
     pub fn chain_words(
         &self,
+        from: usize,
         links: &[Link],
         first: &str,
         name: &dyn Fn(usize) -> Option<String>,
@@ -25,7 +27,7 @@ impl Process {
         };
         let mut hops: Vec<String> = Vec::new();
         for (k, l) in links.iter().enumerate() {
-            let from = k.checked_sub(1).map(|j| links[j].op);
+            let from = Some(k.checked_sub(1).map_or(from, |j| links[j].op));
             let hop = match l.rule {
                 Rule::Event => format!(
                     "stream {} waited (cudaStreamWaitEvent, recorded) for an event recorded on \

@@ -105,8 +105,11 @@ pub(super) fn each_pair(
     left
 }
 
-/// Whether a pair could have run together: the op that started later was ready before the
-/// other ended. Unknown ready time or place: kept (the relation says why it cannot decide).
+/// Whether a pair could have run together: the op that started later was ready, or started,
+/// before the other ended. An overlap that was seen is a witness whatever the ready times say
+/// (a ready time is the latest the op could have been ready: a pageable copy called before a
+/// kernel started and run beside it for 2.9 ms was once left out as "issued only after the
+/// other ended"). Unknown ready time or place: kept (the relation says why it cannot decide).
 pub(super) fn could_meet(trial: &OnTrial, a: OpId, b: OpId, tol: &Tolerances) -> bool {
     let t = &trial.timeline;
     // Host functions' runs too (their host spans), not GPU spans only: a pair with a host
@@ -114,17 +117,21 @@ pub(super) fn could_meet(trial: &OnTrial, a: OpId, b: OpId, tol: &Tolerances) ->
     let (Some(ia), Some(ib)) = (t.interval(a), t.interval(b)) else {
         return true;
     };
-    let (first, second) = match ia.start <= ib.start {
-        true => (ia, b),
-        false => (ib, a),
+    let (first, (second, second_start)) = match ia.start <= ib.start {
+        true => (ia, (b, ib.start)),
+        false => (ib, (a, ia.start)),
     };
-    ready(trial, second, tol) < first.end
+    meets_from(trial, second, second_start, tol) < first.end
 }
 
-/// When `op` was ready at the latest had it depended on nothing; `i64::MIN` where unknown (it
-/// could then have met anything).
-fn ready(trial: &OnTrial, op: OpId, tol: &Tolerances) -> i64 {
-    latest_free_start(&trial.waits, &trial.timeline, op, tol).unwrap_or(i64::MIN)
+/// From when `op` (starting at `start`) could have met an op that had not ended yet: when it was
+/// ready at the latest had it depended on nothing, or its own start where that came sooner (an
+/// overlap seen); `i64::MIN` where its ready time is unknown (it could then have met anything).
+fn meets_from(trial: &OnTrial, op: OpId, start: i64, tol: &Tolerances) -> i64 {
+    match latest_free_start(&trial.waits, &trial.timeline, op, tol) {
+        Some(ready) => ready.min(start),
+        None => i64::MIN,
+    }
 }
 
 /// A check's two selections in one trial, split by recording (pairs of two recordings are
@@ -258,7 +265,7 @@ impl Meets {
                         op,
                         start: i.start,
                         end: i.end,
-                        ready: ready(trial, op, tol),
+                        ready: meets_from(trial, op, i.start, tol),
                     }),
                     None => unplaced.push(op),
                 }

@@ -9,6 +9,7 @@ pub(super) struct Placed {
     pub(super) op: crate::program::OpId,
     pub(super) start: i64,
     pub(super) end: i64,
+    /// From when it could have met an op that had not ended (`pairs.rs`, `meets_from`).
     pub(super) ready: i64,
 }
 

@@ -7,6 +7,7 @@ pub mod hand_made;
 pub mod hand_traces;
 pub mod kineto;
 pub mod peak;
+pub mod recording;
 pub mod two_ops;
 pub mod witness;
 
