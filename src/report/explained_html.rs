@@ -61,9 +61,9 @@ pub fn html_report(e: &Explanation, trace: &Trace, spec: &TrialSpec, text: &str)
             e.steps.len()
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<h2>Every wait</h2><pre>{}</pre></body></html>\n",
+        "<h2>Every wait</h2><pre>{}</pre></body></html>",
         esc(text)
     );
     s
