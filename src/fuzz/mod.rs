@@ -309,6 +309,30 @@ fn tally_precision(
     }
 }
 
+/// The runner a fuzz run of `seed` draws its programs from.
+fn runner(seed: u64) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}
+
+/// The programs a fuzz run of `config` runs, in order, where nothing is shrunk: its regressions,
+/// then `config.cases` random programs of its seed. A recording of the run (`stream-litmus trace
+/// -- stream-litmus fuzz …`) is of these programs (tests/program_behind.rs rebuilds them from it).
+pub fn generated(config: &FuzzConfig) -> Vec<Program> {
+    let mut runner = runner(config.seed);
+    let strategy = programs(config.shape);
+    let random = (0..config.cases).map(|_| {
+        (strategy.new_tree(&mut runner))
+            .expect("the program strategy never rejects")
+            .current()
+    });
+    config.regressions.iter().cloned().chain(random).collect()
+}
+
 /// Runs `config.cases` random programs through `exec`; `progress(done, total)` after each.
 pub fn fuzz(
     config: &FuzzConfig,
@@ -316,12 +340,7 @@ pub fn fuzz(
     progress: &mut dyn FnMut(usize, usize),
 ) -> FuzzReport {
     let started = Instant::now();
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&config.seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(
-        Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
-    );
+    let mut runner = runner(config.seed);
     let strategy = programs(config.shape);
     let mut report = FuzzReport {
         cases: config.cases,

@@ -114,6 +114,9 @@ fn start() -> Result<(), String> {
     let tune = Tune::from_env();
     if !tune.skip.contains(&"sync") {
         record_syncs();
+        if let Err(e) = super::host_fn_streams::record() {
+            note(&e);
+        }
     }
     for kind in KINDS {
         if tune.skip.contains(&kind_word(kind)) {
@@ -166,7 +169,8 @@ fn record_syncs() {
 
 /// `STREAM_LITMUS_TRACE_TUNE`: words that leave a kind of record out, for measuring where the
 /// tracer's cost goes (`trace --overhead`) or trading detail for it: `no-kernel`, `no-runtime`,
-/// `no-driver`, `no-copy`, `no-memset`, `no-sync` (syncs, event records and streams). An unknown word is a note, never an error. (Measured on
+/// `no-driver`, `no-copy`, `no-memset`, `no-sync` (syncs, event records, streams and host
+/// functions' streams). An unknown word is a note, never an error. (Measured on
 /// the H100: kernel records alone cost about as much as everything, docs/claims.md.)
 pub const TRACE_TUNE_ENV: &str = "STREAM_LITMUS_TRACE_TUNE";
 
@@ -220,6 +224,13 @@ extern "C" fn at_exit() {
             let _ = out.file.flush();
         }
     });
+}
+
+/// Writes one line (with its line feed) to the process's file, as the buffers' records are.
+pub(super) fn write_line(line: &str) {
+    if let Some(out) = lock().as_mut() {
+        let _ = out.file.write_all(line.as_bytes());
+    }
 }
 
 fn lock() -> std::sync::MutexGuard<'static, Option<Out>> {

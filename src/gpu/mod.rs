@@ -26,6 +26,7 @@ mod cupti;
 mod executor;
 mod fleet;
 mod host_fn;
+mod host_fn_streams;
 mod inject;
 mod issuer;
 mod kernels;

@@ -19,11 +19,14 @@
 //! - the environment the driver read (`CUDA_DEVICE_MAX_CONNECTIONS`), where recorded: the model
 //!   then adds the hardware queues (`Refinement::Queues`).
 //!
+//! - every host function on the stream its call named, where recorded (`stream-litmus trace`
+//!   records it, `gpu/host_fn_streams.rs`; a profiler's trace does not);
+//!
 //! What the trace does not record stays unknown and is said in [`Process::notes`], never
 //! guessed: a stream of unknown kind makes no implicit order, a wait of unknown record orders
-//! nothing, host functions (whose stream a trace does not name) and ops without a call are left
-//! out, and so is a device sync of a process on several devices (the trace does not say which
-//! device it named). The model then predicts fewer orders, never a false one.
+//! nothing, host functions of unknown stream and ops without a call are left out, and so is a
+//! device sync of a process on several devices (the trace does not say which device it named).
+//! The model then predicts fewer orders, never a false one.
 
 use super::events::{GpuKind, TraceFile};
 use super::syncs::SyncKind;
@@ -51,6 +54,8 @@ pub enum Source {
     DeviceSync(usize),
     /// The end of a graph launch: the call its kernels share.
     Join(usize),
+    /// A host function the file's call of that index enqueued ([`TraceFile::host_fn_calls`]).
+    HostFn(usize),
 }
 
 /// One process's program, as the model reads it.
@@ -272,8 +277,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
     let mut joins: BTreeMap<usize, (i64, i64, StreamId)> = BTreeMap::new();
     for (o, op) in mine() {
         if op.kind == GpuKind::HostFn {
-            host_fns += 1;
-            continue;
+            continue; // its enqueue call, below, is its act
         }
         let Some(c) = &op.call else {
             callless += 1;
@@ -311,6 +315,24 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             part_of_call: None,
         });
     }
+    // Host functions on the stream their call named, where recorded; a stream op that takes its
+    // time on the host, in no hardware queue.
+    for (h, call) in file
+        .host_fn_calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.pid == pid)
+    {
+        let Some(s) = call.stream else {
+            host_fns += 1;
+            continue;
+        };
+        let what = What::Work {
+            stream: stream(&mut table, s),
+            queued: false,
+        };
+        entries.push(entry(call.begin_ns, call.tid, what, Source::HostFn(h)));
+    }
     let records = file.records.len();
     for (r, rec) in file
         .records
@@ -329,15 +351,17 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             Source::Record(r),
         ));
     }
-    let mut blind = 0usize;
-    let mut unknown_event_syncs = 0usize;
+    // Waits and event syncs whose record the trace lacks, and the events made up for them (one
+    // each, never recorded).
+    let (mut blind, mut unknown_event_syncs, mut fresh) = (0usize, 0usize, 0usize);
     for (i, sync) in file.syncs.iter().enumerate().filter(|(_, s)| s.pid == pid) {
         let record = sync.source.and_then(|src| src.id);
         let what = match (sync.kind, sync.stream) {
             (SyncKind::StreamWaitEvent, Some(s)) => {
                 let event = record.unwrap_or_else(|| {
                     blind += 1;
-                    records + blind - 1
+                    fresh += 1;
+                    records + fresh - 1
                 });
                 What::Wait {
                     stream: stream(&mut table, s),
@@ -347,15 +371,18 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             (SyncKind::StreamSync, Some(s)) => What::HostSync {
                 target: SyncTarget::Stream(stream(&mut table, s)),
             },
-            (SyncKind::EventSync, _) => match record {
-                Some(r) => What::HostSync {
-                    target: SyncTarget::Event(crate::program::EventId(r)),
-                },
-                None => {
+            // An event sync whose record the trace lacks still returns only then: a host sync
+            // that covers nothing the model can follow (a record before the trace, or none).
+            (SyncKind::EventSync, _) => {
+                let event = record.unwrap_or_else(|| {
                     unknown_event_syncs += 1;
-                    continue;
+                    fresh += 1;
+                    records + fresh - 1
+                });
+                What::HostSync {
+                    target: SyncTarget::Event(crate::program::EventId(event)),
                 }
-            },
+            }
             // Device syncs come from their calls, below.
             _ => continue,
         };
@@ -405,7 +432,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         env.map(|e| (e.connections().map_or(DEFAULT_CONNECTIONS, |n| n as usize)).clamp(1, 32));
     let issued = Issued {
         streams,
-        events: records + blind,
+        events: records + fresh,
         ops: entries.into_iter().map(|e| e.act).collect(),
     };
     let refinement = connections.map_or(Refinement::Documented, Refinement::Queues);
@@ -423,11 +450,11 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         ),
         (
             unknown_event_syncs,
-            "event syncs name a record the trace lacks: left out",
+            "event syncs name a record the trace lacks: they cover nothing the model can follow",
         ),
         (
             host_fns,
-            "host functions: the trace does not name their streams, so their order is not \
+            "host functions whose streams the trace does not record: their order is not \
              modelled",
         ),
         (callless, "GPU ops without a call: left out (no issue time)"),

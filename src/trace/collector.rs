@@ -227,7 +227,8 @@ impl Collector {
     }
 
     /// A metadata event: a process's recorded environment (`process_env`), an event record
-    /// (`cuda_event_record`) or a stream (`cuda_stream`), as `stream-litmus trace` writes them.
+    /// (`cuda_event_record`), a stream (`cuda_stream`) or a host function's stream
+    /// (`host_fn_stream`), as `stream-litmus trace` writes them.
     fn take_metadata(&mut self, e: Event) -> Result<(), String> {
         let pid = e.pid.0.unwrap_or(0);
         let args = e.args.unwrap_or_default();
@@ -253,6 +254,19 @@ impl Collector {
                     event,
                     correlation,
                 });
+                return Ok(());
+            }
+            Some("host_fn_stream") => {
+                let (Some(correlation), Some(stream)) = (
+                    args.correlation.0,
+                    args.stream.0.and_then(|s| u64::try_from(s).ok()),
+                ) else {
+                    return Ok(());
+                };
+                self.kept.keep(Record::Sync, self.events)?;
+                self.syncs
+                    .host_fn_streams
+                    .insert((process, correlation), stream);
                 return Ok(());
             }
             Some("cuda_stream") => {

@@ -227,6 +227,8 @@ pub struct TraceFile {
     pub syncs: Vec<super::syncs::SyncCall>,
     /// The event records whose calls the trace holds (`trace/syncs.rs`).
     pub records: Vec<super::syncs::RecordCall>,
+    /// Every call that enqueued a host function, with its stream where recorded, by begin.
+    pub host_fn_calls: Vec<super::host_fns::HostFnCall>,
     /// The processes whose syncs are all recorded: a `stream-litmus trace` recording says so
     /// per process; a profiler's trace with `cuda_sync` events is taken to hold them all.
     pub sync_recorded: HashSet<i64>,

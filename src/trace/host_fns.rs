@@ -62,6 +62,39 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
     (ops, note)
 }
 
+/// Every call that enqueued a host function (the outermost of a runtime call and its driver
+/// call), with the stream it named where the trace records it (`stream-litmus trace` does,
+/// `gpu/host_fn_streams.rs`: by the call's correlation), in order of begin: the host functions
+/// of the program behind the trace (`behind.rs`).
+pub(super) fn enqueued(
+    calls: &[RawCall],
+    streams: &std::collections::HashMap<(i64, i64), u64>,
+) -> Vec<HostFnCall> {
+    let by_correlation = |c: &RawCall| c.correlation.and_then(|k| streams.get(&(c.pid, k)));
+    let mut all: Vec<HostFnCall> = (enqueue_calls(calls).into_values())
+        .flatten()
+        .map(|c| HostFnCall {
+            pid: c.pid,
+            tid: c.tid,
+            begin_ns: c.begin_ns,
+            end_ns: c.end_ns,
+            stream: by_correlation(c).copied(),
+        })
+        .collect();
+    all.sort_by_key(|c| (c.begin_ns, c.pid, c.tid));
+    all
+}
+
+/// A call that enqueued a host function, and the stream it named where recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostFnCall {
+    pub pid: i64,
+    pub tid: i64,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+    pub stream: Option<u64>,
+}
+
 /// The calls that enqueued a host function, by process: one per host function (a runtime call
 /// and the driver call inside it share a correlation; the outermost stands for both).
 fn enqueue_calls(calls: &[RawCall]) -> BTreeMap<i64, Vec<&RawCall>> {

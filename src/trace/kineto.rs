@@ -128,7 +128,9 @@ impl Collector {
         let device_syncs = super::events::device_syncs(&self.calls);
         let joins = Correlations::of(&self.calls);
         let mut sync_recorded = std::mem::take(&mut self.sync_pids);
-        let raw_syncs = std::mem::take(&mut self.syncs);
+        let mut raw_syncs = std::mem::take(&mut self.syncs);
+        let host_fn_calls =
+            super::host_fns::enqueued(&self.calls, &std::mem::take(&mut raw_syncs.host_fn_streams));
         let profiler_syncs = sync_recorded.is_empty() && !raw_syncs.syncs.is_empty();
         let calls = &self.calls;
         let call = |pid, k| {
@@ -175,6 +177,7 @@ impl Collector {
             device_syncs,
             syncs,
             records,
+            host_fn_calls,
             sync_recorded,
             streams,
             join_note: (unjoined > 0).then(|| {

@@ -163,6 +163,8 @@ pub(super) struct SyncRecords {
     pub(super) syncs: Vec<RawSync>,
     pub(super) records: Vec<RawRecord>,
     pub(super) streams: HashMap<(i64, u64), StreamInfo>,
+    /// The stream each host-function call named, by (process, correlation).
+    pub(super) host_fn_streams: HashMap<(i64, i64), u64>,
 }
 
 /// Joins each sync to its call and each wait to the record it waits for. `call` gives the

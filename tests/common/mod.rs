@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod explained;
+pub mod fuzz_recording;
 pub mod hand_made;
 pub mod hand_traces;
 pub mod kineto;

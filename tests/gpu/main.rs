@@ -16,6 +16,7 @@ mod copy_claims;
 mod core_claims;
 mod error_path;
 mod fuzz_gpu;
+mod fuzz_recorded;
 mod pooled_buffers;
 mod shared_gpu;
 mod sync_claims;
