@@ -245,3 +245,27 @@ fn the_program_behind_a_recording_is_what_it_recorded() {
         .any(|n| n.contains("stream kinds not recorded")));
     let _ = StreamKind::LegacyNull;
 }
+
+/// A fuzz run recorded on an H100 (`stream-litmus trace -- stream-litmus fuzz --cases 150 --seed
+/// 21`, tests/gpu/fuzz_recorded.rs), rebuilt and held against the programs it ran.
+#[test]
+fn a_recorded_fuzz_run_rebuilds_to_the_programs_it_ran() {
+    use stream_litmus::fuzz::{generated, regressions, FuzzConfig, Shape};
+    let config = FuzzConfig {
+        cases: 150,
+        seed: 21,
+        shape: Shape::default(),
+        refinement: stream_litmus::model::Refinement::Documented,
+        regressions: regressions(),
+    };
+    let programs = generated(&config);
+    let path = common::fixture("fuzz-recorded-h100.json.gz");
+    let c = common::fuzz_recording::compare(&path, &programs).unwrap();
+    for m in c.mismatches.iter().take(5) {
+        println!("{m}");
+    }
+    assert!(c.mismatches.is_empty(), "{c:#?}");
+    assert_eq!(c.equal + c.graph_only, programs.len(), "{c:#?}");
+    assert_eq!(c.broken, 0, "{c:#?}");
+    assert!(c.waits_ordered > 0, "{c:#?}");
+}

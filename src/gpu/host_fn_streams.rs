@@ -48,14 +48,17 @@ pub(super) fn record() -> Result<(), String> {
     Ok(())
 }
 
-/// The stream a host function call names, as CUPTI's stream id.
+/// The stream a host function call names, as CUPTI's stream id; why not, where CUPTI would not
+/// say.
 ///
 /// # Safety
 /// `data` is the `CUpti_CallbackData` CUPTI hands a driver-API callback of id `cbid`.
-unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Option<u32> {
-    let &(which, per_thread) = CALLS.iter().find(|(c, _)| *c as u32 == cbid)?;
+unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Result<u32, String> {
+    let Some(&(which, per_thread)) = CALLS.iter().find(|(c, _)| *c as u32 == cbid) else {
+        return Err(format!("callback {cbid} is none of the four"));
+    };
     if data.functionParams.is_null() {
-        return None;
+        return Err("no parameters".into());
     }
     // Both calls' parameters begin with the stream.
     let stream = match which {
@@ -70,10 +73,41 @@ unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Option<u32> {
         }
     };
     let mut id = 0u32;
-    // SAFETY: the call's own context and stream, and an out-pointer.
-    let ok =
-        unsafe { sys::cuptiGetStreamIdEx(data.context as _, stream as _, per_thread, &mut id) };
-    (ok == sys::CUptiResult::CUPTI_SUCCESS).then_some(id)
+    // SAFETY: no context (CUPTI's documented usual argument), the call's stream, an out-pointer.
+    let ex = unsafe {
+        sys::cuptiGetStreamIdEx(std::ptr::null_mut(), stream as _, per_thread, &mut id)
+    };
+    if ex == sys::CUptiResult::CUPTI_SUCCESS {
+        return Ok(id);
+    }
+    // SAFETY: as above; the older call, without the per-thread flag.
+    let plain = unsafe { sys::cuptiGetStreamId(data.context as _, stream as _, &mut id) };
+    match plain == sys::CUptiResult::CUPTI_SUCCESS {
+        true => Ok(id),
+        false => Err(format!(
+            "cuptiGetStreamIdEx: {ex:?}, cuptiGetStreamId: {plain:?} (context {:?}, stream {:?})",
+            data.context, stream
+        )),
+    }
+}
+
+/// Whether a failure to read a stream was written down already (once is enough).
+static TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Host-function calls seen and streams written, for the process's summary line at exit.
+static SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The process's summary, as a metadata line (ignored by the reader; read by a person who wonders
+/// why a host function has no stream): calls seen and streams written.
+pub(super) fn summary() -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    format!(
+        "{{\"ph\":\"M\",\"name\":\"host_fn_streams\",\"pid\":{},\"args\":{{\"calls\":{},\"written\":{}}}}}\n",
+        std::process::id(),
+        SEEN.load(Relaxed),
+        WRITTEN.load(Relaxed)
+    )
 }
 
 unsafe extern "C" fn entered(
@@ -91,9 +125,16 @@ unsafe extern "C" fn entered(
         if data.callbackSite != sys::CUpti_ApiCallbackSite::CUPTI_API_ENTER {
             return;
         }
+        SEEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: the data of a callback of id `cbid`, as CUPTI promises.
-        let Some(stream) = (unsafe { stream_of(cbid, data) }) else {
-            return;
+        let stream = match unsafe { stream_of(cbid, data) } {
+            Ok(stream) => stream,
+            Err(e) => {
+                if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    super::inject::note(&format!("a host function's stream is not recorded: {e}"));
+                }
+                return;
+            }
         };
         let process = std::process::id();
         let mut line = String::with_capacity(160);
@@ -103,5 +144,6 @@ unsafe extern "C" fn entered(
             data.correlationId
         );
         super::inject::write_line(&line);
+        WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
 }

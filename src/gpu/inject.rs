@@ -221,6 +221,7 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         let _ = activity::flush_all(1);
         if let Some(out) = lock().as_mut() {
+            let _ = out.file.write_all(super::host_fn_streams::summary().as_bytes());
             let _ = out.file.flush();
         }
     });
@@ -258,7 +259,7 @@ fn write_env() {
 }
 
 /// A line saying what went wrong, for the `trace` command to show.
-fn note(what: &str) {
+pub(super) fn note(what: &str) {
     if let Some(out) = lock().as_mut() {
         let line = serde_json::json!({ "note": what });
         let _ = writeln!(out.file, "{line}");

@@ -290,7 +290,8 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             stream: s,
             queued: matches!(op.kind, GpuKind::Kernel | GpuKind::Memset),
         };
-        let graph = per_call.get(&c.id).is_some_and(|&n| n > 1);
+        // A graph launch's kernels share its call; one of one kernel is told by its name.
+        let graph = per_call.get(&c.id).is_some_and(|&n| n > 1) || c.name.contains("GraphLaunch");
         if graph {
             joins.entry(c.id).or_insert((c.begin_ns, c.tid, s));
         }

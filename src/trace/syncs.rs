@@ -13,7 +13,7 @@
 //! A wait is joined here to the record it waits for: the last record of its event, in its
 //! process, whose call came before the wait's (correlation ids count up within a process, and a
 //! wait waits for the most recent record), and to the host calls of both, so that the model can
-//! say which ops the wait orders (`explain/model.rs`). What is missing stays unknown: a wait whose
+//! say which ops the wait orders (`behind.rs`). What is missing stays unknown: a wait whose
 //! record the trace lacks has no source, a stream without a record has no kind.
 
 use crate::program::StreamKind;

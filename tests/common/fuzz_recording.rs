@@ -5,7 +5,8 @@
 //! The run opens the GPU (calibration programs), then runs each program once: its streams and
 //! events made, a warm-up trial, and one recorded trial that begins with the clock alignment's
 //! `clock_ping` kernel. So the last `programs.len()` `clock_ping` launches of the recording each
-//! begin a program's recorded trial, and the acts after it are that trial's ops, in order:
+//! begin a program's recorded trial, and the acts after the alignment's own device sync are that
+//! trial's ops, in order:
 //! - a spin is a kernel, a record a record, a wait a wait, a host function a host function
 //!   (on the stream the callback API recorded), a stream or event sync a sync, a device sync a
 //!   device sync;
@@ -25,7 +26,7 @@ use std::path::Path;
 use stream_litmus::explain::{explain, Class};
 use stream_litmus::model::{Act, HappensBefore, Issued, Refinement, What};
 use stream_litmus::trace::{Pattern, Process, Source, Trace, TrialSpec};
-use stream_litmus::{OpId, OpKind, Program, StreamId, SyncTarget};
+use stream_litmus::{OpId, OpKind, Program, StreamId, StreamKind, SyncTarget};
 
 /// The lab's own kernels, launched around a trial's ops: not the program's.
 const LAB_KERNELS: [&str; 4] = ["clock_ping", "witness_marker", "fill_words", "timer_step"];
@@ -87,7 +88,13 @@ fn matches(
     let mut same = |g: StreamId, t: StreamId| -> Result<(), String> {
         let known = *streams.entry(g).or_insert(t);
         let kind = process.issued.streams[t.0].kind;
-        match (known == t, kind == Some(p.streams[g.0].kind)) {
+        // CUPTI records the per-thread default stream as blocking, which the model reads the
+        // same (both wait for the legacy stream and it for them).
+        let model_kind = |k: StreamKind| match k {
+            StreamKind::PerThread => StreamKind::Blocking,
+            k => k,
+        };
+        match (known == t, kind.map(model_kind) == Some(model_kind(p.streams[g.0].kind))) {
             (true, true) => Ok(()),
             (false, _) => Err(format!("stream {} met as two streams", g.0)),
             (_, false) => Err(format!(
@@ -252,7 +259,12 @@ pub fn compare(path: &Path, programs: &[Program]) -> Result<Compared, String> {
         let want = expected(p);
         let captures = p.captures();
         let mut acts = Vec::new();
+        // The alignment ends with a device sync of its own, right after its kernel.
         let mut at = pings[first + k] + 1;
+        while at < process.sources.len() && !matches!(process.sources[at], Source::DeviceSync(_)) {
+            at += 1;
+        }
+        at += 1;
         let mut streams = HashMap::new();
         let mut problem = None;
         for &op in &want {

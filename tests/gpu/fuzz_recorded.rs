@@ -5,8 +5,10 @@
 //! holds the two; a small recording is committed and compared on the CPU too
 //! (`tests/program_behind.rs`).
 //!
-//! `FUZZ_RECORDED_CASES` (default 2,000) and `FUZZ_RECORDED_SEED` (default 13) set the run;
-//! `FUZZ_RECORDED_KEEP=PATH` keeps the recording.
+//! `FUZZ_RECORDED_CASES` (default 2,000), `FUZZ_RECORDED_SEED` (default 13) and
+//! `FUZZ_RECORDED_SPIN_US` (default 100: a recording's launch jitter, over a whole fuzz run, is
+//! tens of µs, and a wait shorter than that is not seen) set the run; `FUZZ_RECORDED_KEEP=PATH`
+//! keeps the recording.
 
 use crate::common::fuzz_recording::compare;
 use serial_test::serial;
