@@ -7,7 +7,7 @@ mod common;
 use common::explained::{explained, made, waits, Op};
 use std::path::{Path, PathBuf};
 use stream_litmus::explain::{explain, steps_of, Explanation, RuleKind};
-use stream_litmus::trace::{CauseKind, Trace};
+use stream_litmus::trace::{CauseKind, Order, Trace};
 
 /// `k1` runs 1010–1510 µs on stream 7; `k3`, launched at 1001 µs on stream 9, started at 1511:
 /// it was ready by 1013 µs (call, latency, jitter, clock error) and waited ~500 µs.
@@ -255,18 +255,45 @@ fn seed_003_the_hook_on_the_compute_stream_asks_for_every_wait_after_the_first_s
     }
 }
 
+/// The hook on its own stream, recorded with `trace --` and the program behind it (2 × H100,
+/// 2026-11-28): the NCCL stream waits for an event recorded on the hook's stream after it waited
+/// for one recorded on the compute stream. Such waits are asked for, the chain named, and no wait
+/// the model orders is called "not asked for" (the rules written apart from the model called 125
+/// of this recording's waits so, 123 "nothing in the trace says why"; 21 are left, none ordered).
 #[test]
-fn seed_003_the_hook_on_its_own_stream_has_no_unasked_wait_between_all_reduces_and_gemms() {
-    let (_, kineto, traced) = MODES[1];
-    let collective = |n: &str| n.starts_with("ncclDevKernel_AllReduce");
-    let gemm = |n: &str| n.starts_with("nvjet");
-    for e in [ddp(&kineto), ddp(&[traced])] {
-        let u = unasked(&e);
-        let between = (u.iter())
-            .filter(|w| (collective(&w.1) && gemm(&w.2)) || (gemm(&w.1) && collective(&w.2)))
-            .count();
-        assert_eq!(between, 0, "{u:#?}");
+fn seed_003_the_hook_on_its_own_stream_asks_for_what_its_event_chains_order() {
+    let (_, _, traced) = MODES[1];
+    let trace = Trace::read(&[root().join("pytorch/traces").join(traced)]).unwrap();
+    let spec = steps_of(&trace, None).unwrap();
+    let e = explain(&trace, &spec).unwrap();
+    let trials = trace.trials(&spec).unwrap();
+    let (mut chains, mut unasked) = (0, 0);
+    for (st, t) in e.steps.iter().zip(&trials) {
+        for w in &st.waits {
+            let hops = w
+                .held
+                .cause
+                .matches("waited (cudaStreamWaitEvent, recorded)")
+                .count();
+            if w.held.kind == CauseKind::EventWait && hops >= 2 {
+                chains += 1;
+            }
+            if !w.held.kind.asked() && !w.held.kind.room() && !w.held.kind.implied() {
+                unasked += 1;
+                let order = t.order(w.held.by, w.held.op);
+                assert!(
+                    matches!(order, Order::Not | Order::Unknown(_)),
+                    "{} called not asked for, yet the model orders it: {order:?}",
+                    w.label
+                );
+            }
+        }
     }
+    assert!(
+        chains >= 10,
+        "{chains} waits asked for through two event waits or more"
+    );
+    assert!(unasked <= 30, "{unasked} waits not asked for");
 }
 
 #[test]

@@ -74,9 +74,8 @@ unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Result<u32, St
     };
     let mut id = 0u32;
     // SAFETY: no context (CUPTI's documented usual argument), the call's stream, an out-pointer.
-    let ex = unsafe {
-        sys::cuptiGetStreamIdEx(std::ptr::null_mut(), stream as _, per_thread, &mut id)
-    };
+    let ex =
+        unsafe { sys::cuptiGetStreamIdEx(std::ptr::null_mut(), stream as _, per_thread, &mut id) };
     if ex == sys::CUptiResult::CUPTI_SUCCESS {
         return Ok(id);
     }

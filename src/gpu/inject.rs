@@ -221,7 +221,9 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         let _ = activity::flush_all(1);
         if let Some(out) = lock().as_mut() {
-            let _ = out.file.write_all(super::host_fn_streams::summary().as_bytes());
+            let _ = out
+                .file
+                .write_all(super::host_fn_streams::summary().as_bytes());
             let _ = out.file.flush();
         }
     });

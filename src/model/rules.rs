@@ -201,6 +201,9 @@ fn legacy_null_stream(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
     let noop = p.noop_waits();
     let mut last_on: Vec<Option<usize>> = vec![None; p.streams.len()];
     let mut last_legacy: Vec<Option<usize>> = vec![None; p.device_count() as usize];
+    // Per device, the blocking streams with an op since its last legacy action: the others' last
+    // ops precede that action, which stream order puts before the next.
+    let mut touched = Touched::new(p);
     for (i, act) in p.ops.iter().enumerate() {
         let Some(s) = act.what.stream() else { continue };
         // A captured op runs inside its graph's launch, which is the stream op this rule orders.
@@ -209,21 +212,23 @@ fn legacy_null_stream(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
         }
         match kind(s) {
             Some(StreamKind::LegacyNull) => {
-                for (t, last) in last_on.iter().enumerate() {
-                    if let Some(prev) = *last {
-                        let other = &p.streams[t];
-                        if blocking(other.kind) && other.device as usize == device(s) {
-                            e.push(end(prev), start(i), Rule::Legacy);
-                        }
+                for &t in touched.of(device(s)) {
+                    if let Some(prev) = last_on[t] {
+                        e.push(end(prev), start(i), Rule::Legacy);
                     }
                 }
+                // A part of a graph launch leaves the stream's order to the launch's end.
                 if act.part_of.is_none() {
                     last_legacy[device(s)] = Some(i);
+                    touched.clear(device(s));
                 }
             }
             k if blocking(k) => {
                 if let Some(n) = last_legacy[device(s)] {
                     e.push(end(n), start(i), Rule::Legacy);
+                }
+                if act.part_of.is_none() {
+                    touched.touch(device(s), s.0);
                 }
             }
             _ => {}
@@ -231,6 +236,48 @@ fn legacy_null_stream(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
         if act.part_of.is_none() {
             last_on[s.0] = Some(i);
         }
+    }
+}
+
+/// Per device, the streams that had an op since a point (the last legacy action, the last
+/// device sync): what a rule that waits for every stream needs edges from, the rest being
+/// ordered before that point already. Keeps such a rule's edges O(ops), not O(ops × streams):
+/// a trace of a fuzz run holds 60,000 streams.
+struct Touched {
+    lists: Vec<Vec<usize>>,
+    /// Whether a stream is in its device's list.
+    listed: Vec<bool>,
+}
+
+impl Touched {
+    fn new(p: &Issued) -> Touched {
+        Touched {
+            lists: vec![Vec::new(); p.device_count() as usize],
+            listed: vec![false; p.streams.len()],
+        }
+    }
+
+    fn touch(&mut self, device: usize, stream: usize) {
+        if !std::mem::replace(&mut self.listed[stream], true) {
+            self.lists[device].push(stream);
+        }
+    }
+
+    fn of(&self, device: usize) -> &[usize] {
+        &self.lists[device]
+    }
+
+    fn clear(&mut self, device: usize) {
+        for s in self.lists[device].drain(..) {
+            self.listed[s] = false;
+        }
+    }
+
+    /// The last op (by `last`) of each stream of `device` touched, the list then cleared.
+    fn take(&mut self, device: usize, last: &[Option<usize>]) -> Vec<usize> {
+        let ops = self.lists[device].iter().filter_map(|&s| last[s]).collect();
+        self.clear(device);
+        ops
     }
 }
 
@@ -289,8 +336,11 @@ fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
     let mut last_on: Vec<Option<usize>> = vec![None; p.streams.len()];
     let mut waited_since: Vec<Vec<usize>> = vec![Vec::new(); p.streams.len()];
     let mut last_record: Vec<Option<usize>> = vec![None; p.events];
-    // Per stream: its last op of any kind (not captured, not a part), for device syncs.
+    // Per stream: its last op of any kind (not captured, not a part), for device syncs; and per
+    // device, the streams with an op since its last device sync (the others' last ops precede
+    // that sync, which orders the next).
     let mut last_any: Vec<Option<usize>> = vec![None; p.streams.len()];
+    let mut touched = Touched::new(p);
     // The host ops that order nothing, for device syncs of every device, each with the first
     // launch of the graph it was captured into (such an op counts once that launch was issued).
     let launches = p.graph_launches();
@@ -312,6 +362,7 @@ fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
         }
         if let (Some(s), None) = (act.what.stream(), act.part_of) {
             last_any[s.0] = Some(i);
+            touched.touch(p.streams[s.0].device as usize, s.0);
         }
         match act.what {
             What::Record { event, .. } => {
@@ -340,13 +391,17 @@ fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
             _ => {}
         }
         let covered: Vec<usize> = match act.what {
-            What::DeviceSync { device } => every_stream(p, &last_any, Some(device)),
+            What::DeviceSync { device } => touched.take(device as usize, &last_any),
             What::HostSync {
                 target: SyncTarget::Device,
             } => {
-                let mut all = every_stream(p, &last_any, None);
-                let ran = |h: &&(usize, Option<usize>)| h.1.map_or(true, |l| l < i);
-                all.extend(hosts.iter().filter(ran).map(|h| h.0));
+                let mut all: Vec<usize> = (0..touched.lists.len())
+                    .flat_map(|d| touched.take(d, &last_any))
+                    .collect();
+                // The host ops issued by now; one captured into a graph not yet launched waits.
+                let ran = |h: &(usize, Option<usize>)| h.1.map_or(true, |l| l < i);
+                all.extend(hosts.iter().filter(|h| ran(h)).map(|h| h.0));
+                hosts.retain(|h| !ran(h));
                 all
             }
             What::HostSync {
@@ -371,14 +426,6 @@ fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
         }
         since_sync = Some(i);
     }
-}
-
-/// The last op of every stream (of `device`, where given).
-fn every_stream(p: &Issued, last_any: &[Option<usize>], device: Option<u32>) -> Vec<usize> {
-    (last_any.iter().enumerate())
-        .filter(|(s, _)| device.map_or(true, |d| p.streams[*s].device == d))
-        .filter_map(|(_, l)| *l)
-        .collect()
 }
 
 /// Collectives. An all-reduce completes on no rank before every rank has contributed (NCCL,

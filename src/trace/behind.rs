@@ -68,6 +68,8 @@ pub struct Process {
     pub sources: Vec<Source>,
     /// Each stream of `issued`: its device and its number in the trace.
     pub streams: Vec<(u32, u64)>,
+    /// The index of each stream of `streams`.
+    stream_at: HashMap<(u32, u64), usize>,
     /// The hardware queues per device, where the recorded environment gives them (its
     /// `CUDA_DEVICE_MAX_CONNECTIONS`, else the driver's default of 8).
     pub connections: Option<usize>,
@@ -190,7 +192,7 @@ impl Process {
 
     /// The kind of stream `s` of the trace on `device`, where recorded.
     pub fn kind_of(&self, device: u32, s: u64) -> Option<StreamKind> {
-        let i = self.streams.iter().position(|&x| x == (device, s))?;
+        let i = *self.stream_at.get(&(device, s))?;
         self.issued.streams[i].kind
     }
 
@@ -198,7 +200,7 @@ impl Process {
     /// known: (queue, connections, streams the process created).
     pub fn queue_of(&self, device: u32, s: u64) -> Option<(usize, usize, usize)> {
         let n = self.connections?;
-        let i = self.streams.iter().position(|&x| x == (device, s))?;
+        let i = *self.stream_at.get(&(device, s))?;
         let placed = self.created;
         let queue = match self.issued.streams[i].slot {
             Some(slot) => slot % n,
@@ -479,6 +481,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         orders: Orders::of(&issued, refinement),
         issued,
         sources,
+        stream_at: table.ids.iter().map(|(&k, v)| (k, v.0)).collect(),
         streams: table.list,
         connections,
         connections_set: env.is_some_and(|e| e.connections().is_some()),

@@ -48,6 +48,8 @@ pub enum CauseKind {
     EventWait,
     /// Another chain the program asked for: a host sync, a graph launch, a collective.
     Ordered,
+    /// A collective kernel issued before the op it started after: it waited for its peers.
+    Peers,
     /// The first launch of its kernel in its process (lazy module loading).
     FirstLaunch,
     /// The kernel it waited for filled every SM as it started (the profiler's blocks per SM).
@@ -85,6 +87,7 @@ impl CauseKind {
                 | CauseKind::Queued
                 | CauseKind::EventWait
                 | CauseKind::Ordered
+                | CauseKind::Peers
         )
     }
 
@@ -102,6 +105,7 @@ impl CauseKind {
             CauseKind::Queued => "queued",
             CauseKind::EventWait => "event_wait",
             CauseKind::Ordered => "ordered",
+            CauseKind::Peers => "peers",
             CauseKind::FirstLaunch => "first_launch",
             CauseKind::FullGpu => "full_gpu",
             CauseKind::CopyEngine => "copy_engine",
@@ -119,6 +123,7 @@ impl CauseKind {
             CauseKind::Queued => "queued in its stream",
             CauseKind::EventWait => "an event wait",
             CauseKind::Ordered => "ordered by the program",
+            CauseKind::Peers => "a collective waited for its peers",
             CauseKind::FirstLaunch => "a first launch (lazy module loading)",
             CauseKind::FullGpu => "the GPU was full",
             CauseKind::CopyEngine => "one copy engine per direction",
@@ -307,7 +312,44 @@ fn by_model(trial: &Trial, op: OpId, holder: OpId, label: &str) -> (CauseKind, S
         Order::Unknown(_) if same_lane => {
             (CauseKind::Queued, "queued behind it in its stream".into())
         }
+        Order::Not if issued_before(trial, op, holder) => first_issued(trial, op, label),
         unknown @ (Order::Not | Order::Unknown(_)) => unordered(trial, op, holder, &unknown),
+    }
+}
+
+/// Whether `op` was issued before `holder`, in the program behind the trace.
+fn issued_before(trial: &Trial, op: OpId, holder: OpId) -> bool {
+    match (trial.act(op), trial.act(holder)) {
+        (Some((p, a)), Some((q, b))) => std::ptr::eq(p, q) && a < b,
+        _ => false,
+    }
+}
+
+/// Why an op waited for one issued after it: no order can make it wait for that op, so it
+/// waited for something else, which started it just then. An NCCL collective waits for its
+/// peers (the other ranks' launches of the same collective): the program asked for that.
+fn first_issued(trial: &Trial, op: OpId, label: &str) -> (CauseKind, String) {
+    let name = trial.label(op);
+    let peers = ["ncclDevKernel", "ncclKernel"]
+        .iter()
+        .any(|p| name.starts_with(p));
+    match peers {
+        true => (
+            CauseKind::Peers,
+            format!(
+                "a collective waits for its peers: it was issued before {label}, which no order \
+                 can make it wait for, and started once every rank had joined (the other ranks' \
+                 launches of the same collective; NCCL's kernels spin until their peers arrive)"
+            ),
+        ),
+        false => (
+            CauseKind::Unknown,
+            format!(
+                "it was issued before {label}, which no order can make it wait for: it waited for \
+                 something the trace does not show, which let it go just then (room on the GPU, \
+                 another process)"
+            ),
+        ),
     }
 }
 

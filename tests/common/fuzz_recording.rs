@@ -94,7 +94,10 @@ fn matches(
             StreamKind::PerThread => StreamKind::Blocking,
             k => k,
         };
-        match (known == t, kind.map(model_kind) == Some(model_kind(p.streams[g.0].kind))) {
+        match (
+            known == t,
+            kind.map(model_kind) == Some(model_kind(p.streams[g.0].kind)),
+        ) {
             (true, true) => Ok(()),
             (false, _) => Err(format!("stream {} met as two streams", g.0)),
             (_, false) => Err(format!(

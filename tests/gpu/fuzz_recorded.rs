@@ -31,6 +31,7 @@ fn a_recorded_fuzz_run_rebuilds_to_the_programs_it_ran() {
         env_or("FUZZ_RECORDED_CASES", 2_000),
         env_or("FUZZ_RECORDED_SEED", 13),
     );
+    let spin = env_or("FUZZ_RECORDED_SPIN_US", 100);
     let dir = tempfile::tempdir().unwrap();
     let keep = std::env::var_os("FUZZ_RECORDED_KEEP").map(std::path::PathBuf::from);
     let out = keep
@@ -51,6 +52,8 @@ fn a_recorded_fuzz_run_rebuilds_to_the_programs_it_ran() {
             &cases.to_string(),
             "--seed",
             &seed.to_string(),
+            "--spin-us",
+            &spin.to_string(),
         ])
         // The recorder has CUPTI; the lab's copy witness leaves it alone (the programs have
         // no copies anyway).
