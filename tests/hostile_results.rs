@@ -489,3 +489,39 @@ fn the_outcomes_kept_of_many_empty_trials_are_bounded() {
     assert!(took.as_secs_f64() < 5.0, "{took:?}");
     println!("{took:?}, {rss} KiB: {err}");
 }
+
+/// Keys written with escapes (`"cl\u0061ims"`, `"tri\u0061ls"`, `"timel\u0069nes"`) are the keys
+/// they spell, for the cutting of the file into claims as for the parsing (issue 51, point 4):
+/// the file is judged as its plain twin is, its 12 claims with their stamps.
+#[test]
+#[serial]
+fn escaped_keys_read_as_the_keys_they_spell() {
+    let (_d, dir) = dir();
+    let plain = std::fs::read_to_string(common::fixture("core-h100.json")).unwrap();
+    let escaped = plain
+        .replace("\"claims\":", "\"cl\\u0061ims\":")
+        .replace("\"trials\":", "\"tri\\u0061ls\":")
+        .replace("\"timelines\":", "\"timel\\u0069nes\":");
+    assert_ne!(plain, escaped);
+    let path = dir.join("escaped.json");
+    std::fs::write(&path, escaped).unwrap();
+    let judge = |p: &Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+            .arg("judge")
+            .arg(p)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // The file's own name and the time taken aside, every line is the same.
+        let lines: Vec<String> = (text.lines())
+            .filter(|l| !l.contains("escaped.json") && !l.contains("core-h100.json"))
+            .filter(|l| !l.contains(" s ") && !l.contains("judged in"))
+            .map(str::to_string)
+            .collect();
+        (out.status.code(), lines)
+    };
+    let (a, b) = (judge(&common::fixture("core-h100.json")), judge(&path));
+    assert_eq!(a.0, b.0);
+    assert_eq!(a.1, b.1);
+    assert!(a.1.iter().any(|l| l.contains("12")), "{:?}", a.1);
+}

@@ -153,3 +153,28 @@ fn trace_says_which_injection_library_it_was_given() {
         "{err}"
     );
 }
+
+/// Two outputs of one command are never one file (issue 51, point 6): `explain --claims` naming
+/// the report `--out` writes is refused before anything is read or written.
+#[test]
+fn explain_refuses_claims_written_over_its_own_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    std::fs::write(&trace, common::kineto::two_kernels("a", "b")).unwrap();
+    let out = dir.path().join("o");
+    for (flag, file) in [("--claims", "report.html"), ("--json", "explain.txt")] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+            .arg("explain")
+            .arg(&trace)
+            .arg("--out")
+            .arg(&out)
+            .arg(flag)
+            .arg(out.join(file))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("both name"), "{err}");
+        assert!(!out.join(file).exists());
+    }
+}

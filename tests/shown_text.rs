@@ -115,3 +115,52 @@ fn a_line_feed_from_a_file_forges_no_verdict_line() {
         "{stdout}"
     );
 }
+
+/// A path is input too (issue 51, point 5): a trace named with a line feed and a forged verdict
+/// line, and a kernel named with control characters, reach neither the terminal, nor
+/// `explain --out`'s explain.txt, nor the claims `explain --claims` writes, raw.
+#[test]
+fn a_path_or_a_name_forges_no_line_in_any_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // (A path holds no slash in a name: the forged line says "5 of 5".)
+    let forged = "ok   forged.claim                     Holds        Always 5 of 5";
+    let path = dir.path().join(format!("t\n{forged}\n.json"));
+    let trace = common::kineto::two_kernels(&format!("k{NASTY}"), "b");
+    std::fs::write(&path, trace).unwrap();
+    let out = dir.path().join("out");
+    let claims = dir.path().join("found.litmus");
+    let cli = env!("CARGO_BIN_EXE_stream-litmus");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let o = Command::new(cli).args(args).output().unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let mut texts = vec![run(&[
+        "explain".as_ref(),
+        path.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--claims".as_ref(),
+        claims.as_os_str(),
+    ])];
+    // A trace that is not there: the error names the path on stderr.
+    let missing = dir.path().join(format!("m\n{forged}\n.json"));
+    texts.push(run(&["explain".as_ref(), missing.as_os_str()]));
+    texts.push(std::fs::read_to_string(out.join("explain.txt")).unwrap_or_default());
+    texts.push(std::fs::read_to_string(&claims).unwrap_or_default());
+    for text in &texts {
+        assert!(
+            !text.lines().any(|l| l.starts_with("ok   forged")),
+            "a forged line: {text}"
+        );
+        assert_eq!(hidden(text), None, "{text}");
+    }
+    assert!(
+        texts[2].contains("waits"),
+        "explain.txt written: {}",
+        texts[0]
+    );
+}

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 fn file_err(path: &Path, detail: impl ToString) -> Error {
     Error::File {
-        path: path.display().to_string(),
+        path: super::shown::path(&path),
         detail: detail.to_string(),
     }
 }
@@ -38,7 +38,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, bool), Error> {
     if !special_place && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         // Renamed over, a link's target would be replaced wherever it lies: a file outside the
         // report folder, or an input of the command.
-        let to = fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        let to = fs::read_link(path).map_or_else(|_| "?".into(), |t| super::shown::path(&t));
         return Err(file_err(
             path,
             format!(
@@ -307,7 +307,10 @@ pub fn make_folder(dir: &Path) -> Result<Folder, Error> {
         let detail = if a == dir {
             format!("is {what}, not a folder; name a folder for the report's files")
         } else {
-            format!("cannot be made: {} is {what}, not a folder", a.display())
+            format!(
+                "cannot be made: {} is {what}, not a folder",
+                super::shown::path(&a)
+            )
         };
         return Err(file_err(dir, detail));
     }

@@ -3,8 +3,9 @@
 //! Limits on what is read ([`limits`]), files opened only when they are regular files
 //! ([`input_file`]), JSON read with counts kept while the bytes stream in ([`bounded_json`]), the
 //! environment a claim file may set ([`allowed_env`]), outputs written so that no failure destroys
-//! a file ([`atomic_write`]), freed memory handed back to the system ([`heap`]), and the one error
-//! type every layer returns ([`error`]).
+//! a file ([`atomic_write`]), freed memory handed back to the system ([`heap`]), the one error
+//! type every layer returns ([`error`]), and the one rule for showing text from outside
+//! ([`shown`]: control characters escaped, a value kept to its line, paths included).
 //!
 //! **May import:** nothing of this crate. Every other layer may import it.
 
@@ -16,3 +17,4 @@ pub mod heap;
 pub mod input_file;
 pub mod json_bytes;
 pub mod limits;
+pub mod shown;

@@ -24,7 +24,7 @@ pub fn explain(args: ExplainArgs) -> CliResult {
     let names: Vec<String> = args
         .traces
         .iter()
-        .map(|p| p.display().to_string())
+        .map(|p| stream_litmus::report::shown::path(&p))
         .collect();
     outln!("trace  {} ({ops} GPU ops)", names.join(", "));
     let text = explain::text(&e, &trace, explain::Listing::Summary);
@@ -33,7 +33,9 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         outln!("{}", stream_litmus::report::shown::one_line(line));
     }
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
-        let text = explain::text(&e, &trace, explain::Listing::All);
+        // The file is shown as the terminal is: a name's control characters as text.
+        let all = explain::text(&e, &trace, explain::Listing::All);
+        let text = stream_litmus::report::shown::shown(&all);
         let chrome = stream_litmus::report::explained_chrome::chrome_trace(&e, &trace, &spec);
         let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
         let page = stream_litmus::report::explained_html::html_report(&e, &trace, &spec, &text);
@@ -43,17 +45,20 @@ pub fn explain(args: ExplainArgs) -> CliResult {
             (dir.join("trace.json"), &json[..]),
         ])?;
         folder.keep();
-        outln!("report {}", dir.join("report.html").display());
+        outln!(
+            "report {}",
+            stream_litmus::report::shown::path(&dir.join("report.html"))
+        );
         outln!(
             "trace  {} (open it in ui.perfetto.dev)",
-            dir.join("trace.json").display()
+            stream_litmus::report::shown::path(&dir.join("trace.json"))
         );
     }
     if let Some(file) = &args.json {
         let doc = stream_litmus::report::explained_json::explained_json(&e, &trace);
         let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| CliError::usage(e.to_string()))?;
         stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), &bytes[..])])?;
-        outln!("json   {}", file.display());
+        outln!("json   {}", stream_litmus::report::shown::path(&file));
     }
     if let Some(file) = &args.claims {
         let traces = relative_to(file, &args.traces);
@@ -62,8 +67,8 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), claims.as_bytes())])?;
         outln!(
             "claims {} (judge them with `stream-litmus check {}`)",
-            file.display(),
-            file.display()
+            stream_litmus::report::shown::path(&file),
+            stream_litmus::report::shown::path(&file)
         );
     }
     let broken: usize = e.steps.iter().map(|s| s.violations.len()).sum();
@@ -104,7 +109,7 @@ fn outputs(args: &ExplainArgs) -> Result<Outputs, CliError> {
                 return Err(CliError::usage(format!(
                     "{flag_a} and {flag_b} both name {}: one would overwrite the other; give \
                      them different files",
-                    stream_litmus::report::shown::one_line(&a.display().to_string())
+                    stream_litmus::report::shown::one_line(&stream_litmus::report::shown::path(&a))
                 )));
             }
         }

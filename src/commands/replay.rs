@@ -70,7 +70,7 @@ fn replay_pass(
         kept = kept.saturating_add(k.kept_bytes());
         if kept > budget {
             return Err(stream_litmus::Error::File {
-                path: path.display().to_string(),
+                path: stream_litmus::report::shown::path(&path),
                 detail: format!(
                     "the claims up to `{}` keep over {} for the report (every trial's outcome, \
                      the first trials' stamps), the most the reports keep ({KEPT_LIMIT_ENV} \
@@ -130,7 +130,10 @@ pub fn judge(path: &Path, write: Option<&Path>) -> CliResult {
     }
     let (run, same) = rejudge(path, write)?;
     if let Some(out) = write {
-        outln!("re-judged results written to {}", out.display());
+        outln!(
+            "re-judged results written to {}",
+            stream_litmus::report::shown::path(&out)
+        );
     }
     Ok(if same && run.all_as_expected() {
         ExitCode::SUCCESS
@@ -170,7 +173,7 @@ pub fn compare(a: &Path, b: &Path) -> CliResult {
             outln!(
                 "note   {name} ({}): {moved} recorded verdict(s) differ from the current rules'; \
                  compared as re-judged",
-                path.display()
+                stream_litmus::report::shown::path(&path)
             );
         }
     }

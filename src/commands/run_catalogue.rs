@@ -191,7 +191,7 @@ fn save(
         outln!(
             "results written to {} ({:.1} MB of JSON; {:.2} s of writing beside the run, {:.2} s \
              of it added to the run)",
-            path.display(),
+            stream_litmus::report::shown::path(&path),
             stats.bytes as f64 / 1e6,
             stats.busy.as_secs_f64(),
             stats.waited.as_secs_f64()

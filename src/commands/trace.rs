@@ -168,7 +168,7 @@ fn tell(joined: &stream_litmus::trace::Joined, out: &Path, signal: Option<i32>, 
         joined.syncs,
         joined.ranges,
         joined.processes,
-        out.display()
+        stream_litmus::report::shown::path(&out)
     );
     if joined.gpu_events() == 0 {
         errln!(
@@ -274,13 +274,13 @@ fn injection_library() -> Result<PathBuf, CliError> {
                 let real = p.canonicalize().unwrap_or_else(|_| p.clone());
                 errln!(
                     "stream-litmus trace: the injection library is {} ({INJECTION_ENV})",
-                    real.display()
+                    stream_litmus::report::shown::path(&real)
                 );
                 Ok(p)
             }
             false => Err(CliError::usage(format!(
                 "{INJECTION_ENV} names {}, which is no file",
-                p.display()
+                stream_litmus::report::shown::path(&p)
             ))),
         };
     }
@@ -299,7 +299,7 @@ fn injection_library() -> Result<PathBuf, CliError> {
                  {INJECTION_ENV}",
                 candidates
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|p| stream_litmus::report::shown::path(&p))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

@@ -108,7 +108,10 @@ pub fn check_traced(
                 judged.push((claim, key, j));
             }
             Err(Unjudged::Refused(e)) => {
-                errln!("error: {}: {e}\n", file.display());
+                errln!(
+                    "error: {}: {e}\n",
+                    stream_litmus::report::shown::path(&file)
+                );
                 tally.errors += 1;
             }
             Err(Unjudged::PastRunBudget(why)) => {
@@ -203,7 +206,7 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
         errln!(
             "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
              `--trace FILE`\n",
-            file.display(),
+            stream_litmus::report::shown::path(&file),
             claim.id
         );
         return None;
@@ -217,7 +220,7 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
         errln!(
             "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
              traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
-            file.display(),
+            stream_litmus::report::shown::path(&file),
             claim.id
         );
         return None;
@@ -234,8 +237,8 @@ fn describe(key: &Key, trace: &Trace) -> Result<(), CliError> {
     // "SAME ddp.rank0.json.gz" where the claim names its recordings.
     let names: Vec<String> = (paths.iter().enumerate())
         .map(|(i, p)| match key.1.get(i) {
-            Some(run) => format!("{run} {}", p.display()),
-            None => p.display().to_string(),
+            Some(run) => format!("{run} {}", stream_litmus::report::shown::path(&p)),
+            None => stream_litmus::report::shown::path(&p),
         })
         .collect();
     let host = match host {
@@ -261,7 +264,10 @@ fn skipped(file: &Path, claim: &TraceClaim, why: &str, before: usize) -> Result<
         one_line(why)
     );
     if before == 0 {
-        errln!("error: {}: {why}\n", file.display());
+        errln!(
+            "error: {}: {why}\n",
+            stream_litmus::report::shown::path(&file)
+        );
     }
     Ok(())
 }
@@ -301,8 +307,14 @@ fn write_outputs(
     if let Some(f) = folder {
         f.keep();
     }
-    outln!("report {}", dir.join("report.html").display());
-    outln!("trace  {} (open it in ui.perfetto.dev)", path.display());
+    outln!(
+        "report {}",
+        stream_litmus::report::shown::path(&dir.join("report.html"))
+    );
+    outln!(
+        "trace  {} (open it in ui.perfetto.dev)",
+        stream_litmus::report::shown::path(&path)
+    );
     Ok(())
 }
 

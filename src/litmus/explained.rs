@@ -57,7 +57,8 @@ pub fn claims_from(
     let mut s = format!(
         "# Written by `stream-litmus explain --claims` from {}: what the trace showed in each of\n\
          # its {steps} steps, to judge again on the next trace (`stream-litmus check FILE --trace NEW`).\n",
-        traces.join(", ")
+        // A path is input: kept to the comment's line, its control characters shown.
+        crate::border::shown::one_line(&traces.join(", "))
     );
     for (n, ((a, b), met)) in facts.into_iter().enumerate() {
         claim(&mut s, n + 1, trace, spec, traces, (a, b), met);

@@ -142,8 +142,10 @@ fn verdict_text(v: Option<Expect>) -> String {
 impl fmt::Display for Prediction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.claim;
-        writeln!(f, "claim  {} — {}", c.id, c.statement)?;
-        writeln!(f, "source {}", c.source)?;
+        // Words from a claim file, each kept to its line.
+        let line = |t: &str| crate::border::shown::one_line(t).into_owned();
+        writeln!(f, "claim  {} — {}", line(&c.id), line(&c.statement))?;
+        writeln!(f, "source {}", line(&c.source.to_string()))?;
         if !c.env.is_empty() {
             // What the child process that runs it is given: shown before anything runs.
             let env: Vec<String> = c.env.iter().map(ToString::to_string).collect();

@@ -27,7 +27,7 @@ pub mod fuzz_report;
 pub mod html;
 pub mod placement;
 pub mod scenario;
-pub mod shown;
+pub use crate::border::shown;
 pub mod svg;
 mod svg_marks;
 pub mod sweep_tables;

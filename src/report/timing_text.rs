@@ -79,7 +79,7 @@ pub fn summary(run: &RunRecord, n: usize) -> String {
         let _ = writeln!(
             s,
             "  {:<44} {:>9} = GPU {:>8} + lab {:>8}: {}",
-            c.claim.id,
+            super::shown::one_line(&c.claim.id),
             ms(t.wall_ns),
             ms(t.gpu_ns),
             ms(t.overhead_ns()),
@@ -142,7 +142,7 @@ pub fn bench(run: &RunRecord) -> String {
         let _ = writeln!(
             s,
             "bench  {:<12} {:>6} {:>11} {:>11} {:>11} {:>6.1}×  {}",
-            name,
+            super::shown::one_line(name),
             n,
             ms(t.wall_ns),
             ms(t.gpu_ns),

@@ -81,8 +81,10 @@ impl Trace {
         Trace::of(files)
     }
 
-    /// Checks that the files of each recording (`TraceFile::run`) are of one run.
+    /// Checks that the files of each recording (`TraceFile::run`) are of one run, and that no
+    /// file holds the ops of one given before it.
     pub fn of(files: Vec<TraceFile>) -> Result<Trace, String> {
+        refuse_copies(&files)?;
         for (i, a) in files.iter().enumerate() {
             for b in files[..i].iter().filter(|b| b.run == a.run) {
                 if a.rank.is_some() && a.rank == b.rank {
@@ -346,6 +348,9 @@ impl Trace {
             .map(|&r| (r.0, self.op(r).pid, self.op(r).device, self.op(r).stream))
             .collect();
         let facts = ops.iter().map(|&r| self.facts(r, origin)).collect();
+        let calls = (ops.iter())
+            .map(|&r| self.op(r).call.as_ref().map(|c| (r.0, c.id)))
+            .collect();
         Trial {
             name,
             origin_ns: origin,
@@ -355,6 +360,7 @@ impl Trace {
             timeline,
             runs: self.files.iter().map(|f| f.run.clone()).collect(),
             facts,
+            calls,
             behind: self.behind.clone(),
         }
     }
@@ -438,6 +444,9 @@ pub struct Trial {
     pub runs: Vec<Option<std::sync::Arc<str>>>,
     /// What the trace shows about each op's issue, by op id: the causes a wait may have.
     pub(crate) facts: Vec<Facts>,
+    /// The call that issued each op, as (file, the call's place in it), by op id: ops of one
+    /// call (the kernels of a graph launch) share it.
+    calls: Vec<Option<(usize, usize)>>,
     /// By file, the program behind the trace (`behind.rs`).
     pub behind: Arc<Vec<Behind>>,
 }
@@ -485,6 +494,15 @@ impl Trial {
         self.places.get(op.0).copied()
     }
 
+    /// When `op` was issued, as an order key: its call's begin, then the call (ops of one call,
+    /// the kernels of a graph launch, have the same key: no issue order between them); `None`
+    /// without a call.
+    pub fn issue_key(&self, op: OpId) -> Option<(u64, usize)> {
+        let begin = self.timeline.host_call(op)?.begin_ns;
+        let (_, id) = self.calls.get(op.0).copied().flatten()?;
+        Some((begin, id))
+    }
+
     /// How the model of the program behind the trace orders `a` before `b` (`behind.rs`).
     pub fn order(&self, a: OpId, b: OpId) -> Order {
         let (Some(&(fa, oa)), Some(&(fb, ob))) = (self.ops.get(a.0), self.ops.get(b.0)) else {
@@ -509,6 +527,33 @@ impl Trial {
     }
 }
 
+/// A file whose GPU ops are those of a file given before it (a byte copy under another name, which
+/// no rank tells apart when the profiler wrote none) would count every op twice: refused, by a
+/// digest of each file's ops (times, places, kinds and names).
+fn refuse_copies(files: &[TraceFile]) -> Result<(), String> {
+    use std::hash::{Hash, Hasher};
+    let mut seen: HashMap<(usize, u64), usize> = HashMap::new();
+    for (i, f) in files.iter().enumerate().filter(|(_, f)| !f.ops.is_empty()) {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for op in &f.ops {
+            (op.start_ns, op.end_ns, op.device, op.stream, op.pid).hash(&mut h);
+            (op.kind, &*op.name).hash(&mut h);
+        }
+        if let Some(&j) = seen.get(&(f.ops.len(), h.finish())) {
+            if files[j].ops == f.ops {
+                return Err(format!(
+                    "{} holds the same ops as {}: a copy of a trace given beside it would count \
+                     each of its ops twice; name each trace once",
+                    super::names::clip(&f.path),
+                    super::names::clip(&files[j].path)
+                ));
+            }
+        }
+        seen.insert((f.ops.len(), h.finish()), i);
+    }
+    Ok(())
+}
+
 /// A trace named twice (by the same path, another path or a link) would count every op twice:
 /// refused before any is read, in one pass over the files' device and inode numbers.
 fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
@@ -523,8 +568,8 @@ fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
             return Err(format!(
                 "{} and {} are the same file: a trace given twice would count each of its ops \
                  twice; name each trace once",
-                first.display(),
-                p.display()
+                crate::border::shown::path(&first),
+                crate::border::shown::path(&p)
             ));
         }
     }

@@ -93,12 +93,13 @@ pub(super) fn each_pair(
             let groups = Groups::of(trial, sa, sb, issue_order);
             left.unordered = groups.unordered;
             left.recordings = groups.total - groups.same;
-            let visited = match timed {
+            let (visited, one_call) = match timed {
                 true => groups.meeting(trial, tol, issue_order, visit),
-                false => groups.every(visit),
+                false => (groups.every(visit), 0),
             };
+            left.unordered += one_call;
             if timed {
-                left.apart = groups.same.saturating_sub(visited);
+                left.apart = groups.same.saturating_sub(visited + one_call);
             }
         }
     }
@@ -214,12 +215,24 @@ impl Groups {
         tol: &Tolerances,
         issue_order: bool,
         visit: &mut dyn FnMut(OpId, OpId) -> bool,
-    ) -> usize {
-        let issued = |o: OpId| trial.timeline.host_call(o).map(|c| (c.begin_ns, o));
-        let mut n = 0;
+    ) -> (usize, usize) {
+        let issued = |o: OpId| trial.issue_key(o);
+        let (mut n, mut one_call) = (0, 0);
         let mut take = |a: OpId, b: OpId| {
-            if a == b || (issue_order && issued(a) >= issued(b)) {
+            if a == b {
                 return true;
+            }
+            if issue_order {
+                match issued(a).cmp(&issued(b)) {
+                    std::cmp::Ordering::Less => {}
+                    // Ops of one call (a graph launch's kernels) have no issue order: the pair
+                    // is counted once, met from either side.
+                    std::cmp::Ordering::Equal => {
+                        one_call += usize::from(a < b);
+                        return true;
+                    }
+                    std::cmp::Ordering::Greater => return true,
+                }
             }
             n += 1;
             visit(a, b)
@@ -229,7 +242,7 @@ impl Groups {
                 break;
             }
         }
-        n
+        (n, one_call)
     }
 }
 
@@ -325,10 +338,10 @@ impl Meets {
 /// (by call begin; ties by op), counting the ops with no call (`unordered`) and those with no op
 /// of `sb` after them (`no_next`). One sort of `sb` and a binary search per op of `sa`.
 fn next_pairs(trial: &OnTrial, sa: &[OpId], sb: &[OpId], left: &mut LeftOut) -> Vec<(OpId, OpId)> {
+    // Ops of one call (a graph launch's kernels) share a key: none is "next" after another.
     let key = |op: OpId| {
         let process = trial.place(op).map(|(file, pid, ..)| (file, pid));
-        let call = trial.timeline.host_call(op).map(|call| call.begin_ns);
-        Some((process?, call?, op))
+        Some((process?, trial.issue_key(op)?, op))
     };
     let mut later: Vec<_> = sb.iter().filter_map(|&b| key(b)).collect();
     later.sort_unstable();
@@ -338,7 +351,7 @@ fn next_pairs(trial: &OnTrial, sa: &[OpId], sb: &[OpId], left: &mut LeftOut) -> 
             left.unordered += 1;
             continue;
         };
-        let i = later.partition_point(|kb| *kb <= ka);
+        let i = later.partition_point(|kb| (kb.0, kb.1) <= (ka.0, ka.1));
         match later.get(i) {
             Some(&(process, _, b)) if process == ka.0 => pairs.push((a, b)),
             _ => left.no_next += 1,

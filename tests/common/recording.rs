@@ -132,6 +132,23 @@ impl Recording {
         self
     }
 
+    /// A host range (`ProfilerStep#…` gets its number) on the launching thread.
+    pub fn range(&mut self, name: &str, begin: f64, dur: f64) -> &mut Recording {
+        let n = self
+            .events
+            .iter()
+            .filter(|e| e.contains("user_annotation"))
+            .count();
+        let name = match name {
+            "ProfilerStep" => format!("ProfilerStep#{n}"),
+            other => other.to_string(),
+        };
+        self.events.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"{name}","pid":1,"tid":1,"ts":{begin:.3},"dur":{dur:.3}}}"#
+        ));
+        self
+    }
+
     /// The environment the driver read, as `"NAME":"value"` pairs.
     pub fn env(&mut self, vars: &str) -> &mut Recording {
         self.events.push(format!(

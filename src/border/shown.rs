@@ -40,10 +40,17 @@ pub fn shown(text: &str) -> Cow<'_, str> {
 /// tabs written as `\n`, `\r`, `\t`. A claim's id, statement or an op's name comes from a file;
 /// with a line feed it could print a line of its own (`ok   some.claim  Holds …`).
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    match crate::border::error::flat(text) {
+    match super::error::flat(text) {
         Cow::Borrowed(t) => shown(t),
         Cow::Owned(flat) => Cow::Owned(shown(&flat).into_owned()),
     }
+}
+
+/// A path as text inside one line of ours (a message, a report, a file the tool writes): a
+/// path is input too, and a file named with a line feed and `ok   forged.claim  Holds` once
+/// printed a line of its own.
+pub fn path(p: &std::path::Path) -> String {
+    one_line(&p.display().to_string()).into_owned()
 }
 
 #[cfg(test)]
