@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 fn file_err(path: &Path, detail: impl ToString) -> Error {
     Error::File {
-        path: super::shown::path(&path),
+        path: super::shown::path(path),
         detail: detail.to_string(),
     }
 }
@@ -309,7 +309,7 @@ pub fn make_folder(dir: &Path) -> Result<Folder, Error> {
         } else {
             format!(
                 "cannot be made: {} is {what}, not a folder",
-                super::shown::path(&a)
+                super::shown::path(a)
             )
         };
         return Err(file_err(dir, detail));

@@ -291,8 +291,8 @@ pub fn not_the_input(output: &Path, input: &Path, flag: &str) -> Result<(), CliE
     if same_file(output, input) {
         return Err(CliError::usage(format!(
             "{} is the input {}; writing it would destroy the input. Choose another {flag}",
-            stream_litmus::report::shown::path(&output),
-            stream_litmus::report::shown::path(&input)
+            stream_litmus::report::shown::path(output),
+            stream_litmus::report::shown::path(input)
         )));
     }
     Ok(())

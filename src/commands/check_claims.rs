@@ -144,15 +144,15 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
                             "error: claim `{}` of {} is defined in {} too; claim ids must be \
                              unique across the files of one run\n",
                             c.id.escape_debug(),
-                            stream_litmus::report::shown::path(&path),
-                            stream_litmus::report::shown::path(&first)
+                            stream_litmus::report::shown::path(path),
+                            stream_litmus::report::shown::path(first)
                         );
                         failed = true;
                     } else if let Err(e) = stream_litmus::claim_rules(&c) {
                         errln!(
                             "error: claim `{}` of {}: {e}\n",
                             c.id.escape_debug(),
-                            stream_litmus::report::shown::path(&path)
+                            stream_litmus::report::shown::path(path)
                         );
                         failed = true;
                     } else {
@@ -211,7 +211,7 @@ impl Walk {
             Err(e) => {
                 self.problems.push(format!(
                     "cannot read the folder {}: {e}; its claim files were not read",
-                    stream_litmus::report::shown::path(&dir)
+                    stream_litmus::report::shown::path(dir)
                 ));
                 return;
             }

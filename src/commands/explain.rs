@@ -24,7 +24,7 @@ pub fn explain(args: ExplainArgs) -> CliResult {
     let names: Vec<String> = args
         .traces
         .iter()
-        .map(|p| stream_litmus::report::shown::path(&p))
+        .map(|p| stream_litmus::report::shown::path(p))
         .collect();
     outln!("trace  {} ({ops} GPU ops)", names.join(", "));
     let text = explain::text(&e, &trace, explain::Listing::Summary);
@@ -58,7 +58,7 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         let doc = stream_litmus::report::explained_json::explained_json(&e, &trace);
         let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| CliError::usage(e.to_string()))?;
         stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), &bytes[..])])?;
-        outln!("json   {}", stream_litmus::report::shown::path(&file));
+        outln!("json   {}", stream_litmus::report::shown::path(file));
     }
     if let Some(file) = &args.claims {
         let traces = relative_to(file, &args.traces);
@@ -67,8 +67,8 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), claims.as_bytes())])?;
         outln!(
             "claims {} (judge them with `stream-litmus check {}`)",
-            stream_litmus::report::shown::path(&file),
-            stream_litmus::report::shown::path(&file)
+            stream_litmus::report::shown::path(file),
+            stream_litmus::report::shown::path(file)
         );
     }
     let broken: usize = e.steps.iter().map(|s| s.violations.len()).sum();
@@ -109,7 +109,7 @@ fn outputs(args: &ExplainArgs) -> Result<Outputs, CliError> {
                 return Err(CliError::usage(format!(
                     "{flag_a} and {flag_b} both name {}: one would overwrite the other; give \
                      them different files",
-                    stream_litmus::report::shown::one_line(&stream_litmus::report::shown::path(&a))
+                    stream_litmus::report::shown::one_line(&stream_litmus::report::shown::path(a))
                 )));
             }
         }

@@ -83,7 +83,7 @@ fn outputs_checked(args: &FuzzArgs) -> Result<(), CliError> {
         {
             return Err(CliError::usage(format!(
                 "--json and --regressions both name {}; give them different files",
-                stream_litmus::report::shown::path(&path)
+                stream_litmus::report::shown::path(path)
             )));
         }
     }
@@ -107,7 +107,7 @@ fn save_regressions(
     write_json(path, &stream_litmus::fuzz::Regressions { programs })?;
     outln!(
         "shrunk violations written to {}",
-        stream_litmus::report::shown::path(&path)
+        stream_litmus::report::shown::path(path)
     );
     Ok(())
 }
@@ -123,7 +123,7 @@ fn earlier_regressions(path: &std::path::Path) -> Result<Vec<stream_litmus::Prog
         CliError::usage(format!(
             "{}: not a regressions file written by `fuzz` ({detail}); move it away or name \
              another with --regressions",
-            stream_litmus::report::shown::path(&path)
+            stream_litmus::report::shown::path(path)
         ))
     };
     let file = stream_litmus::input_file::open_regular(path).map_err(|e| bad(e.to_string()))?;

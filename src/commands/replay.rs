@@ -70,7 +70,7 @@ fn replay_pass(
         kept = kept.saturating_add(k.kept_bytes());
         if kept > budget {
             return Err(stream_litmus::Error::File {
-                path: stream_litmus::report::shown::path(&path),
+                path: stream_litmus::report::shown::path(path),
                 detail: format!(
                     "the claims up to `{}` keep over {} for the report (every trial's outcome, \
                      the first trials' stamps), the most the reports keep ({KEPT_LIMIT_ENV} \
@@ -132,7 +132,7 @@ pub fn judge(path: &Path, write: Option<&Path>) -> CliResult {
     if let Some(out) = write {
         outln!(
             "re-judged results written to {}",
-            stream_litmus::report::shown::path(&out)
+            stream_litmus::report::shown::path(out)
         );
     }
     Ok(if same && run.all_as_expected() {
@@ -173,7 +173,7 @@ pub fn compare(a: &Path, b: &Path) -> CliResult {
             outln!(
                 "note   {name} ({}): {moved} recorded verdict(s) differ from the current rules'; \
                  compared as re-judged",
-                stream_litmus::report::shown::path(&path)
+                stream_litmus::report::shown::path(path)
             );
         }
     }

@@ -21,7 +21,7 @@ pub fn write_reports(run: &RunRecord, dir: &std::path::Path) -> Result<(), CliEr
     for (path, text) in &files {
         outln!(
             "wrote  {} ({:.1} KiB)",
-            stream_litmus::report::shown::path(&path),
+            stream_litmus::report::shown::path(path),
             text.len() as f64 / 1024.0
         );
     }

@@ -168,7 +168,7 @@ fn tell(joined: &stream_litmus::trace::Joined, out: &Path, signal: Option<i32>, 
         joined.syncs,
         joined.ranges,
         joined.processes,
-        stream_litmus::report::shown::path(&out)
+        stream_litmus::report::shown::path(out)
     );
     if joined.gpu_events() == 0 {
         errln!(
@@ -299,7 +299,7 @@ fn injection_library() -> Result<PathBuf, CliError> {
                  {INJECTION_ENV}",
                 candidates
                     .iter()
-                    .map(|p| stream_litmus::report::shown::path(&p))
+                    .map(|p| stream_litmus::report::shown::path(p))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

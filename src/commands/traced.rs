@@ -108,10 +108,7 @@ pub fn check_traced(
                 judged.push((claim, key, j));
             }
             Err(Unjudged::Refused(e)) => {
-                errln!(
-                    "error: {}: {e}\n",
-                    stream_litmus::report::shown::path(&file)
-                );
+                errln!("error: {}: {e}\n", stream_litmus::report::shown::path(file));
                 tally.errors += 1;
             }
             Err(Unjudged::PastRunBudget(why)) => {
@@ -206,7 +203,7 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
         errln!(
             "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
              `--trace FILE`\n",
-            stream_litmus::report::shown::path(&file),
+            stream_litmus::report::shown::path(file),
             claim.id
         );
         return None;
@@ -220,7 +217,7 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
         errln!(
             "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
              traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
-            stream_litmus::report::shown::path(&file),
+            stream_litmus::report::shown::path(file),
             claim.id
         );
         return None;
@@ -237,8 +234,8 @@ fn describe(key: &Key, trace: &Trace) -> Result<(), CliError> {
     // "SAME ddp.rank0.json.gz" where the claim names its recordings.
     let names: Vec<String> = (paths.iter().enumerate())
         .map(|(i, p)| match key.1.get(i) {
-            Some(run) => format!("{run} {}", stream_litmus::report::shown::path(&p)),
-            None => stream_litmus::report::shown::path(&p),
+            Some(run) => format!("{run} {}", stream_litmus::report::shown::path(p)),
+            None => stream_litmus::report::shown::path(p),
         })
         .collect();
     let host = match host {
@@ -266,7 +263,7 @@ fn skipped(file: &Path, claim: &TraceClaim, why: &str, before: usize) -> Result<
     if before == 0 {
         errln!(
             "error: {}: {why}\n",
-            stream_litmus::report::shown::path(&file)
+            stream_litmus::report::shown::path(file)
         );
     }
     Ok(())

@@ -195,7 +195,7 @@ pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
 
 /// The text of the file at `path`, up to [`MAX_FILE_BYTES`], as UTF-8.
 fn read_text(path: &Path) -> Result<(String, String), LitmusError> {
-    let shown = crate::border::shown::path(&path);
+    let shown = crate::border::shown::path(path);
     let file = crate::border::input_file::open_regular(path)
         .map_err(|e| LitmusError::file(&shown, format!("{shown}: {e}")))?;
     let mut bytes = Vec::new();

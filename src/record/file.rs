@@ -48,7 +48,7 @@ impl RunRecord {
     ) -> Result<RunRecord, Error> {
         use std::io::BufReader;
         let file_err = |detail: String| Error::File {
-            path: crate::border::shown::path(&path),
+            path: crate::border::shown::path(path),
             detail,
         };
         let damaged = |e: String| {

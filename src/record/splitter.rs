@@ -362,6 +362,23 @@ pub(super) fn too_large(what: &str, limit: u64) -> String {
     )
 }
 
+/// A key as serde reads it: a key written with escapes (`"cl\u0061ims"`) is the key it spells,
+/// so that the cutting here and the parsing after it read one file the same way (a results file
+/// whose `claims` was escaped was once cut as having none, and parsed as having twelve). A key
+/// kept only in part (over [`KEY_BYTES`]) or not valid stays as it is: it is none of ours.
+fn unescape(key: &mut Vec<u8>) {
+    if !key.contains(&b'\\') || key.len() >= KEY_BYTES {
+        return;
+    }
+    let mut quoted = Vec::with_capacity(key.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(key);
+    quoted.push(b'"');
+    if let Ok(plain) = serde_json::from_slice::<String>(&quoted) {
+        *key = plain.into_bytes();
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -428,22 +445,5 @@ pub(super) mod tests {
         );
         let err = split(r#"{"claims": [{}, 3]}"#).unwrap_err();
         assert!(err.contains("claims[1] is not an object"), "{err}");
-    }
-}
-
-/// A key as serde reads it: a key written with escapes (`"cl\u0061ims"`) is the key it spells,
-/// so that the cutting here and the parsing after it read one file the same way (a results file
-/// whose `claims` was escaped was once cut as having none, and parsed as having twelve). A key
-/// kept only in part (over [`KEY_BYTES`]) or not valid stays as it is: it is none of ours.
-fn unescape(key: &mut Vec<u8>) {
-    if !key.contains(&b'\\') || key.len() >= KEY_BYTES {
-        return;
-    }
-    let mut quoted = Vec::with_capacity(key.len() + 2);
-    quoted.push(b'"');
-    quoted.extend_from_slice(key);
-    quoted.push(b'"');
-    if let Ok(plain) = serde_json::from_slice::<String>(&quoted) {
-        *key = plain.into_bytes();
     }
 }

@@ -192,7 +192,7 @@ impl Drop for RunWriter {
 
 fn file_error(path: &Path, detail: impl ToString) -> Error {
     Error::File {
-        path: crate::border::shown::path(&path),
+        path: crate::border::shown::path(path),
         detail: detail.to_string(),
     }
 }

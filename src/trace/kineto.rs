@@ -27,7 +27,7 @@ use std::path::Path;
 
 /// Reads one trace file. Errors name the file and say what to do.
 pub fn read(path: &Path) -> Result<TraceFile, String> {
-    let shown = crate::border::shown::path(&path);
+    let shown = crate::border::shown::path(path);
     let fail = |m: String| format!("{shown}: {m}");
     let file = crate::border::input_file::open_regular(path).map_err(fail)?;
     let mut buffered = BufReader::with_capacity(1 << 16, file);

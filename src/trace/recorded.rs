@@ -39,7 +39,7 @@ impl Joined {
 /// counts added.
 pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joined, String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", crate::border::shown::path(&dir)))?
+        .map_err(|e| format!("{}: {e}", crate::border::shown::path(dir)))?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
@@ -61,7 +61,7 @@ pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joine
             let mut first = true;
             for f in &files {
                 if let Err(e) = copy_lines(f, &mut *w, &mut first, &mut joined) {
-                    result = Err(format!("{}: {e}", crate::border::shown::path(&f)));
+                    result = Err(format!("{}: {e}", crate::border::shown::path(f)));
                 }
             }
             meta["processes"] = joined.processes.into();

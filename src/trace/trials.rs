@@ -568,8 +568,8 @@ fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
             return Err(format!(
                 "{} and {} are the same file: a trace given twice would count each of its ops \
                  twice; name each trace once",
-                crate::border::shown::path(&first),
-                crate::border::shown::path(&p)
+                crate::border::shown::path(first),
+                crate::border::shown::path(p)
             ));
         }
     }
