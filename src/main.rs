@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    if let Err(e) = stream_litmus::limits::check_env() {
+        return commands::CliError::usage(e).report();
+    }
     let result: CliResult = match cli.command {
         None => run(cli.run),
         Some(Command::Run(args)) => run(args),

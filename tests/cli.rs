@@ -203,3 +203,28 @@ fn fuzz_refuses_a_regressions_file_it_did_not_write() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("not a regressions file"), "{err}");
 }
+
+/// A count variable that holds no positive whole number is an error naming it (issue 51, point
+/// 10), before any command works: once, `1MiB`, `1.0`, `0x1`, `0` and `-1` left the default in
+/// force without a word.
+#[test]
+fn a_limit_that_is_no_count_is_refused_with_its_name() {
+    for name in stream_litmus::limits::COUNT_ENVS {
+        for bad in ["1MiB", "1.0", "0x1", "0", "-1", "", " "] {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+                .arg("list")
+                .env(name, bad)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}={bad:?}: {err}");
+            assert!(err.contains(name), "{err}");
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+            .arg("list")
+            .env(name, "4096")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}=4096");
+    }
+}

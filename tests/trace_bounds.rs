@@ -87,19 +87,24 @@ fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
     std::fs::write(&t, &text).unwrap();
     let err = Trace::read(std::slice::from_ref(&t)).unwrap_err();
     assert!(err.contains("lasts 1e300 µs") && err.len() < 300, "{err}");
-    let ranked = |world: u32| {
-        let head = format!(r#"{{"distributedInfo":{{"rank":{world},"world_size":{world}}},"#);
+    let ranked = |rank: u32, world: u32| {
+        let head = format!(r#"{{"distributedInfo":{{"rank":{rank},"world_size":{world}}},"#);
         trace("a", "b").replacen('{', &head, 1)
     };
     let (r2, r4) = (dir.path().join("r2.json"), dir.path().join("r4.json"));
-    std::fs::write(&r2, ranked(1)).unwrap();
-    std::fs::write(&r4, ranked(4)).unwrap();
+    std::fs::write(&r2, ranked(0, 1)).unwrap();
+    std::fs::write(&r4, ranked(1, 4)).unwrap();
     let err = Trace::read(&[r2, r4]).unwrap_err();
     assert!(
         err.contains("of a run of 1 ranks") && err.contains("of 4"),
         "{err}"
     );
     assert!(!err.contains("Some("), "{err}");
+    // Rank 9 of a world of 2 names no rank of it (issue 51, point 10).
+    let r9 = dir.path().join("r9.json");
+    std::fs::write(&r9, ranked(9, 2)).unwrap();
+    let err = Trace::read(&[r9]).unwrap_err();
+    assert!(err.contains("is rank 9 of a run of 2 ranks"), "{err}");
 }
 
 #[test]

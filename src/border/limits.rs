@@ -107,13 +107,48 @@ pub fn kept_limit() -> u64 {
     positive_env(KEPT_LIMIT_ENV).map_or(MAX_KEPT_BYTES, |mib| mib.saturating_mul(1 << 20))
 }
 
-/// The positive whole number variable `name` holds, if it holds one (anything else leaves the
-/// default in force).
-pub fn positive_env(name: &str) -> Option<u64> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
+/// The variable that sets what one `check` run judges in all (`trace_claims::RunBudget`).
+pub const RUN_WORK_ENV: &str = "STREAM_LITMUS_RUN_WORK";
+
+/// The variables that hold a count: the limits above. A value that is not one is an error that
+/// names the variable ([`check_env`]), never a silent default.
+pub const COUNT_ENVS: [&str; 3] = [READ_LIMIT_ENV, KEPT_LIMIT_ENV, RUN_WORK_ENV];
+
+/// The positive whole number `value` is: ASCII digits alone (no sign, unit, point or base), at
+/// least 1.
+pub fn positive_count(value: &str) -> Option<u64> {
+    let v = value.trim();
+    let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| v.parse::<u64>().ok())
+        .flatten()
         .filter(|&n| n > 0)
+}
+
+/// The positive whole number variable `name` holds, if it holds one; a value that is not one is
+/// refused by [`check_env`] before any command reads it.
+pub fn positive_env(name: &str) -> Option<u64> {
+    positive_count(&std::env::var(name).ok()?)
+}
+
+/// Every count variable ([`COUNT_ENVS`]) that is set holds a positive whole number; else why not,
+/// naming it (`STREAM_LITMUS_READ_LIMIT_MIB=1MiB`, `1.0`, `0x1`, `0`, `-1` were once taken for
+/// the default without a word).
+pub fn check_env() -> Result<(), String> {
+    for name in COUNT_ENVS {
+        let Some(v) = std::env::var_os(name) else {
+            continue;
+        };
+        let v = v.to_string_lossy();
+        if positive_count(&v).is_none() {
+            return Err(format!(
+                "{name}={} is not a positive whole number (digits alone, no unit); set it to \
+                 one, or unset it for the default",
+                super::shown::one_line(&v.chars().take(64).collect::<String>())
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The read limit in force: [`READ_LIMIT_ENV`] when it holds a positive number of MiB, else

@@ -36,14 +36,29 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         // The file is shown as the terminal is: a name's control characters as text.
         let all = explain::text(&e, &trace, explain::Listing::All);
         let text = stream_litmus::report::shown::shown(&all);
-        let chrome = stream_litmus::report::explained_chrome::chrome_trace(&e, &trace, &spec);
-        let json = serde_json::to_vec(&chrome).map_err(|e| CliError::usage(e.to_string()))?;
         let page = stream_litmus::report::explained_html::html_report(&e, &trace, &spec, &text);
-        stream_litmus::atomic_write::write_all_or_none(&[
-            (dir.join("explain.txt"), text.as_bytes()),
-            (dir.join("report.html"), page.as_bytes()),
-            (dir.join("trace.json"), &json[..]),
-        ])?;
+        // The Perfetto trace is written as it is made (`explained_chrome.rs`).
+        use stream_litmus::atomic_write::{write_each_or_none, Writer};
+        use stream_litmus::report::explained_chrome::write_chrome_trace;
+        let mut files: Vec<(PathBuf, Writer)> = vec![
+            (
+                dir.join("explain.txt"),
+                Box::new(|w| w.write_all(text.as_bytes())),
+            ),
+            (
+                dir.join("report.html"),
+                Box::new(|w| w.write_all(page.as_bytes())),
+            ),
+            (
+                dir.join("trace.json"),
+                Box::new(|w| {
+                    let mut buffered = std::io::BufWriter::new(w);
+                    write_chrome_trace(&e, &trace, &spec, &mut buffered)?;
+                    std::io::Write::flush(&mut buffered)
+                }),
+            ),
+        ];
+        write_each_or_none(&mut files)?;
         folder.keep();
         outln!(
             "report {}",

@@ -146,6 +146,12 @@ pub fn render(path: &Path, out: &Path) -> CliResult {
     for name in ["report.html", "trace.json"] {
         not_the_input(&out.join(name), path, "--out folder")?;
     }
+    // The folder (no link, writable) before any judging: a refusal after minutes of work is
+    // work thrown away.
+    let folder = super::arguments::writable_folder(out)?;
+    for name in ["report.html", "trace.json"] {
+        stream_litmus::atomic_write::check_writable(&out.join(name))?;
+    }
     let (run, same) = rejudge(path, None)?;
     if !same {
         let _ = writeln!(
@@ -153,7 +159,6 @@ pub fn render(path: &Path, out: &Path) -> CliResult {
             "stream-litmus: re-judging changed verdicts; the report shows the re-judged ones"
         );
     }
-    let folder = super::arguments::writable_folder(out)?;
     write_reports(&run, out)?;
     folder.keep();
     Ok(if same {

@@ -98,6 +98,8 @@ pub fn check_traced(
         };
         if fresh {
             describe(&key, trace)?;
+            // What the run judges grows with what it reads (`RunBudget::grow_for`).
+            budget.grow_for(trace.files.iter().map(|f| f.ops.len()).sum());
         }
         match judge_in_run(claim, trace, &mut budget) {
             Ok(j) => {

@@ -46,9 +46,17 @@ pub struct Step {
     /// Every op that waited though it was ready, asked for or not.
     pub waits: Vec<Wait>,
     pub surprises: Vec<Surprise>,
-    /// Each pair of GPU lanes (file, process, device, stream) with ops in this step, and whether
-    /// an op of one overlapped an op of the other.
-    pub lanes_met: Vec<(Lane, Lane, bool)>,
+}
+
+/// A pair of GPU lanes (file, process, device, stream) over the steps: in how many both had ops,
+/// in how many an op of one overlapped an op of the other, and in how many (not meeting) one
+/// waited for the other though ready. Counted as the steps are explained, not kept per step: a
+/// trace of 6,200 steps over 64 lanes once kept 12 million pairs (1.1 GB).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LanePair {
+    pub present: usize,
+    pub met: usize,
+    pub waited: usize,
 }
 
 /// The explanation of a trace, step by step.
@@ -57,6 +65,8 @@ pub struct Explanation {
     /// How steps were cut: "each ProfilerStep#*", "the whole trace".
     pub cut: String,
     pub steps: Vec<Step>,
+    /// Each pair of lanes of one GPU, over the steps.
+    pub lanes: std::collections::BTreeMap<(Lane, Lane), LanePair>,
     /// What the trace could not state, said once (processes on several devices have no device
     /// syncs checked).
     pub notes: Vec<String>,
@@ -91,17 +101,27 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     let tol = &trace.tolerances;
     let mut notes = program_notes(trace);
     let mut checker = checked::Checker::default();
+    let mut lanes: std::collections::BTreeMap<(Lane, Lane), LanePair> = Default::default();
     let steps: Vec<Step> = (trials.iter())
         .map(|t| {
             let (by_rule, violations) = checker.check(trace, t, tol);
+            let waits = waits::find(t, tol);
+            let waited: std::collections::HashSet<(Lane, Lane)> =
+                waits.iter().map(|w| (w.lane, w.by_lane)).collect();
+            for (a, b, met) in waits::lanes_met(t, tol) {
+                let pair = lanes.entry((a, b)).or_default();
+                pair.present += 1;
+                pair.met += usize::from(met);
+                let one_waited = waited.contains(&(a, b)) || waited.contains(&(b, a));
+                pair.waited += usize::from(one_waited && !met);
+            }
             Step {
                 name: t.name.clone(),
                 pairs: by_rule.iter().map(|r| r.1).sum(),
                 by_rule,
                 violations,
-                waits: waits::find(t, tol),
+                waits,
                 surprises: waits::surprises(trace, t, tol),
-                lanes_met: waits::lanes_met(t, tol),
             }
         })
         .collect();
@@ -117,7 +137,12 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
             checked::MAX_SYNC_VISITS
         ));
     }
-    Ok(Explanation { cut, steps, notes })
+    Ok(Explanation {
+        cut,
+        steps,
+        lanes,
+        notes,
+    })
 }
 
 /// What the trace does not record of the programs behind it, said once per file and process

@@ -130,7 +130,9 @@ unsafe extern "C" fn entered(
             Ok(stream) => stream,
             Err(e) => {
                 if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                    super::inject::note(&format!("a host function's stream is not recorded: {e}"));
+                    super::trace_out::note(&format!(
+                        "a host function's stream is not recorded: {e}"
+                    ));
                 }
                 return;
             }
@@ -142,7 +144,7 @@ unsafe extern "C" fn entered(
             r#"{{"ph":"M","name":"host_fn_stream","pid":{process},"args":{{"process":{process},"correlation":{},"stream":{stream}}}}}"#,
             data.correlationId
         );
-        super::inject::write_line(&line);
+        super::trace_out::write_line(&line);
         WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
 }

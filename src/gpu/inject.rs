@@ -14,10 +14,10 @@
 //! CUPTI is left alone; no panic crosses the C boundary.
 
 use super::activity_lines::Lines;
+use super::trace_out::{lock, note, Out};
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
 use std::io::Write;
-use std::sync::Mutex;
 
 /// Where each process writes its records (set by the `trace` command).
 pub const TRACE_DIR_ENV: &str = "STREAM_LITMUS_TRACE_DIR";
@@ -46,13 +46,6 @@ const KINDS: [sys::CUpti_ActivityKind; 5] = [
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_RUNTIME,
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER,
 ];
-
-struct Out {
-    file: std::io::BufWriter<std::fs::File>,
-    lines: Lines,
-}
-
-static OUT: Mutex<Option<Out>> = Mutex::new(None);
 
 /// Called by the CUDA driver in each process of a traced command. Returns 1 (success) in every
 /// case: a tracing failure is written down, never passed to the program.
@@ -229,17 +222,6 @@ extern "C" fn at_exit() {
     });
 }
 
-/// Writes one line (with its line feed) to the process's file, as the buffers' records are.
-pub(super) fn write_line(line: &str) {
-    if let Some(out) = lock().as_mut() {
-        let _ = out.file.write_all(line.as_bytes());
-    }
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Option<Out>> {
-    OUT.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The environment the driver read as this process started (`DRIVER_ENV`), as a metadata
 /// event of the profiler's format: what explains waits that no stream order asks for. A
 /// variable left unset is left out; values are clipped (they are short words and numbers).
@@ -257,17 +239,6 @@ fn write_env() {
     });
     if let Some(out) = lock().as_mut() {
         let _ = writeln!(out.file, "{line}");
-    }
-}
-
-/// A line saying what went wrong, for the `trace` command to show.
-pub(super) fn note(what: &str) {
-    if let Some(out) = lock().as_mut() {
-        let line = serde_json::json!({ "note": what });
-        let _ = writeln!(out.file, "{line}");
-        let _ = out.file.flush();
-    } else {
-        eprintln!("stream-litmus trace: {what}");
     }
 }
 

@@ -42,6 +42,7 @@ mod probe;
 mod ptx_cache;
 mod resources;
 mod stamps;
+mod trace_out;
 pub mod turn;
 
 pub use cupti::CUPTI_ENV;

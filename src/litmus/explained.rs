@@ -11,7 +11,6 @@
 use super::print::quote;
 use crate::explain::{lane_name, Explanation, Lane};
 use crate::trace::{Trace, TrialSpec};
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// The most claims one file gets: the pairs of lanes of the busiest GPUs first.
@@ -26,26 +25,13 @@ pub fn claims_from(
 ) -> Result<String, String> {
     let steps = e.steps.len();
     // For each pair of lanes: the steps it met in, and those with a wait between them.
-    let mut seen: BTreeMap<(Lane, Lane), (usize, usize, usize)> = BTreeMap::new();
-    for st in &e.steps {
-        for &(a, b, met) in &st.lanes_met {
-            let waited = (st.waits.iter())
-                .any(|w| (w.lane, w.by_lane) == (a, b) || (w.lane, w.by_lane) == (b, a));
-            let e = seen.entry((a, b)).or_default();
-            e.0 += 1;
-            e.1 += usize::from(met);
-            e.2 += usize::from(waited && !met);
-        }
-    }
-    let facts: Vec<((Lane, Lane), bool)> = (seen.into_iter())
-        .filter(|(_, (present, ..))| *present == steps)
-        .filter_map(
-            |(pair, (_, met, waited))| match (met == steps, waited == steps) {
-                (true, _) => Some((pair, true)),
-                (false, true) if met == 0 => Some((pair, false)),
-                _ => None,
-            },
-        )
+    let facts: Vec<((Lane, Lane), bool)> = (e.lanes.iter())
+        .filter(|(_, p)| p.present == steps)
+        .filter_map(|(&pair, p)| match (p.met == steps, p.waited == steps) {
+            (true, _) => Some((pair, true)),
+            (false, true) if p.met == 0 => Some((pair, false)),
+            _ => None,
+        })
         .take(MAX_CLAIMS)
         .collect();
     if facts.is_empty() {

@@ -18,6 +18,10 @@ use std::fmt::Write;
 /// rectangles); trace.json has all.
 const MAX_DRAWN: usize = 3_000;
 
+/// The most ops the whole page draws: past them, steps get their tables without pictures (200
+/// steps of 3,000 ops would be a page of 120 MB).
+const MAX_DRAWN_PAGE: usize = 60_000;
+
 /// The colour of each cause's arrows.
 fn colour(kind: CauseKind) -> &'static str {
     match kind {
@@ -49,9 +53,12 @@ pub fn html_report(e: &Explanation, trace: &Trace, spec: &TrialSpec, text: &str)
     );
     let wanted = |i: usize| i < MAX_STEPS_DRAWN;
     let trials = trace.some_trials(spec, &wanted).unwrap_or_default();
+    let mut drawn = 0usize;
     for (i, trial) in trials {
         if let Some(step) = e.steps.get(i) {
-            step_section(&mut s, trace, &trial, step);
+            let picture = drawn < MAX_DRAWN_PAGE;
+            drawn += trial.ops.len().min(MAX_DRAWN);
+            step_section(&mut s, trace, &trial, step, picture);
         }
     }
     if e.steps.len() > MAX_STEPS_DRAWN {
@@ -95,7 +102,7 @@ fn legend() -> String {
         .join(", ")
 }
 
-fn step_section(s: &mut String, trace: &Trace, trial: &Trial, st: &Step) {
+fn step_section(s: &mut String, trace: &Trace, trial: &Trial, st: &Step, picture_too: bool) {
     let _ = write!(s, "<h2>{}</h2>", esc(&st.name));
     for v in &st.violations {
         let _ = write!(
@@ -105,7 +112,9 @@ fn step_section(s: &mut String, trace: &Trace, trial: &Trial, st: &Step) {
             esc(&v.text)
         );
     }
-    picture(s, trace, trial, st);
+    if picture_too {
+        picture(s, trace, trial, st);
+    }
     if !st.waits.is_empty() {
         s.push_str(
             "<table><tr><th>op</th><th>waited for</th><th>class</th><th>cause</th>\
@@ -174,9 +183,11 @@ fn picture(s: &mut String, trace: &Trace, trial: &Trial, st: &Step) {
         );
     }
     let x = |t: u64| left + t.saturating_sub(lo) as f64 * scale;
+    let spans: std::collections::HashMap<OpId, (u64, u64)> =
+        drawn.iter().map(|&(o, s, e)| (o, (s, e))).collect();
     let at = |op: OpId| {
         let lane = lanes.binary_search(&trial.place(op)?).ok()?;
-        let &(_, start, end) = drawn.iter().find(|d| d.0 == op)?;
+        let &(start, end) = spans.get(&op)?;
         Some((lane_h * lane as f64 + lane_h / 2.0, x(start), x(end)))
     };
     for &(op, start, end) in drawn {

@@ -195,6 +195,17 @@ pub struct DeviceSync {
     pub end_ns: i64,
 }
 
+/// A call that enqueued a host function (`trace/host_fns.rs`), and the stream it named where
+/// recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostFnCall {
+    pub pid: i64,
+    pub tid: i64,
+    pub begin_ns: i64,
+    pub end_ns: i64,
+    pub stream: Option<u64>,
+}
+
 /// One trace file: one process (one rank) of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceFile {
@@ -228,7 +239,7 @@ pub struct TraceFile {
     /// The event records whose calls the trace holds (`trace/syncs.rs`).
     pub records: Vec<super::syncs::RecordCall>,
     /// Every call that enqueued a host function, with its stream where recorded, by begin.
-    pub host_fn_calls: Vec<super::host_fns::HostFnCall>,
+    pub host_fn_calls: Vec<HostFnCall>,
     /// The processes whose syncs are all recorded: a `stream-litmus trace` recording says so
     /// per process; a profiler's trace with `cuda_sync` events is taken to hold them all.
     pub sync_recorded: HashSet<i64>,

@@ -16,7 +16,7 @@
 //!
 //! [`TraceFile::host_fn_note`]: super::events::TraceFile::host_fn_note
 
-use super::events::{Call, GpuKind, GpuOp, HostRange, RawCall, HOST};
+use super::events::{Call, GpuKind, GpuOp, HostFnCall, HostRange, RawCall, HOST};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The calls that enqueue a host function, runtime and driver, with any `_ptsz` ending.
@@ -83,16 +83,6 @@ pub(super) fn enqueued(
         .collect();
     all.sort_by_key(|c| (c.begin_ns, c.pid, c.tid));
     all
-}
-
-/// A call that enqueued a host function, and the stream it named where recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HostFnCall {
-    pub pid: i64,
-    pub tid: i64,
-    pub begin_ns: i64,
-    pub end_ns: i64,
-    pub stream: Option<u64>,
 }
 
 /// The calls that enqueued a host function, by process: one per host function (a runtime call

@@ -84,7 +84,19 @@ impl Trace {
     /// Checks that the files of each recording (`TraceFile::run`) are of one run, and that no
     /// file holds the ops of one given before it.
     pub fn of(files: Vec<TraceFile>) -> Result<Trace, String> {
-        refuse_copies(&files)?;
+        // A rank at or past its world size names no rank of that run.
+        if let Some(f) = files
+            .iter()
+            .find(|f| matches!((f.rank, f.world), (Some(r), Some(w)) if r >= w))
+        {
+            return Err(format!(
+                "{} is rank {} of a run of {} ranks: ranks count from 0 to the world size less \
+                 one, so the trace is damaged",
+                super::names::clip(&f.path),
+                f.rank.unwrap_or(0),
+                f.world.unwrap_or(0)
+            ));
+        }
         for (i, a) in files.iter().enumerate() {
             for b in files[..i].iter().filter(|b| b.run == a.run) {
                 if a.rank.is_some() && a.rank == b.rank {
@@ -118,6 +130,7 @@ impl Trace {
                 }
             }
         }
+        refuse_copies(&files)?;
         let tolerances = TraceTolerances::measure(&files);
         let firsts = files.iter().map(TraceFile::first_launches).collect();
         let waits = files.iter().map(super::facts::recorded_waits).collect();
@@ -527,13 +540,14 @@ impl Trial {
     }
 }
 
-/// A file whose GPU ops are those of a file given before it (a byte copy under another name, which
-/// no rank tells apart when the profiler wrote none) would count every op twice: refused, by a
-/// digest of each file's ops (times, places, kinds and names).
+/// A file of no rank whose GPU ops are those of a file given before it (a byte copy under another
+/// name, which no rank tells apart) would count every op twice: refused, by a digest of each
+/// file's ops (times, places, kinds and names).
 fn refuse_copies(files: &[TraceFile]) -> Result<(), String> {
     use std::hash::{Hash, Hasher};
     let mut seen: HashMap<(usize, u64), usize> = HashMap::new();
-    for (i, f) in files.iter().enumerate().filter(|(_, f)| !f.ops.is_empty()) {
+    let rankless = |f: &&TraceFile| f.rank.is_none() && !f.ops.is_empty();
+    for (i, f) in files.iter().enumerate().filter(|(_, f)| rankless(f)) {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for op in &f.ops {
             (op.start_ns, op.end_ns, op.device, op.stream, op.pid).hash(&mut h);

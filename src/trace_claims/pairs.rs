@@ -419,7 +419,7 @@ mod tests {
         let mut seen = BTreeSet::new();
         let left = each_pair(t, sel, c, &tol, &mut |a, b| seen.insert((a.0, b.0)));
         // Every pair a ≠ b, issued in order where asked, that could have met: by brute force.
-        let issued = |o: OpId| t.timeline.host_call(o).map(|c| (c.begin_ns, o));
+        let issued = |o: OpId| t.issue_key(o);
         let issue_order = c.a == c.b && c.relation == TraceRelation::Precedes;
         let named = (sel.0.iter()).flat_map(|&a| sel.1.iter().map(move |&b| (a, b)));
         let named: Vec<_> = named
