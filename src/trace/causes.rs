@@ -312,6 +312,16 @@ fn by_model(trial: &Trial, op: OpId, holder: OpId, label: &str) -> (CauseKind, S
         Order::Unknown(_) if same_lane => {
             (CauseKind::Queued, "queued behind it in its stream".into())
         }
+        Order::Not
+            if trial.issue_key(op).is_some() && trial.issue_key(op) == trial.issue_key(holder) =>
+        {
+            (
+                CauseKind::Unknown,
+                "both are kernels of one graph launch (one call): the graph's own edges, which a \
+             trace does not record, may order them"
+                    .into(),
+            )
+        }
         Order::Not if issued_before(trial, op, holder) => first_issued(trial, op, label),
         unknown @ (Order::Not | Order::Unknown(_)) => unordered(trial, op, holder, &unknown),
     }

@@ -99,6 +99,10 @@ fn a_recorded_fuzz_run_rebuilds_to_the_programs_it_ran() {
     for b in c.broken_texts.iter().take(10) {
         println!("broken: {b}");
     }
+    println!(
+        "waits between two kernels of one graph (its edges are in no trace): {}",
+        c.waits_in_graph
+    );
     assert!(c.mismatches.is_empty(), "{} mismatches", c.mismatches.len());
     assert_eq!(c.broken, 0);
     assert_eq!(c.equal + c.graph_only, programs.len());
