@@ -6,8 +6,9 @@ mod common;
 
 use common::hand_traces::{file, judged, kineto, kineto_at, two, Op, AB};
 use stream_litmus::litmus;
-use stream_litmus::trace::Trace;
+use stream_litmus::trace::{GpuKind, HostMemory, Trace};
 use stream_litmus::trace_claims::judge;
+use stream_litmus::CopyDir;
 use stream_litmus::Verdict;
 
 #[test]
@@ -307,4 +308,48 @@ fn claim_files_on_traces_refuse_what_they_cannot_judge() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("--trace"), "{e}");
+}
+
+/// A trace's copies and a lab program's copies speak of one `program::CopyDir`: the profiler's
+/// names (CUPTI's memcpy kinds, arrays being device memory) read to it, and a name without a
+/// direction reads to none rather than a guess.
+#[rstest::rstest]
+#[case(
+    "Memcpy HtoD (Pinned -> Device)",
+    Some(CopyDir::H2D),
+    HostMemory::Pinned
+)]
+#[case(
+    "Memcpy HtoA (Pageable -> Array)",
+    Some(CopyDir::H2D),
+    HostMemory::Pageable
+)]
+#[case(
+    "Memcpy DtoH (Device -> Pageable)",
+    Some(CopyDir::D2H),
+    HostMemory::Pageable
+)]
+#[case(
+    "Memcpy AtoH (Array -> Pinned)",
+    Some(CopyDir::D2H),
+    HostMemory::Pinned
+)]
+#[case("Memcpy DtoD (Device -> Device)", Some(CopyDir::D2D), HostMemory::None)]
+#[case("Memcpy AtoD (Array -> Device)", Some(CopyDir::D2D), HostMemory::None)]
+#[case("Memcpy PtoP (Device -> Device)", Some(CopyDir::P2P), HostMemory::None)]
+#[case(
+    "Memcpy HtoH (Pinned -> Pinned)",
+    Some(CopyDir::H2H),
+    HostMemory::Pinned
+)]
+#[case("Memcpy Unknown", None, HostMemory::None)]
+fn a_traced_copy_has_the_programs_direction(
+    #[case] name: &str,
+    #[case] dir: Option<CopyDir>,
+    #[case] host: HostMemory,
+) {
+    assert_eq!(
+        GpuKind::of("gpu_memcpy", name),
+        Some(GpuKind::Copy(dir, host))
+    );
 }

@@ -8,8 +8,9 @@
 //! comes from `trace/causes.rs`. The time lost is its start minus that ready time: a lower
 //! bound.
 
+use crate::program::CopyDir;
 use crate::program::OpId;
-use crate::trace::{held_by, CopyDir, GpuKind, Held, HostMemory, Trace, TraceTolerances, Trial};
+use crate::trace::{held_by, GpuKind, Held, HostMemory, Trace, TraceTolerances, Trial};
 use std::collections::HashMap;
 
 /// A GPU lane: (file, process, device, stream).
@@ -136,7 +137,7 @@ pub(super) fn surprises(trace: &Trace, trial: &Trial, tol: &TraceTolerances) -> 
     let pageable = |k: GpuKind| {
         matches!(
             k,
-            GpuKind::Copy(CopyDir::HtoD | CopyDir::DtoH, HostMemory::Pageable)
+            GpuKind::Copy(Some(CopyDir::H2D | CopyDir::D2H), HostMemory::Pageable)
         )
     };
     let mut found = Vec::new();

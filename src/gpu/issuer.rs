@@ -216,9 +216,11 @@ impl Issuer<'_> {
                 CopyDir::D2H => sys::cuMemcpyDtoHAsync_v2(d as *mut _, s, n, stream)
                     .result()
                     .map_err(call("cuMemcpyDtoHAsync")),
-                CopyDir::D2D | CopyDir::H2H => sys::cuMemcpyDtoDAsync_v2(d, s, n, stream)
-                    .result()
-                    .map_err(call("cuMemcpyDtoDAsync")),
+                CopyDir::D2D | CopyDir::H2H | CopyDir::P2P => {
+                    sys::cuMemcpyDtoDAsync_v2(d, s, n, stream)
+                        .result()
+                        .map_err(call("cuMemcpyDtoDAsync"))
+                }
             }
         }
     }

@@ -18,10 +18,9 @@ use super::claim_error::{unknown, Cx};
 use super::header::{missing, HeaderLines};
 use super::syntax::{Line, Name, Stmt, Word};
 use super::traced_checks::check;
+use crate::program::CopyDir;
 use crate::trace::{Pattern, TrialSpec};
-use crate::trace_claims::{
-    Dir, Host, KindFilter, Selection, TraceCheck, TraceClaim, TraceRelation,
-};
+use crate::trace_claims::{Host, KindFilter, Selection, TraceCheck, TraceClaim, TraceRelation};
 
 type R<T> = Result<T, super::LitmusError>;
 
@@ -344,10 +343,10 @@ fn property(
         },
         (d @ ("h2d" | "d2h" | "d2d" | "p2p"), KindFilter::Copy { dir, .. }) => {
             *dir = Some(match d {
-                "h2d" => Dir::H2d,
-                "d2h" => Dir::D2h,
-                "d2d" => Dir::D2d,
-                _ => Dir::P2p,
+                "h2d" => CopyDir::H2D,
+                "d2h" => CopyDir::D2H,
+                "d2d" => CopyDir::D2D,
+                _ => CopyDir::P2P,
             })
         }
         (h @ ("pinned" | "pageable"), KindFilter::Copy { host, .. }) => {

@@ -72,7 +72,9 @@ impl Buffer {
     }
 }
 
-/// The direction of a copy, from its two buffers' places.
+/// The direction of a copy: in a lab program from its two buffers' places, in a trace from the
+/// profiler's name for it (`trace::GpuKind::of`). One type for both, so a claim on a trace and
+/// a lab program speak of the same directions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CopyDir {
     H2D,
@@ -80,6 +82,9 @@ pub enum CopyDir {
     D2D,
     /// Host to host: legal for the driver, never useful here; validation rejects it.
     H2H,
+    /// Between two devices' memory ("PtoP" in a trace). A lab program's buffers are on one
+    /// device, so [`CopyDir::of`] never gives it.
+    P2P,
 }
 
 impl CopyDir {
@@ -98,6 +103,7 @@ impl CopyDir {
             CopyDir::D2H => "D2H",
             CopyDir::D2D => "D2D",
             CopyDir::H2H => "H2H",
+            CopyDir::P2P => "P2P",
         }
     }
 }

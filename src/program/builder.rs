@@ -319,7 +319,8 @@ impl ProgramBuilder {
     }
 
     /// A copy of `bytes` bytes in direction `dir` between two buffers of its own, the host one in
-    /// `host` memory (pinned or pageable; ignored for D2D).
+    /// `host` memory (pinned or pageable; ignored for D2D). A program's buffers are on one device,
+    /// so H2H and P2P make a device to device copy.
     pub fn copy_new(
         &mut self,
         stream: StreamId,
@@ -332,7 +333,7 @@ impl ProgramBuilder {
         let (src, dst) = match dir {
             CopyDir::H2D => (host, Place::Device),
             CopyDir::D2H => (Place::Device, host),
-            CopyDir::D2D | CopyDir::H2H => (Place::Device, Place::Device),
+            CopyDir::D2D | CopyDir::H2H | CopyDir::P2P => (Place::Device, Place::Device),
         };
         let src = self.buffer(format!("{label}.src"), src, bytes, 1);
         let dst = self.buffer(format!("{label}.dst"), dst, bytes, 0);

@@ -28,12 +28,12 @@
 //! Every figure is on the trial's axis, the one the evidence's other figures use.
 
 use super::behind::{Order, Source};
-use super::events::{CopyDir, DriverEnv, GpuKind};
+use super::events::{DriverEnv, GpuKind};
 use super::facts::Facts;
 use super::trials::Trial;
 use crate::measured::calibration::Tolerances;
 use crate::model::{Link, Rule};
-use crate::program::{OpId, StreamKind};
+use crate::program::{CopyDir, OpId, StreamKind};
 
 /// The kinds of cause, for summing and for pictures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -421,7 +421,7 @@ fn blind_wait(facts: &Facts) -> Option<String> {
 /// Two copies of one direction share the GPU's copy engine for it.
 fn copy_engine(trial: &Trial, op: OpId, holder: OpId) -> Option<String> {
     let direction = |o: OpId| match trial.facts.get(o.0).and_then(|f| f.kind) {
-        Some(GpuKind::Copy(d @ (CopyDir::HtoD | CopyDir::DtoH), _)) => Some(d),
+        Some(GpuKind::Copy(Some(d @ (CopyDir::H2D | CopyDir::D2H)), _)) => Some(d),
         _ => None,
     };
     let (a, b) = (direction(op)?, direction(holder)?);

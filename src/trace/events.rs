@@ -5,6 +5,7 @@
 //! normalized by CUPTI onto the host clock; both arrive here on that one axis, so a span and the
 //! call that issued it compare directly (the judging allows for the alignment, see `tolerance.rs`).
 
+use crate::program::CopyDir;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -12,7 +13,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GpuKind {
     Kernel,
-    Copy(CopyDir, HostMemory),
+    /// A copy, of its direction where the profiler named one.
+    Copy(Option<CopyDir>, HostMemory),
     Memset,
     /// A host function (`cudaLaunchHostFunc`, `cudaStreamAddCallback`): it runs on the host, in
     /// its stream's order. A trace sees its run only as the range the function opened
@@ -23,15 +25,20 @@ pub enum GpuKind {
 /// The device and stream of an op that ran on the host: a host function's run.
 pub const HOST: (u32, u64) = (u32::MAX, u64::MAX);
 
-/// The direction of a copy, as the profiler names it ("Memcpy HtoD", "DtoH", "DtoD", "PtoP").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CopyDir {
-    HtoD,
-    DtoH,
-    DtoD,
-    PtoP,
-    Other,
-}
+/// The profiler's names for a copy's direction ("Memcpy HtoD (Pinned -> Device)"): an array
+/// ("A") is device memory, so host to array is H2D and array to array D2D.
+const COPY_NAMES: [(&str, CopyDir); 10] = [
+    ("HtoD", CopyDir::H2D),
+    ("HtoA", CopyDir::H2D),
+    ("DtoH", CopyDir::D2H),
+    ("AtoH", CopyDir::D2H),
+    ("DtoD", CopyDir::D2D),
+    ("AtoA", CopyDir::D2D),
+    ("AtoD", CopyDir::D2D),
+    ("DtoA", CopyDir::D2D),
+    ("PtoP", CopyDir::P2P),
+    ("HtoH", CopyDir::H2H),
+];
 
 /// The host memory of a copy, where the profiler names it ("Pinned -> Device", "Pageable").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,17 +56,9 @@ impl GpuKind {
             "kernel" => GpuKind::Kernel,
             "gpu_memset" => GpuKind::Memset,
             "gpu_memcpy" => {
-                let dir = if name.contains("HtoD") {
-                    CopyDir::HtoD
-                } else if name.contains("DtoH") {
-                    CopyDir::DtoH
-                } else if name.contains("DtoD") {
-                    CopyDir::DtoD
-                } else if name.contains("PtoP") {
-                    CopyDir::PtoP
-                } else {
-                    CopyDir::Other
-                };
+                let dir = (COPY_NAMES.iter())
+                    .find(|(word, _)| name.contains(word))
+                    .map(|&(_, dir)| dir);
                 let host = if name.contains("Pinned") {
                     HostMemory::Pinned
                 } else if name.contains("Pageable") {

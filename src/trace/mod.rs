@@ -42,7 +42,7 @@ pub use behind::{Behind, Order, Process, Source, MAX_SEARCH};
 pub use causes::{held_back, held_by, CauseKind, Held};
 pub use collector::MAX_DURATION_US;
 pub use events::{
-    Before, Call, CopyDir, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
+    Before, Call, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
 pub use glob::Pattern;
 pub use kept::MAX_KEPT;

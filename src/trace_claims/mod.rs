@@ -27,5 +27,5 @@ pub use checks::CheckOutcome;
 pub use judgement::{judge, judge_in_run, TraceJudgement, TracedTrial};
 pub use pairs::MAX_PAIRS;
 pub use run_budget::{RunBudget, Unjudged, MAX_RUN_WORK, RUN_WORK_ENV};
-pub use select::{Dir, Host, KindFilter, Selection};
+pub use select::{Host, KindFilter, Selection};
 pub use trace_claim::{Quantifier, TraceCheck, TraceClaim, TraceRelation};

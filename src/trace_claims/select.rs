@@ -2,7 +2,8 @@
 //! a device, a rank and an annotated range the op was issued in. A claim's checks then relate
 //! its selections (`exists overlaps(AR, GEMM)`).
 
-use crate::trace::{CopyDir, GpuKind, GpuOp, HostMemory, HostRange, Pattern, TraceFile};
+use crate::program::CopyDir;
+use crate::trace::{GpuKind, GpuOp, HostMemory, HostRange, Pattern, TraceFile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -18,18 +19,9 @@ pub enum KindFilter {
     Host,
     /// A copy, of one direction and host memory where given.
     Copy {
-        dir: Option<Dir>,
+        dir: Option<CopyDir>,
         host: Option<Host>,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dir {
-    H2d,
-    D2h,
-    D2d,
-    P2p,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,15 +40,7 @@ impl KindFilter {
             | (KindFilter::Memset, GpuKind::Memset)
             | (KindFilter::Host, GpuKind::HostFn) => true,
             (KindFilter::Copy { dir, host }, GpuKind::Copy(d, h)) => {
-                let dir_ok = dir.map_or(true, |want| {
-                    matches!(
-                        (want, d),
-                        (Dir::H2d, CopyDir::HtoD)
-                            | (Dir::D2h, CopyDir::DtoH)
-                            | (Dir::D2d, CopyDir::DtoD)
-                            | (Dir::P2p, CopyDir::PtoP)
-                    )
-                });
+                let dir_ok = dir.map_or(true, |want| d == Some(want));
                 let host_ok = host.map_or(true, |want| {
                     matches!(
                         (want, h),
