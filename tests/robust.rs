@@ -41,7 +41,7 @@ fn trials(run: &mut RunRecord) -> &mut stream_litmus::Trials {
 /// Every crafted file: its name, its bytes, and what the refusal must say.
 fn bad_files() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     type Craft = fn(&mut RunRecord);
-    let cases: [(&str, Craft, &str); 13] = [
+    let cases: [(&str, Craft, &str); 14] = [
         (
             "stamps-u64-max",
             |r| {
@@ -69,6 +69,11 @@ fn bad_files() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             "zero-cycles-per-ns",
             |r| trials(r).calibration.cycles_per_ns = 0.0,
             "cycles_per_ns is 0",
+        ),
+        (
+            "huge-cycles-per-ns",
+            |r| trials(r).calibration.cycles_per_ns = 1e308,
+            "cycles_per_ns is 1e308;",
         ),
         (
             "zero-timer-step",

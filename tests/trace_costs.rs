@@ -274,4 +274,24 @@ fn thousands_of_claims_each_near_its_budget_are_bounded_by_the_runs() {
         "{}",
         &err[..err.len().min(2000)]
     );
+    // Room for less than one claim: the first is past the bound by itself, and nothing says
+    // that claims before it took anything (issue 51, point 10: "took 0").
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+        .arg("check")
+        .arg(&c)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env("STREAM_LITMUS_RUN_WORK", "1000")
+        .output()
+        .unwrap();
+    let all =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        all.contains("more than all the 1000 ops")
+            && all.contains(&format!("{n} claims were not judged"))
+            && !all.contains("took 0")
+            && !all.contains("claims before them took"),
+        "{}",
+        &all[..all.len().min(3000)]
+    );
 }

@@ -71,3 +71,25 @@ fn names_that_match_nothing_are_listed_nearest_first() {
         "the nearest name first: {err}"
     );
 }
+
+/// Issue 51, point 10: a range trial on a trace whose steps are begin and end events (which are
+/// not read) says there are none and why, not an empty list of names.
+#[test]
+fn a_range_trial_on_a_trace_of_no_ranges_says_none_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = vec!["k".to_string()];
+    let path = dir.path().join("t.json");
+    let with_steps = common::kineto::kernels_named(&names).replace(
+        "\"traceEvents\":[",
+        r#""traceEvents":[{"ph":"B","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0.0},{"ph":"E","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":20.0},"#,
+    );
+    std::fs::write(&path, with_steps).unwrap();
+    let trace = Trace::read(&[path]).unwrap();
+    let text = "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
+                trial each \"ProfilerStep#*\"\nselect A = kernel\ncheck exists overlaps(A, A)\n";
+    let err = judge(&litmus::parse_traced("t.litmus", text).unwrap()[0], &trace).unwrap_err();
+    assert!(
+        err.contains("the trace's ranges are: none (") && err.contains("\"B\" and \"E\""),
+        "{err}"
+    );
+}

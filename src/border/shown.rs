@@ -53,6 +53,15 @@ pub fn path(p: &std::path::Path) -> String {
     one_line(&p.display().to_string()).into_owned()
 }
 
+/// A number from a file, for a message: as written where its size is everyday, in exponent
+/// form where it is not (`1e308` written out is 309 digits; `1e-30` is thirty zeros).
+pub fn number(x: f64) -> String {
+    match x == 0.0 || (1e-6..1e9).contains(&x.abs()) || !x.is_finite() {
+        true => x.to_string(),
+        false => format!("{x:e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

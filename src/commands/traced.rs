@@ -122,8 +122,8 @@ pub fn check_traced(
     }
     if tally.past_budget > 0 {
         errln!(
-            "error: {} claims were not judged, Inconclusive: the claims before them took what \
-             one `check` run judges in all ({} ops in trials and pairs measured, \
+            "error: {} claims were not judged, Inconclusive: a claim needed more than was left \
+             of what one `check` run judges in all ({} ops in trials and pairs measured, \
              trace_claims::MAX_RUN_WORK; {RUN_WORK_ENV} sets it): judge them in runs of their \
              own (split the claim file, or pick claims with --filter), or raise the bound\n",
             tally.past_budget,

@@ -136,7 +136,7 @@ fn calibration(c: &Calibration) -> Result<(), String> {
     if !c.cycles_per_ns.is_finite() || !CYCLES_PER_NS.contains(&c.cycles_per_ns) {
         return Err(format!(
             "cycles_per_ns is {}; a GPU clock gives {}..={}",
-            c.cycles_per_ns,
+            crate::border::shown::number(c.cycles_per_ns),
             CYCLES_PER_NS.start(),
             CYCLES_PER_NS.end()
         ));

@@ -203,7 +203,12 @@ fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Trial>, String> {
             "{}: no host range matches the trial pattern `{}`; the trace's ranges are: {}",
             claim.id,
             clip(p.text()),
-            shown_names(&trace.range_names(), Some(p))
+            match trace.range_names() {
+                n if n.is_empty() => "none (a range is read from a complete event, \"ph\": \"X\"; \
+                                      begin and end events, \"B\" and \"E\", are not read)"
+                    .to_string(),
+                n => shown_names(&n, Some(p)),
+            }
         ),
         TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
     })
@@ -358,6 +363,9 @@ fn same_ops(trials: &[Trial]) -> Vec<Option<usize>> {
 /// one the user meant is not hidden behind "and 40 more".
 fn shown_names(names: &[String], pattern: Option<&Pattern>) -> String {
     const SHOWN: usize = 12;
+    if names.is_empty() {
+        return "none".into();
+    }
     let runs: Vec<&str> = pattern.map_or(Vec::new(), |p| {
         p.text()
             .split(['*', '?'])

@@ -131,13 +131,17 @@ impl RunBudget {
     pub(super) fn past(&self, id: &str, what: Option<&str>) -> String {
         let used = self.total.saturating_sub(self.left);
         let why = match what {
-            Some(what) => format!("{what}, and the claims judged before it took {used}"),
+            // Nothing judged before it: the claim alone is past the bound.
+            Some(what) if used == 0 => format!("{what}, more than all"),
+            Some(what) => format!("{what}, and the claims judged before it took {used} of"),
+            None if used == 0 => "an earlier claim needed more than all".to_string(),
             None => format!(
-                "an earlier claim needed more than was left, after the claims judged took {used}"
+                "an earlier claim needed more than was left, after the claims judged took {used} \
+                 of"
             ),
         };
         format!(
-            "{id}: not judged (Inconclusive): {why} of the {} ops in trials and pairs measured \
+            "{id}: not judged (Inconclusive): {why} the {} ops in trials and pairs measured \
              one `check` run judges in all (trace_claims::MAX_RUN_WORK; {RUN_WORK_ENV} sets it): \
              judge it in a run of its own (split the claim file, or pick claims with --filter), \
              raise the bound or narrow its selections and trials",
