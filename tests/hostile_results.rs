@@ -70,6 +70,30 @@ fn gzip(path: &Path, parts: &[(&[u8], usize)]) {
     gz.finish().unwrap();
 }
 
+/// The time this test process takes to read a gzip results file once: decompress it and walk its
+/// JSON without keeping any of it. The time bounds below are multiples of it, so that they
+/// measure the CLI's work against the machine it runs on (a loaded CI box reads slower too),
+/// not against a wall clock; both are built alike (a debug test binary, a debug CLI).
+fn read_once(path: &Path) -> std::time::Duration {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let _: serde::de::IgnoredAny = serde_json::from_str(&text).unwrap();
+    started.elapsed()
+}
+
+/// How many times one plain read of its file a judgment may take: a bound linear in the file that
+/// fails a hang or a quadratic step (hours at a million stamps), not a speed target. Judging
+/// reads the text once (cut on one thread, parsed on the other), packs the stamps, judges them
+/// and keeps the first trials for the report: measured at 1.8–2.3 reads for stamps in columns,
+/// 2.2–3.9 as objects, 8.4 for 2.4 million empty trials (each judged) on this 2-core machine,
+/// where CI has failed a wall-clock bound of 2 s at 2.1 s. Speed is measured, not asserted: the
+/// tests print their times, and docs/results.md ("Limits") records them.
+const READS: u32 = 16;
+
 fn dir() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().to_path_buf();
@@ -357,7 +381,8 @@ fn many_blocks(path: &Path, claims: usize, blocks: usize, form: Stamps) {
 /// memory of its own stamps, packed as they are parsed, and what is kept of the claims before
 /// it for the report, bounded by the read limit (next test); the text is cut on one thread and
 /// parsed on the other. Five such claims (99 MB of text): 1.75–1.85 s and 147 MB before, 0.97–1.39
-/// s and 132–139 MB after (debug build, 2-core machine).
+/// s and 132–139 MB after (debug build, 2-core machine); 2.1–2.2 s on a slower day here and on
+/// CI, which is why the time is bounded against a read of the file, not the 2 s.
 #[test]
 #[serial]
 fn a_million_valid_block_stamps_are_judged_in_bounded_time_and_memory() {
@@ -365,17 +390,21 @@ fn a_million_valid_block_stamps_are_judged_in_bounded_time_and_memory() {
     for claims in [1, 5] {
         let file = dir.join(format!("columns{claims}.json.gz"));
         many_blocks(&file, claims, 1_040_000, Stamps::Columns);
+        let read = read_once(&file);
         let started = std::time::Instant::now();
         let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
         let took = started.elapsed();
-        println!("{claims} claims: {took:?}, {rss} KiB");
+        println!("{claims} claims: {took:?} (one read {read:?}), {rss} KiB");
         assert!(
             matches!(code, Some(0 | 1)),
             "{claims} claims: {code:?} {err}"
         );
         assert!(!err.contains("panicked"), "{err}");
         assert!(rss < MAX_RSS_KIB, "{claims} claims: peak memory {rss} KiB");
-        assert!(took.as_secs_f64() < 2.0, "{claims} claims: {took:?}");
+        assert!(
+            took < read * READS,
+            "{claims} claims: {took:?}, past {READS} reads of the file ({read:?} each)"
+        );
     }
 }
 
@@ -383,20 +412,24 @@ fn a_million_valid_block_stamps_are_judged_in_bounded_time_and_memory() {
 /// MB a claim): memory is bounded the same way and the time is linear in the text. Five such
 /// claims (300 MB of text) took 1.5 GB and an abort before; 6.3 s and 201 MB, then 4.6 s once the
 /// guard took a string's bytes in runs; now 3.2–4.0 s and 190 MB, one claim 0.7 s and 101 MB
-/// (debug build, 2-core machine): past the 2 s of the bound, which its own file (the
-/// columns above) meets.
+/// (debug build, 2-core machine), 7.6 s and one claim 1.4 s on a slower day: past the 2 s of
+/// the bound, which its own file (the columns above) met on the day it was written.
 #[test]
 #[serial]
 fn a_million_block_stamps_as_objects_are_judged_in_bounded_memory_and_linear_time() {
     let (_d, dir) = dir();
-    let mut took = Vec::new();
     for claims in [1, 5] {
         let file = dir.join(format!("objects{claims}.json.gz"));
         many_blocks(&file, claims, 1_040_000, Stamps::Objects);
+        let read = read_once(&file);
         let started = std::time::Instant::now();
         let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
-        took.push(started.elapsed());
-        println!("{claims} claims: {:?}, {rss} KiB", took.last().unwrap());
+        let took = started.elapsed();
+        println!("{claims} claims: {took:?} (one read {read:?}), {rss} KiB");
+        assert!(
+            took < read * READS,
+            "{claims} claims: {took:?}, past {READS} reads of the file ({read:?} each)"
+        );
         assert!(
             matches!(code, Some(0 | 1)),
             "{claims} claims: {code:?} {err}"
@@ -404,18 +437,6 @@ fn a_million_block_stamps_as_objects_are_judged_in_bounded_memory_and_linear_tim
         assert!(!err.contains("panicked"), "{err}");
         assert!(rss < MAX_RSS_KIB, "{claims} claims: peak memory {rss} KiB");
     }
-    assert!(
-        took[0] < std::time::Duration::from_secs(2),
-        "one claim: {:?}",
-        took[0]
-    );
-    // Linear in the file.
-    assert!(
-        took[1] < took[0] * 7,
-        "five claims: {:?}, one: {:?}",
-        took[1],
-        took[0]
-    );
 }
 
 /// What `judge` keeps of every claim for its report (the first trials' stamps) counts against the
@@ -476,6 +497,7 @@ fn the_outcomes_kept_of_many_empty_trials_are_bounded() {
     gz.write_all(text.replace("\"@timelines@\"", &timelines).as_bytes())
         .unwrap();
     gz.finish().unwrap();
+    let read = read_once(&file);
     let started = std::time::Instant::now();
     let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
     let took = started.elapsed();
@@ -486,8 +508,11 @@ fn the_outcomes_kept_of_many_empty_trials_are_bounded() {
         "{err}"
     );
     assert!(rss < 2 * MAX_RSS_KIB, "peak memory {rss} KiB");
-    assert!(took.as_secs_f64() < 5.0, "{took:?}");
-    println!("{took:?}, {rss} KiB: {err}");
+    assert!(
+        took < read * READS,
+        "{took:?}, past {READS} reads of the file ({read:?} each)"
+    );
+    println!("{took:?} (one read {read:?}), {rss} KiB: {err}");
 }
 
 /// Keys written with escapes (`"cl\u0061ims"`, `"tri\u0061ls"`, `"timel\u0069nes"`) are the keys
