@@ -550,3 +550,88 @@ fn escaped_keys_read_as_the_keys_they_spell() {
     assert_eq!(a.1, b.1);
     assert!(a.1.iter().any(|l| l.contains("12")), "{:?}", a.1);
 }
+
+/// Issue 51, point 7: a field no results file has, in a claim or around the claims, of 1.9 GB
+/// (arrays of arrays of zeros, 1.95 MB of gzip) took 1.9 GB and up to a minute in `judge`: a
+/// claim's own text, besides its timelines, is kept whole until it closes. It may now take 1/32
+/// of the read limit; here the limit is 128 MiB, so 4 MiB, and a field of 100 MB is refused
+/// where it passes that, in the memory of a small file.
+#[test]
+#[serial]
+fn an_unknown_field_of_a_hundred_megabytes_is_refused_in_little_memory() {
+    let (_d, dir) = dir();
+    let base = base();
+    let inner = format!("[0{}],", ",0".repeat(999_999));
+    for (place, at) in [
+        ("claims[0]", "\"claim\":"),
+        ("what surrounds its claims", "\"claims\":"),
+    ] {
+        let (head, tail) = base.split_once(at).expect("the fixture has the key");
+        let file = dir.join("unknown.json.gz");
+        gzip(
+            &file,
+            &[
+                (head.as_bytes(), 1),
+                (b"\"zz_unknown\":[", 1),
+                (inner.as_bytes(), 50),
+                (b"[]],", 1),
+                (at.as_bytes(), 1),
+                (tail.as_bytes(), 1),
+            ],
+        );
+        let (code, err, rss) = common::peak::run_cli(
+            &["judge".as_ref(), file.as_os_str()],
+            &[("STREAM_LITMUS_READ_LIMIT_MIB", "128")],
+        );
+        assert_eq!(code, Some(2), "{place}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{place} holds over 4.0 MiB of text besides its trials"
+            )),
+            "{place}: {err}"
+        );
+        assert!(rss < 48 << 10, "{place}: peak memory {rss} KiB");
+    }
+}
+
+/// Issue 51, point 7: 100 claims of 15 MiB statements (1.5 GB of text, within the read limit)
+/// took 3.1 GB of `render`'s memory and made a 1.57 GB report. What the reports keep of a claim
+/// counts the claim itself now, against the same budget as its trials (`STREAM_LITMUS_KEPT_MIB`):
+/// here 10 claims of 2 MiB statements against 16 MiB, refused at the eighth, in every command.
+#[test]
+#[serial]
+fn long_statements_count_against_what_the_reports_keep() {
+    let (_d, dir) = dir();
+    let mut v: serde_json::Value = serde_json::from_str(&base()).unwrap();
+    let one = v["claims"][0].clone();
+    v["claims"] = (0..10)
+        .map(|k| {
+            let mut c = one.clone();
+            c["claim"]["id"] = format!("long.statement-{k}").into();
+            c["claim"]["statement"] = "s".repeat(2 << 20).into();
+            c
+        })
+        .collect();
+    let file = dir.join("long.json");
+    std::fs::write(&file, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = dir.join("report");
+    let cases: [Vec<&std::ffi::OsStr>; 2] = [
+        vec!["judge".as_ref(), file.as_os_str()],
+        vec![
+            "render".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    ];
+    for args in cases {
+        let (code, err, rss) = common::peak::run_cli(&args, &[("STREAM_LITMUS_KEPT_MIB", "16")]);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("the claims up to `long.statement-7` keep over 16.0 MiB"),
+            "{args:?}: {err}"
+        );
+        assert!(rss < 96 << 10, "{args:?}: peak memory {rss} KiB");
+    }
+    assert!(!out.exists(), "no report is written");
+}

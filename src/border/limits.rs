@@ -14,6 +14,14 @@
 /// its claims needs more.
 pub const MAX_READ_BYTES: u64 = 2 << 30;
 
+/// What share of the read limit a claim's own text may take, besides its trials' timelines, and
+/// the text around the claims: 1/32, 64 MiB of the default 2 GiB. That text is kept whole until
+/// the claim closes (the timelines stream), so an unknown field of 1.9 GB inside a claim took
+/// 1.9 GB and a minute. The largest claim the lab writes holds 205 KB of it
+/// (`graph.launch_cost.1000`, a program of 1,000 ops); one at [`MAX_PROGRAM_OPS`] with
+/// [`MAX_TRIALS`] trials' outcomes holds a few MB.
+pub const KEPT_TEXT_SHARE: u64 = 32;
+
 /// Environment variable that sets the read limit in MiB, for a claim larger than
 /// [`MAX_READ_BYTES`] (thousands of trials of a program of thousands of blocks).
 pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";

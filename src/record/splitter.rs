@@ -4,7 +4,7 @@
 //! run's skeleton, with `"claims": []`. Only strings, keys and depth are followed here; the
 //! counting of every size is the guard's, upstream ([`crate::border::bounded_json::Guarded`]).
 
-use crate::border::limits::{describe_bytes, MAX_TIMELINES, READ_LIMIT_ENV};
+use crate::border::limits::{describe_bytes, KEPT_TEXT_SHARE, MAX_TIMELINES, READ_LIMIT_ENV};
 
 /// The claim being cut out: its text without its trials' timelines (`"timelines": []`), how
 /// many timelines were cut out of it, and how many bytes of text it took in all.
@@ -73,6 +73,9 @@ pub(super) const TIMELINES: u32 = 5;
 /// holds one trial's (1.7 MB) at a time beside the stamps already parsed.
 pub(super) struct Splitter {
     limit: u64,
+    /// The most bytes a claim's text besides its timelines, or the skeleton, may keep: a share
+    /// of `limit` ([`KEPT_TEXT_SHARE`]).
+    kept_limit: u64,
     depth: u32,
     in_string: bool,
     escaped: bool,
@@ -91,6 +94,10 @@ pub(super) struct Splitter {
     skeleton: Vec<u8>,
 }
 
+/// The least a claim's own text may keep, whatever the read limit: a small limit set to test
+/// the reading of stamps leaves room for a claim of the catalogue (205 KB at most).
+const MIN_KEPT_TEXT: u64 = 1 << 20;
+
 /// Keys are compared on their first bytes: `claims`, `trials` and `timelines` are short, and
 /// each written with every letter escaped (`\u0063…`) is at most 54 bytes.
 const KEY_BYTES: usize = 64;
@@ -99,6 +106,7 @@ impl Splitter {
     pub(super) fn new(limit: u64) -> Splitter {
         Splitter {
             limit,
+            kept_limit: (limit / KEPT_TEXT_SHARE).max(MIN_KEPT_TEXT).min(limit),
             depth: 0,
             in_string: false,
             escaped: false,
@@ -253,7 +261,14 @@ impl Splitter {
     }
 
     fn keep_in_claim(&mut self, b: u8) -> Result<(), String> {
-        self.claim.as_mut().ok_or("no claim")?.text.push(b);
+        let text = &mut self.claim.as_mut().ok_or("no claim")?.text;
+        text.push(b);
+        if text.len() as u64 > self.kept_limit {
+            return Err(too_much_kept(
+                &format!("claims[{}]", self.claims_seen),
+                self.kept_limit,
+            ));
+        }
         self.count(1)
     }
 
@@ -346,8 +361,8 @@ impl Splitter {
 
     fn keep(&mut self, b: u8) -> Result<(), String> {
         self.skeleton.push(b);
-        if self.skeleton.len() as u64 > self.limit {
-            return Err(too_large("what surrounds its claims", self.limit));
+        if self.skeleton.len() as u64 > self.kept_limit {
+            return Err(too_much_kept("what surrounds its claims", self.kept_limit));
         }
         Ok(())
     }
@@ -358,6 +373,17 @@ pub(super) fn too_large(what: &str, limit: u64) -> String {
         "larger than the {} read limit (after decompression) in {what}; memory holds one claim \
          at a time, and this is far beyond any claim we write; if it is real, raise the limit \
          with {READ_LIMIT_ENV}=<MiB>",
+        describe_bytes(limit)
+    )
+}
+
+/// The refusal of a claim's text (or the skeleton) past its share of the read limit.
+fn too_much_kept(what: &str, limit: u64) -> String {
+    format!(
+        "{what} holds over {} of text besides its trials' timelines (1/{KEPT_TEXT_SHARE} of the \
+         read limit, at least 1 MiB): a claim we write holds at most a few MB there (its program, its checks, \
+         its outcomes), so this is a field no results file has; if it is real, raise the read \
+         limit with {READ_LIMIT_ENV}=<MiB>",
         describe_bytes(limit)
     )
 }
@@ -436,11 +462,45 @@ pub(super) mod tests {
     #[test]
     fn a_claim_over_the_limit_or_not_an_object_is_refused() {
         let mut s = Splitter::new(16);
+        s.kept_limit = 1 << 20;
         let err = s
-            .feed(br#"{"claims":[{"a": "0123456789"}]}"#, &[], &mut Vec::new())
+            .feed(
+                br#"{"claims":[{"trials":{"timelines":[{"a": "0123456789"}]}}]}"#,
+                &[],
+                &mut Vec::new(),
+            )
             .unwrap_err();
         assert!(
             err.starts_with("larger than") && err.contains("claims[0]"),
+            "{err}"
+        );
+        // Its own text, besides the timelines, is kept whole: past 1/32 of the limit (here 32
+        // bytes of 1 KiB) it is refused.
+        let mut s = Splitter::new(1024);
+        s.kept_limit = 32;
+        let err = s
+            .feed(
+                br#"{"claims":[{"a": "0123456789012345678901234"}]}"#,
+                &[],
+                &mut Vec::new(),
+            )
+            .unwrap_err();
+        assert!(
+            err.starts_with("claims[0] holds over")
+                && err.contains("besides its trials' timelines"),
+            "{err}"
+        );
+        let mut s = Splitter::new(1024);
+        s.kept_limit = 32;
+        let err = s
+            .feed(
+                br#"{"other": "0123456789012345678901234"}"#,
+                &[],
+                &mut Vec::new(),
+            )
+            .unwrap_err();
+        assert!(
+            err.starts_with("what surrounds its claims holds over"),
             "{err}"
         );
         let err = split(r#"{"claims": [{}, 3]}"#).unwrap_err();

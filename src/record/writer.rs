@@ -295,6 +295,14 @@ impl<W: Write> Write for Counted<'_, W> {
     }
 }
 
+/// The bytes of `v` written as JSON, counted without being kept. Writing fails only where a
+/// value cannot be written as JSON, which a record read from JSON always can: nothing then.
+pub(super) fn json_bytes(v: &impl serde::Serialize) -> u64 {
+    let mut bytes = 0;
+    let _ = serde_json::to_writer(Counted::new(std::io::sink(), &mut bytes), v);
+    bytes
+}
+
 fn value(out: &mut impl Write, v: &impl serde::Serialize, pretty: bool) -> std::io::Result<()> {
     match pretty {
         true => serde_json::to_writer_pretty(out, v)?,
