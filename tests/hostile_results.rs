@@ -208,8 +208,76 @@ fn data_after_the_object_or_in_a_second_gzip_member_is_refused() {
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
 
+/// Every key of `text` (a string followed by `:`) that starts with a lowercase letter, that
+/// letter written as a `\u00XX` escape: `"claims"` becomes `"\u0063laims"`.
+fn escape_keys(text: &str, every: bool, pick: usize) -> String {
+    let bytes = text.as_bytes();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while let Some(q) = bytes[i..].iter().position(|&b| b == b'"') {
+        let start = i + q + 1;
+        let Some(len) = bytes[start..].iter().position(|&b| b == b'"' || b == b'\\') else {
+            break;
+        };
+        let end = start + len;
+        if bytes[end] == b'"'
+            && bytes.get(end + 1) == Some(&b':')
+            && bytes[start].is_ascii_lowercase()
+        {
+            keys.push(start);
+        }
+        i = end + 1;
+    }
+    let chosen: Vec<usize> = match (every, keys.is_empty()) {
+        (_, true) => Vec::new(),
+        (true, false) => keys,
+        (false, false) => vec![keys[pick % keys.len()]],
+    };
+    let mut out = String::with_capacity(text.len() + 6 * chosen.len());
+    let mut from = 0;
+    for at in chosen {
+        out.push_str(&text[from..at]);
+        out.push_str(&format!("\\u{:04x}", bytes[at]));
+        from = at + 1;
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
+/// Issue 51, point 4: a results file with every key written with an escape loads to the very
+/// record its plain twin does, for every file of the corpus that loads.
+#[test]
+fn every_key_escaped_reads_as_the_plain_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (_d, dir) = dir();
+    let mut compared = 0;
+    for name in [
+        "tests/corpus/results/three-claims.json",
+        "tests/fixtures/core-h100.json",
+        "tests/fixtures/short-spin-h200.json",
+    ] {
+        let text = std::fs::read_to_string(root.join(name)).unwrap();
+        let plain = stream_litmus::RunRecord::load(&root.join(name)).unwrap();
+        let escaped = escape_keys(&text, true, 0);
+        assert!(escaped.contains("\\u0063laims"), "{name}: keys escaped");
+        let file = dir.join("escaped.json");
+        std::fs::write(&file, escaped).unwrap();
+        let read = stream_litmus::RunRecord::load(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::to_value(&plain).unwrap(),
+            "{name}"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 3);
+}
+
 /// The committed corpus (tests/corpus/results and tests/fixtures/bad) mutated for a fixed
-/// budget; whatever loads is re-judged, drawn, traced and compared: never a panic.
+/// budget; whatever loads is re-judged, drawn, traced and compared: never a panic. Besides bytes
+/// cut, changed, copied and numbers made extreme, a key is written with an escape and a string
+/// gains control characters or a bidirectional override (issue 51): the verdict lines of what
+/// loads hold none of them raw.
 #[test]
 #[serial]
 fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
@@ -232,7 +300,18 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
         let mut b = corpus[rng.below(corpus.len())].clone();
         for _ in 0..1 + rng.below(3) {
             let at = rng.below(b.len());
-            match rng.below(4) {
+            match rng.below(6) {
+                4 => {
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    b = escape_keys(&text, false, rng.below(1 << 20)).into_bytes();
+                }
+                5 => {
+                    if let Some(q) = b[at..].iter().position(|&c| c == b'"') {
+                        let nasty = ["\\u001b[31m", "\\u0007", "\\u202e", "\\n", "\\r"];
+                        let s = nasty[rng.below(nasty.len())];
+                        b.splice(at + q + 1..at + q + 1, s.bytes());
+                    }
+                }
                 0 => {
                     let end = (at + 1 + rng.below(64)).min(b.len());
                     b.drain(at..end);
@@ -262,7 +341,12 @@ fn the_committed_results_corpus_survives_a_fixed_budget_of_mutations() {
                 let _ = stream_litmus::report::chrome_trace::chrome_trace(&again);
                 let _ = stream_litmus::report::compare::compare(&run, &again);
                 for c in &again.claims {
-                    let _ = stream_litmus::report::terminal::claim_line(c);
+                    let line = stream_litmus::report::terminal::claim_line(c);
+                    let raw = line.chars().find(|&c| {
+                        (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c)
+                    });
+                    assert!(raw.is_none(), "raw {raw:?} in {line:?}");
+                    assert!(!line.contains('\n'), "a verdict line is one line: {line:?}");
                 }
             }
             Err(e) => {

@@ -7,7 +7,11 @@
 //!   repeated (a step range a thousand times over: overlapping trials), steps added;
 //! - the claim's text: name patterns, trial ranges, selections (`in`, `during`, a stream),
 //!   quantifiers, relations, `next`, numbers, lines repeated or dropped;
-//! - now and then a byte of either.
+//! - now and then a byte of either;
+//! - the shapes of issue 51: names with control characters (ESC, BEL, CR, U+202E), kernels of
+//!   one call (a graph launch's correlation shared), a call that returned after its op started
+//!   (ready times past the start), keys written with escapes (`"tr\u0061ceEvents"`), and a
+//!   claim that names a byte copy of its trace beside it.
 //!
 //! Every mutant is judged by the CLI (`check`, one in four with `--out`), which must end with
 //! exit status 0, 1 or 2, without a panic, in under 2 s and 256 MiB.
@@ -107,6 +111,11 @@ enum TraceEdit {
     /// The i-th event (of the ranges only, where the flag says so) repeated n times.
     Repeat(usize, bool, usize),
     Steps(usize, u32),
+    /// The i-th GPU op and the n after it on its stream given its correlation: one call's ops,
+    /// as a graph launch's kernels are.
+    OneCall(usize, usize),
+    /// The i-th GPU op's call made to end after the op started.
+    LateCall(usize),
 }
 
 /// One change to a claim file's text.
@@ -121,6 +130,8 @@ enum ClaimEdit {
     Number(usize, &'static str),
     DuplicateLine(usize),
     DeleteLine(usize),
+    /// A second trace line naming a byte copy of the trace (`t2.json`).
+    CopiedTrace,
 }
 
 const NAMES: &[&str] = &[
@@ -129,6 +140,9 @@ const NAMES: &[&str] = &[
     "ProfilerStep#1",
     "ProfilerStep#*",
     "a\nok   forged.claim  Holds",
+    "\u{1b}[31mred\u{7}",
+    "\u{202e}evil",
+    "a\r\nok   forged.claim  Holds",
     "cb",
     "K",
     "_Z3fooILi1EEvv",
@@ -197,6 +211,8 @@ fn trace_edit() -> impl Strategy<Value = TraceEdit> {
             .prop_map(|(i, ranges, n)| TraceEdit::Repeat(i, ranges, n)),
         (prop_oneof![Just(1usize), Just(30), Just(3000)], 1u32..40)
             .prop_map(|(n, w)| TraceEdit::Steps(n, w)),
+        (i, 1usize..6).prop_map(|(i, n)| TraceEdit::OneCall(i, n)),
+        i.prop_map(TraceEdit::LateCall),
     ]
 }
 
@@ -214,6 +230,7 @@ fn claim_edit() -> impl Strategy<Value = ClaimEdit> {
         (i, proptest::sample::select(common::EXTREMES)).prop_map(|(i, n)| ClaimEdit::Number(i, n)),
         i.prop_map(ClaimEdit::DuplicateLine),
         i.prop_map(ClaimEdit::DeleteLine),
+        Just(ClaimEdit::CopiedTrace),
     ]
 }
 
@@ -273,7 +290,45 @@ fn edit_trace(events: &mut Vec<Value>, e: &TraceEdit) {
             }
         }
         TraceEdit::Steps(count, width) => steps(events, count, width),
+        TraceEdit::OneCall(i, after) => {
+            let gpu: Vec<usize> = (0..events.len()).filter(|&k| is_gpu(&events[k])).collect();
+            let Some(&first) = gpu.get(i % gpu.len().max(1)) else {
+                return;
+            };
+            let (stream, correlation) = (
+                events[first]["args"]["stream"].clone(),
+                events[first]["args"]["correlation"].clone(),
+            );
+            for &k in gpu.iter().filter(|&&k| k > first).take(after) {
+                if events[k]["args"]["stream"] == stream {
+                    events[k]["args"]["correlation"] = correlation.clone();
+                }
+            }
+        }
+        TraceEdit::LateCall(i) => {
+            let gpu: Vec<usize> = (0..events.len()).filter(|&k| is_gpu(&events[k])).collect();
+            let Some(&op) = gpu.get(i % gpu.len().max(1)) else {
+                return;
+            };
+            let correlation = events[op]["args"]["correlation"].clone();
+            let start = events[op]["ts"].as_f64().unwrap_or(0.0);
+            let call = events
+                .iter_mut()
+                .find(|e| e["cat"] == "cuda_runtime" && e["args"]["correlation"] == correlation);
+            if let Some(call) = call {
+                let ts = call["ts"].as_f64().unwrap_or(0.0);
+                call["dur"] = json!((start - ts).max(0.0) + 5.0);
+            }
+        }
     }
+}
+
+/// A kernel, copy or set of memory: an op on the GPU's timeline.
+fn is_gpu(e: &Value) -> bool {
+    matches!(
+        e["cat"].as_str(),
+        Some("kernel" | "gpu_memcpy" | "gpu_memset")
+    )
 }
 
 /// `count` ranges `ProfilerStep#k` on the first call's thread, spread over the trace's time,
@@ -356,6 +411,11 @@ fn edit_claims(text: &str, e: &ClaimEdit) -> String {
                 lines.remove(i % n);
             }
         }
+        ClaimEdit::CopiedTrace => {
+            if let Some(k) = pick(&lines, "trace ", 0) {
+                lines.insert(k + 1, "trace \"t2.json\"".to_string());
+            }
+        }
     }
     lines.join("\n") + "\n"
 }
@@ -363,10 +423,12 @@ fn edit_claims(text: &str, e: &ClaimEdit) -> String {
 /// The trace lines of a claim file pointed at `t.json`.
 fn on_the_mutant(claims: &str) -> String {
     (claims.lines())
-        .map(|l| match l.trim_start().starts_with("trace ") {
-            true => "trace \"t.json\"".to_string(),
-            false => l.to_string(),
-        })
+        .map(
+            |l| match l.trim_start().starts_with("trace ") && !l.contains("t2.json") {
+                true => "trace \"t.json\"".to_string(),
+                false => l.to_string(),
+            },
+        )
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
@@ -379,13 +441,24 @@ fn judged_within_bounds(
     events: Vec<Value>,
     byte: Option<(usize, u8)>,
     out: bool,
+    escaped: bool,
 ) -> i32 {
     let mut text = serde_json::to_vec(&json!({"schemaVersion": 1, "traceEvents": events})).unwrap();
+    if escaped {
+        // Keys spelled with escapes read as the keys they spell, in the splitter as in serde.
+        text = String::from_utf8(text)
+            .unwrap()
+            .replace("\"traceEvents\"", "\"tr\\u0061ceEvents\"")
+            .replace("\"ts\":", "\"\\u0074s\":")
+            .replace("\"name\":", "\"n\\u0061me\":")
+            .into_bytes();
+    }
     if let Some((i, b)) = byte {
         let i = i % text.len();
         text[i] = b;
     }
     std::fs::write(dir.join("t.json"), &text).unwrap();
+    std::fs::write(dir.join("t2.json"), &text).unwrap();
     let c = dir.join("c.litmus");
     std::fs::write(&c, on_the_mutant(claims)).unwrap();
     let report = dir.join("out");
@@ -402,6 +475,7 @@ fn judged_within_bounds(
     let shown = &err[..cut.unwrap_or(0)];
     assert!(matches!(code, Some(0..=2)), "exit {code:?}: {shown}");
     assert!(!err.contains("panicked"), "{shown}");
+    assert_no_raw_control(&err);
     assert!(took < Duration::from_secs(2), "{took:?}: {shown}");
     assert!(kib < 256 << 10, "{kib} KiB: {shown}");
     // `explain` reads the same trace (with its syncs, records and streams) within the same
@@ -420,6 +494,7 @@ fn judged_within_bounds(
         "explain: exit {explained:?}: {said}"
     );
     assert!(!err.contains("panicked"), "explain: {said}");
+    assert_no_raw_control(&err);
     assert!(took < Duration::from_secs(2), "explain: {took:?}: {said}");
     assert!(kib < 256 << 10, "explain: {kib} KiB: {said}");
     if std::env::var_os("SHOW_MUTANTS").is_some() {
@@ -429,6 +504,20 @@ fn judged_within_bounds(
         );
     }
     code.unwrap_or(-1)
+}
+
+/// What the CLI said holds no control character but its line feeds, and no bidirectional
+/// override: a name or path from the trace is escaped, so it forges no line and hides no text.
+fn assert_no_raw_control(said: &str) {
+    let raw = said
+        .char_indices()
+        .find(|&(_, c)| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c));
+    if let Some((at, c)) = raw {
+        let from = (0..=at.saturating_sub(120))
+            .rev()
+            .find(|&i| said.is_char_boundary(i));
+        panic!("raw {c:?} at byte {at}: {:?}", &said[from.unwrap_or(0)..at]);
+    }
 }
 
 #[test]
@@ -452,22 +541,26 @@ fn mutated_traces_and_claims_are_judged_or_refused_within_bounds() {
         proptest::collection::vec(claim_edit(), 0..3),
         proptest::option::weighted(0.15, (any::<usize>(), any::<u8>())),
         proptest::bool::weighted(0.25),
+        proptest::bool::weighted(0.2),
     );
     runner
-        .run(&strategy, |(b, trace_edits, claim_edits, byte, out)| {
-            let base = &bases()[b];
-            let mut events = base.events.clone();
-            for e in &trace_edits {
-                edit_trace(&mut events, e);
-            }
-            let mut claims = base.claims.clone();
-            for e in &claim_edits {
-                claims = edit_claims(&claims, e);
-            }
-            let code = judged_within_bounds(dir.path(), &claims, events, byte, out);
-            seen.borrow_mut()[code as usize] += 1;
-            Ok(())
-        })
+        .run(
+            &strategy,
+            |(b, trace_edits, claim_edits, byte, out, escaped)| {
+                let base = &bases()[b];
+                let mut events = base.events.clone();
+                for e in &trace_edits {
+                    edit_trace(&mut events, e);
+                }
+                let mut claims = base.claims.clone();
+                for e in &claim_edits {
+                    claims = edit_claims(&claims, e);
+                }
+                let code = judged_within_bounds(dir.path(), &claims, events, byte, out, escaped);
+                seen.borrow_mut()[code as usize] += 1;
+                Ok(())
+            },
+        )
         .unwrap();
     // Mutants judged as expected, judged otherwise, and refused: every side is reached.
     let seen = seen.into_inner();
