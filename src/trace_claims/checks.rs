@@ -205,14 +205,6 @@ impl Kept {
             *last = Some((key, m));
         }
     }
-
-    fn least(&self) -> Option<Measurement> {
-        self.least.as_ref().map(|(_, m)| m.clone())
-    }
-
-    fn most(&self) -> Option<Measurement> {
-        self.most.as_ref().map(|(_, m)| m.clone())
-    }
 }
 
 /// How many measurements [`measure`] takes for check `c` in `trial`, counted up to one past
@@ -249,7 +241,7 @@ fn pairs(
 ) -> CheckOutcome {
     let mut tally = Tally::default();
     let left = each_pair(trial, (sa, sb), c, tol, &mut |a, b| {
-        let m = check_of(c.relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
+        let m = check_of(c.relation, a, b).measure_quiet(&trial.waits, &trial.timeline, tol);
         let kept = match m.truth {
             Truth::Yes => &mut tally.yes,
             Truth::No => &mut tally.no,
@@ -269,9 +261,17 @@ fn pairs(
             format!("no pair could have run together{left_out}"),
         );
     }
-    let say = |truth: Truth, m: Option<Measurement>, n: usize, what: &str| {
+    // Only the pair shown is measured again, with its reason.
+    let said = |kept: Option<&((OpId, OpId), Measurement)>| {
+        kept.map(|&((a, b), ref quiet)| {
+            let m = check_of(c.relation, a, b).measure_with(&trial.waits, &trial.timeline, tol);
+            debug_assert_eq!((m.truth, m.value_ns), (quiet.truth, quiet.value_ns));
+            m
+        })
+    };
+    let say = |truth: Truth, m: Option<&((OpId, OpId), Measurement)>, n: usize, what: &str| {
         let head = format!("{n} of {total} pairs");
-        match m {
+        match said(m) {
             Some(m) => {
                 let (why, held) = explained(trial, &m, tol);
                 let why = format!("{head} {what}; e.g. {why}{left_out}");
@@ -285,19 +285,23 @@ fn pairs(
     };
     match c.quantifier {
         Quantifier::Exists | Quantifier::One if yes.n > 0 => {
-            say(Truth::Yes, yes.most(), yes.n, "show it")
+            say(Truth::Yes, yes.most.as_ref(), yes.n, "show it")
         }
         Quantifier::Exists | Quantifier::One if unknown.n == 0 => {
-            say(Truth::No, no.most(), no.n, "refute it")
+            say(Truth::No, no.most.as_ref(), no.n, "refute it")
         }
-        Quantifier::Forall if no.n > 0 => say(Truth::No, no.least(), no.n, "refute it"),
-        Quantifier::Forall if unknown.n == 0 => say(Truth::Yes, yes.least(), yes.n, "show it"),
-        Quantifier::NotExists if yes.n > 0 => say(Truth::No, yes.most(), yes.n, "show it"),
+        Quantifier::Forall if no.n > 0 => say(Truth::No, no.least.as_ref(), no.n, "refute it"),
+        Quantifier::Forall if unknown.n == 0 => {
+            say(Truth::Yes, yes.least.as_ref(), yes.n, "show it")
+        }
+        Quantifier::NotExists if yes.n > 0 => say(Truth::No, yes.most.as_ref(), yes.n, "show it"),
         // The pair nearest to showing it: for `~exists overlaps`, the closest two ops.
-        Quantifier::NotExists if unknown.n == 0 => say(Truth::Yes, no.most(), no.n, "refute it"),
+        Quantifier::NotExists if unknown.n == 0 => {
+            say(Truth::Yes, no.most.as_ref(), no.n, "refute it")
+        }
         _ => say(
             Truth::Unknown,
-            unknown.first.as_ref().map(|(_, m)| m.clone()),
+            unknown.first.as_ref(),
             unknown.n,
             "are undecided",
         ),

@@ -4,7 +4,7 @@
 //! witness's alignment error as its slack; [`serializes`] widens the timer step by it just as
 //! [`super::overlaps`] does.
 
-use super::{micros, overlaps, signed, unknown, Check, Measurement, Truth};
+use super::{micros, overlaps, signed, unknown, Check, Measurement, Say, Truth};
 use crate::measured::calibration::Tolerances;
 use crate::measured::contents::MemoryKind;
 use crate::measured::timeline::Timeline;
@@ -19,6 +19,7 @@ pub(super) fn serializes(
     a: OpId,
     b: OpId,
     tol: &Tolerances,
+    say: Say,
 ) -> Measurement {
     let (Some(ia), Some(ib)) = (waits.interval(timeline, a), waits.interval(timeline, b)) else {
         return unknown(
@@ -26,7 +27,7 @@ pub(super) fn serializes(
             "an op has no span on this timeline (no stamps, no witness)".into(),
         );
     };
-    let m = overlaps(check, waits, timeline, ia, ib, tol);
+    let m = overlaps(check, waits, timeline, ia, ib, tol, say);
     Measurement {
         truth: match m.truth {
             Truth::Yes => Truth::No,

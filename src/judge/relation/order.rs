@@ -7,7 +7,9 @@
 
 use super::host_order::{cause, host_order, HostOrder};
 use super::host_waits::HostWaits;
-use super::{at, latest_free_start, micros, ready_how, signed, synced, Check, Measurement, Truth};
+use super::{
+    at, latest_free_start, micros, ready_how, signed, synced, Check, Measurement, Say, Truth,
+};
 use crate::measured::calibration::Tolerances;
 use crate::measured::timeline::{Interval, Span, Timeline};
 use crate::program::OpId;
@@ -75,55 +77,72 @@ pub(super) fn precedes(
     before: Interval,
     after: Interval,
     tol: &Tolerances,
+    say: Say,
 ) -> Measurement {
     let gap = after.start - before.end;
     let slack = signed(before.slack_ns + after.slack_ns);
     let step = signed(tol.timer_step_ns) + slack;
     let end = before.end;
-    let a = waits.label(before.op);
     let (truth, reason) = if gap <= -step {
         (
             Truth::No,
-            format!(
-                "started {} before the end: an overlap of at least one timer step{} ({step} ns) \
-                 cannot come from rounding",
-                micros(-gap),
-                if slack > 0 {
-                    " plus the clock alignment error"
-                } else {
-                    ""
-                }
-            ),
+            say.why(|| {
+                format!(
+                    "started {} before the end: an overlap of at least one timer step{} ({step} \
+                     ns) cannot come from rounding",
+                    micros(-gap),
+                    if slack > 0 {
+                        " plus the clock alignment error"
+                    } else {
+                        ""
+                    }
+                )
+            }),
         )
     } else {
         match latest_free_start(waits, timeline, after.op, tol) {
             Some(free) if free + slack < end => (
                 Truth::Yes,
-                format!(
-                    "was ready to start by {} ({}) yet started at {}, after the end at {}: it \
-                     waited",
-                    at(free, timeline),
-                    ready_how(timeline, tol, after.op),
-                    at(after.start, timeline),
-                    at(end, timeline)
-                ) + &aligned(slack),
+                say.why(|| {
+                    format!(
+                        "was ready to start by {} ({}) yet started at {}, after the end at {}: \
+                         it waited",
+                        at(free, timeline),
+                        ready_how(timeline, tol, after.op),
+                        at(after.start, timeline),
+                        at(end, timeline)
+                    ) + &aligned(slack)
+                }),
             ),
             free => {
                 let order = host_order(waits, timeline, &before, after.op, tol);
-                let why = cause(&order, waits, timeline, &before, after.op, false);
-                match (order, free) {
+                let why = || cause(&order, waits, timeline, &before, after.op, false);
+                match (&order, free) {
                     // The call's tolerance already holds the earlier op's slack.
-                    (HostOrder::Made(..), _) => (Truth::Yes, why),
+                    (HostOrder::Made(..), _) => (Truth::Yes, say.why(why)),
                     (_, Some(free)) => (
                         Truth::Unknown,
-                        format!(
-                            "came after the end ({} gap), but was issued too late to have \
-                             started sooner ({}): {why}",
-                            micros(gap),
-                            too_late(timeline, after.op, free, end, tol, &a)
-                        ),
+                        say.why(|| {
+                            format!(
+                                "came after the end ({} gap), but was issued too late to have \
+                                 started sooner ({}): {}",
+                                micros(gap),
+                                too_late(
+                                    timeline,
+                                    after.op,
+                                    free,
+                                    end,
+                                    tol,
+                                    &waits.label(before.op)
+                                ),
+                                why()
+                            )
+                        }),
                     ),
-                    (_, None) => (Truth::Unknown, no_ready_time(waits, timeline, after.op)),
+                    (_, None) => (
+                        Truth::Unknown,
+                        say.why(|| no_ready_time(waits, timeline, after.op)),
+                    ),
                 }
             }
         }
@@ -143,6 +162,7 @@ pub(super) fn overlaps(
     a: Interval,
     b: Interval,
     tol: &Tolerances,
+    say: Say,
 ) -> Measurement {
     let overlap = a.end.min(b.end) - a.start.max(b.start);
     let slack = signed(a.slack_ns + b.slack_ns);
@@ -152,39 +172,47 @@ pub(super) fn overlaps(
     let (truth, reason) = if overlap >= step {
         (
             Truth::Yes,
-            format!(
-                "ran together for {}, at least one timer step ({} ns){}",
-                micros(overlap),
-                tol.timer_step_ns,
-                aligned(slack)
-            ),
+            say.why(|| {
+                format!(
+                    "ran together for {}, at least one timer step ({} ns){}",
+                    micros(overlap),
+                    tol.timer_step_ns,
+                    aligned(slack)
+                )
+            }),
         )
     } else {
         match latest_free_start(waits, timeline, later.op, tol) {
             Some(free) if free + slack < end => (
                 Truth::No,
-                format!(
-                    "the later one was ready to start by {} ({}) while the other ran until {}, \
-                     yet started only at {}: it waited{}",
-                    at(free, timeline),
-                    ready_how(timeline, tol, later.op),
-                    at(end, timeline),
-                    at(later.start, timeline),
-                    aligned(slack)
-                ),
+                say.why(|| {
+                    format!(
+                        "the later one was ready to start by {} ({}) while the other ran until \
+                         {}, yet started only at {}: it waited{}",
+                        at(free, timeline),
+                        ready_how(timeline, tol, later.op),
+                        at(end, timeline),
+                        at(later.start, timeline),
+                        aligned(slack)
+                    )
+                }),
             ),
-            Some(free) => {
-                let order = host_order(waits, timeline, &first, later.op, tol);
-                (
-                    Truth::Unknown,
+            // Unknown whatever the host did: how it held the later op is only said.
+            Some(free) => (
+                Truth::Unknown,
+                say.why(|| {
+                    let order = host_order(waits, timeline, &first, later.op, tol);
                     format!(
                         "no overlap, but the later one was issued too late to overlap ({}): {}",
                         too_late(timeline, later.op, free, end, tol, &waits.label(first.op)),
                         cause(&order, waits, timeline, &first, later.op, true)
-                    ),
-                )
-            }
-            None => (Truth::Unknown, no_ready_time(waits, timeline, later.op)),
+                    )
+                }),
+            ),
+            None => (
+                Truth::Unknown,
+                say.why(|| no_ready_time(waits, timeline, later.op)),
+            ),
         }
     };
     Measurement {
