@@ -412,3 +412,52 @@ fn damage_in_trace_events_is_placed_at_its_event() {
     let err = read(&good.replacen("]}", "], \"x\": tru}", 1)).unwrap_err();
     assert!(err.contains("at line 10 column"), "{err}");
 }
+
+/// Issue 51, point 9: the bound on trial ops follows the trace: twice its GPU ops where that is
+/// past `MAX_TRIAL_OPS`. Two steps over 201,000 launches put 402,000 ops in a claim's trials:
+/// refused at the fixed bound before (a trace ten times the docs' benchmark was, the same way),
+/// judged now; a third step is past twice the ops and refused, naming both bounds.
+#[test]
+fn the_bound_on_trial_ops_grows_with_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 201_000usize;
+    const { assert!(2 * 201_000 > stream_litmus::trace::MAX_TRIAL_OPS) };
+    let steps = |count: usize| -> Vec<String> {
+        (0..count)
+            .map(|i| {
+                format!(
+                    r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{}.0,"dur":{}.0}}"#,
+                    i,
+                    10 * n + 2000
+                )
+            })
+            .collect()
+    };
+    let c = dir.path().join("c.litmus");
+    std::fs::write(
+        &c,
+        "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\ntrace \"t.json\"\n\
+         trial each \"ProfilerStep#*\"\nselect K = kernel\ncheck forall precedes(K, next K)\n",
+    )
+    .unwrap();
+    let base = common::kineto::made(&launches(n), &[]);
+    for (count, judged) in [(2, true), (3, false)] {
+        let text = base.replacen(
+            "\"traceEvents\":[",
+            &format!("\"traceEvents\":[{},", steps(count).join(",")),
+            1,
+        );
+        std::fs::write(dir.path().join("t.json"), text).unwrap();
+        let (code, err, _) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
+        match judged {
+            true => assert!(matches!(code, Some(0 | 1)), "{count} steps: {code:?} {err}"),
+            false => assert!(
+                code == Some(2)
+                    // Twice the trace's ops: the launches and the few `made` adds.
+                    && err.contains("over 4020")
+                    && err.contains("ops in all (3 trials cut so far; 400000, or 2 per GPU op"),
+                "{count} steps: {code:?} {err}"
+            ),
+        }
+    }
+}

@@ -23,8 +23,16 @@ use std::sync::Arc;
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
 /// 2.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials). A trial holds
 /// about 550 bytes an op (its timeline, labels, places and facts): a claim at 990,000 trial ops
-/// peaked at 549 MB, so the bound keeps a claim's trials near 220 MB (docs/limits.md).
+/// peaked at 549 MB, so the bound keeps a claim's trials near 220 MB (docs/limits.md). A larger
+/// trace may hold [`TRIAL_OPS_PER_OP`] times its ops ([`Trace::trial_op_bound`]).
 pub const MAX_TRIAL_OPS: usize = 400_000;
+
+/// How many trial ops a trace may hold per GPU op, where that is past [`MAX_TRIAL_OPS`]: steps
+/// hold each op once; twice leaves room for a second range around each, and still refuses the
+/// overlapping ranges the bound is for (10,000 steps over 1,000 ops, each op in every one). A
+/// trace ten times the docs' benchmark (1.5 million ops, read under a raised read limit) may
+/// then hold 3 million trial ops, about 1.6 GB.
+pub const TRIAL_OPS_PER_OP: usize = 2;
 
 /// What one trial of a trace is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,8 +154,19 @@ impl Trace {
         })
     }
 
+    /// The most ops the trials of one claim on this trace may hold in all: [`MAX_TRIAL_OPS`], or
+    /// [`TRIAL_OPS_PER_OP`] per GPU op of a larger trace.
+    pub fn trial_op_bound(&self) -> usize {
+        MAX_TRIAL_OPS.max(self.op_count().saturating_mul(TRIAL_OPS_PER_OP))
+    }
+
+    /// The GPU ops of all its files.
+    pub fn op_count(&self) -> usize {
+        self.files.iter().map(|f| f.ops.len()).sum()
+    }
+
     /// The trials `spec` cuts the trace into; refused where they would hold more than
-    /// [`MAX_TRIAL_OPS`] ops in all (ranges that overlap put an op in each).
+    /// [`Trace::trial_op_bound`] ops in all (ranges that overlap put an op in each).
     pub fn trials(&self, spec: &TrialSpec) -> Result<Vec<Trial>, String> {
         let all = self.some_trials(spec, &|_| true)?;
         Ok(all.into_iter().map(|(_, t)| t).collect())
@@ -162,14 +181,8 @@ impl Trace {
     ) -> Result<Vec<(usize, Trial)>, String> {
         match spec {
             TrialSpec::Whole => {
-                let n: usize = self.files.iter().map(|f| f.ops.len()).sum();
-                if n > MAX_TRIAL_OPS {
-                    return Err(format!(
-                        "the whole trace is one trial of {n} ops, over the {MAX_TRIAL_OPS} the \
-                         trials of a claim may hold: cut it into steps (`trial each \
-                         \"ProfilerStep#*\"`), or profile fewer steps"
-                    ));
-                }
+                // One trial of every op is within the bound, twice the trace's ops: the
+                // trace's own read bounds it.
                 let ops = (self.files.iter().enumerate())
                     .flat_map(|(f, file)| (0..file.ops.len()).map(move |o| (f, o)))
                     .collect();
@@ -226,17 +239,18 @@ impl Trace {
             let calls = &by_call[f];
             calls.partition_point(|&(b, _)| b < lo)..calls.partition_point(|&(b, _)| b <= hi)
         };
-        let mut load = 0usize;
+        let (mut load, bound) = (0usize, self.trial_op_bound());
         for i in 0..n {
             for (f, windows) in sources {
                 let (_, lo, hi, _) = &windows[i];
                 load = load.saturating_add(window(*f, *lo, *hi).len());
             }
-            if load > MAX_TRIAL_OPS {
+            if load > bound {
                 return Err(format!(
-                    "the trials would hold over {MAX_TRIAL_OPS} ops in all ({} trials cut so \
-                     far): ranges that overlap put an op in each; choose a range that occurs \
-                     once per step, or profile fewer steps",
+                    "the trials would hold over {bound} ops in all ({} trials cut so far; \
+                     {MAX_TRIAL_OPS}, or {TRIAL_OPS_PER_OP} per GPU op of the trace): ranges \
+                     that overlap put an op in each; choose a range that occurs once per step, \
+                     or profile fewer steps",
                     i + 1
                 ));
             }

@@ -13,7 +13,7 @@
 
 use super::checks::{measure, measurements, CheckOutcome};
 use super::on_trial::OnTrial;
-use super::pairs::MAX_PAIRS;
+use super::pairs::{MAX_PAIRS, PAIRS_PER_OP};
 use super::run_budget::{RunBudget, Unjudged};
 use super::select::{KindFilter, Selection};
 use super::trace_claim::TraceClaim;
@@ -157,7 +157,8 @@ pub fn judge_in_run(
     // judged once: its outcome is the same, counted again under its own name.
     let earlier = same_ops(&trials);
     let on: Vec<OnTrial> = trials.iter().map(OnTrial::new).collect();
-    let pairs = within_pairs(claim, &on, &members, &earlier, &tol, run.left())?;
+    let bound = super::pairs::pair_bound(trace);
+    let pairs = within_pairs(claim, &on, &members, &earlier, &tol, (bound, run.left()))?;
     if !run.take(pairs) {
         let what = format!("its checks would measure over {} pairs", pairs - 1);
         return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
@@ -306,18 +307,19 @@ fn counted(outcomes: Vec<TracedTrial>, trace: &Trace) -> TraceJudgement {
 }
 
 /// The pairs a claim's checks would measure in all its trials, counted before any is measured,
-/// and counted only up to one past `run_left` (what the run has left) or [`MAX_PAIRS`]: a claim
-/// over [`MAX_PAIRS`] is refused (twenty trials of 1,000 × 1,000 ops that all ran together are
-/// twenty million measurements); one over `run_left` returns more than `run_left`.
+/// and counted only up to one past `run_left` (what the run has left) or `most` (the claim's
+/// bound, [`MAX_PAIRS`] or more on a large trace): a claim over `most` is refused (twenty trials
+/// of 1,000 × 1,000 ops that all ran together are twenty million measurements); one over
+/// `run_left` returns more than `run_left`.
 fn within_pairs(
     claim: &TraceClaim,
     trials: &[OnTrial],
     members: &[Vec<Vec<OpId>>],
     earlier: &[Option<usize>],
     tol: &crate::measured::calibration::Tolerances,
-    run_left: usize,
+    (most, run_left): (usize, usize),
 ) -> Result<usize, String> {
-    let bound = MAX_PAIRS.min(run_left);
+    let bound = most.min(run_left);
     let mut counted = 0usize;
     for (i, (t, m)) in trials.iter().zip(members).enumerate() {
         if earlier[i].is_some() {
@@ -325,11 +327,12 @@ fn within_pairs(
         }
         for c in &claim.checks {
             counted += measurements(t, m, c, tol, bound - counted);
-            if counted > MAX_PAIRS {
+            if counted > most {
                 return Err(format!(
-                    "{}: its checks would measure over {MAX_PAIRS} pairs of ops that could have \
-                     run together (`{}` reaches the bound in trial {} of {}): narrow the \
-                     selections (a stream, a range, a name) or cut fewer trials",
+                    "{}: its checks would measure over {most} pairs of ops that could have run \
+                     together (`{}` reaches the bound in trial {} of {}; {MAX_PAIRS}, or \
+                     {PAIRS_PER_OP} per GPU op of the trace): narrow the selections (a stream, \
+                     a range, a name) or cut fewer trials",
                     claim.id,
                     claim.describe(c),
                     i + 1,

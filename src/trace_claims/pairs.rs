@@ -22,6 +22,19 @@ use crate::program::OpId;
 /// refused with a word to narrow them.
 pub const MAX_PAIRS: usize = 1_000_000;
 
+/// How many pairs a claim may measure per GPU op of its trace, where that is past
+/// [`MAX_PAIRS`]: the largest claim of the docs' benchmark (`~exists overlaps(C, K)` on the
+/// 202 MB trace) measures about 4.8 per op (718,000 pairs over 150,240 ops), so a trace ten
+/// times its size is judged whole. Pairs are measured as they are found, not kept: they cost
+/// time (a fraction of a µs each), not memory.
+pub const PAIRS_PER_OP: usize = 8;
+
+/// The most pairs one claim on `trace` may measure: [`MAX_PAIRS`], or [`PAIRS_PER_OP`] per GPU
+/// op of a larger trace.
+pub fn pair_bound(trace: &crate::trace::Trace) -> usize {
+    MAX_PAIRS.max(trace.op_count().saturating_mul(PAIRS_PER_OP))
+}
+
 /// Pairs of a check left out unmeasured, by why, for its reason.
 #[derive(Debug, Default)]
 pub(super) struct LeftOut {
