@@ -296,8 +296,10 @@ fn a_device_or_a_gzip_bomb_as_input_ends_with_a_message() {
         "does not start with",
     );
     // A JSON object that never ends: refused at the read limit (lowered here to keep the test
-    // quick; the limit itself is 2 GiB). A string, since blanks end sooner (MAX_BLANK_RUN).
-    let bomb = gz("bomb.json.gz", b"{\"a\": \"", b'x', 24 << 20);
+    // quick; the limit itself is 2 GiB), in a trial's timeline, which streams. A string, since
+    // blanks end sooner (MAX_BLANK_RUN).
+    let head = b"{\"claims\": [{\"trials\": {\"timelines\": [{\"a\": \"";
+    let bomb = gz("bomb.json.gz", head, b'x', 24 << 20);
     let out = cli()
         .arg("judge")
         .arg(&bomb)
@@ -305,6 +307,18 @@ fn a_device_or_a_gzip_bomb_as_input_ends_with_a_message() {
         .output()
         .unwrap();
     refused(&out, "larger than the 8.0 MiB read limit");
+    // Around the claims, where text is kept whole, sooner: at 1/32 of the limit, at least 1 MiB.
+    let bomb = gz("around.json.gz", b"{\"a\": \"", b'x', 24 << 20);
+    let out = cli()
+        .arg("judge")
+        .arg(&bomb)
+        .env("STREAM_LITMUS_READ_LIMIT_MIB", "8")
+        .output()
+        .unwrap();
+    refused(
+        &out,
+        "what surrounds its claims holds over 1.0 MiB of text besides its trials' timelines",
+    );
 }
 
 /// A full disk behind an output: the message names it, and the input is untouched.

@@ -12,9 +12,11 @@
 pub mod allowed_env;
 pub mod atomic_write;
 pub mod bounded_json;
+pub mod counted;
 pub mod error;
 pub mod heap;
 pub mod input_file;
 pub mod json_bytes;
 pub mod limits;
+pub mod read_ahead;
 pub mod shown;

@@ -265,7 +265,9 @@ impl ClaimRecord {
                 .sum(),
             _ => 0,
         };
-        self.held_bytes() + (timelines + judged) as u64 + super::writer::json_bytes(&self.claim)
+        self.held_bytes()
+            + (timelines + judged) as u64
+            + crate::border::counted::json_bytes(&self.claim)
     }
 
     /// Whether the trials' stamps are all here (none left out by [`ClaimRecord::kept`]).

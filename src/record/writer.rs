@@ -15,6 +15,7 @@
 //! claim as it reads it.
 
 use super::run::{ClaimRecord, RunRecord};
+use crate::border::counted::Counted;
 use crate::border::error::Error;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -263,44 +264,13 @@ pub(crate) fn write_run<C: std::borrow::Borrow<ClaimRecord>>(
     if !is_gzip(path) {
         let mut json = Counted::new(std::io::BufWriter::with_capacity(1 << 16, out), bytes);
         body(&mut json, claims, busy, true, tail)?;
-        return json.inner.flush();
+        return json.flush();
     }
     // Compressed on several cores (`gzip.rs`): deflate, not serialization, sets the pace.
     super::gzip::compress(out, |gz| {
         let mut json = Counted::new(gz, bytes);
         body(&mut json, claims, busy, false, tail)
     })
-}
-
-/// Counts the bytes that pass.
-struct Counted<'a, W> {
-    inner: W,
-    bytes: &'a mut u64,
-}
-
-impl<'a, W> Counted<'a, W> {
-    fn new(inner: W, bytes: &'a mut u64) -> Counted<'a, W> {
-        Counted { inner, bytes }
-    }
-}
-
-impl<W: Write> Write for Counted<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        *self.bytes += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// The bytes of `v` written as JSON, counted without being kept. Writing fails only where a
-/// value cannot be written as JSON, which a record read from JSON always can: nothing then.
-pub(super) fn json_bytes(v: &impl serde::Serialize) -> u64 {
-    let mut bytes = 0;
-    let _ = serde_json::to_writer(Counted::new(std::io::sink(), &mut bytes), v);
-    bytes
 }
 
 fn value(out: &mut impl Write, v: &impl serde::Serialize, pretty: bool) -> std::io::Result<()> {

@@ -18,6 +18,7 @@ use super::split::Split;
 use crate::border::bounded_json::Guarded;
 use crate::border::error::shortened;
 use crate::border::limits::read_limit;
+use crate::border::read_ahead::ReadAhead;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
         .fill_buf()
         .map_err(|e| fail(e.to_string()))?
         .starts_with(&[0x1f, 0x8b]);
-    let reader: Box<dyn Read> = match gz {
+    let reader: Box<dyn Read + Send> = match gz {
         true => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
         false => Box::new(buffered),
     };
@@ -56,7 +57,10 @@ pub fn read(path: &Path) -> Result<TraceFile, String> {
             ))
         }
     }
-    let text = BufReader::with_capacity(1 << 16, Guarded::new(plain, read_limit()));
+    // Inflated and counted on a thread of its own, while this one cuts and parses the events.
+    let ahead =
+        ReadAhead::new(Guarded::new(plain, read_limit())).map_err(|e| fail(e.to_string()))?;
+    let text = BufReader::with_capacity(1 << 16, ahead);
     let collector = RefCell::new(Collector::default());
     let split = BufReader::with_capacity(1 << 16, Split::new(text, &collector));
     let mut de = serde_json::Deserializer::from_reader(split);
