@@ -296,29 +296,31 @@ fn a_device_or_a_gzip_bomb_as_input_ends_with_a_message() {
         "does not start with",
     );
     // A JSON object that never ends: refused at the read limit (lowered here to keep the test
-    // quick; the limit itself is 2 GiB), in a trial's timeline, which streams. A string, since
-    // blanks end sooner (MAX_BLANK_RUN).
-    let head = b"{\"claims\": [{\"trials\": {\"timelines\": [{\"a\": \"";
-    let bomb = gz("bomb.json.gz", head, b'x', 24 << 20);
-    let out = cli()
-        .arg("judge")
-        .arg(&bomb)
-        .env("STREAM_LITMUS_READ_LIMIT_MIB", "8")
-        .output()
-        .unwrap();
-    refused(&out, "larger than the 8.0 MiB read limit");
-    // Around the claims, where text is kept whole, sooner: at 1/32 of the limit, at least 1 MiB.
-    let bomb = gz("around.json.gz", b"{\"a\": \"", b'x', 24 << 20);
-    let out = cli()
-        .arg("judge")
-        .arg(&bomb)
-        .env("STREAM_LITMUS_READ_LIMIT_MIB", "8")
-        .output()
-        .unwrap();
-    refused(
-        &out,
-        "what surrounds its claims holds over 1.0 MiB of text besides its trials' timelines",
-    );
+    // quick; the limit itself is 2 GiB), in a trial's timeline, which streams; around the
+    // claims, where text is kept whole, sooner: at 1/32 of the limit, at least 1 MiB. A string,
+    // since blanks end sooner (MAX_BLANK_RUN).
+    let bombs: [(&str, &[u8], &str); 2] = [
+        (
+            "bomb.json.gz",
+            b"{\"claims\": [{\"trials\": {\"timelines\": [{\"a\": \"",
+            "larger than the 8.0 MiB read limit",
+        ),
+        (
+            "around.json.gz",
+            b"{\"a\": \"",
+            "what surrounds its claims holds over 1.0 MiB of text besides its trials' timelines",
+        ),
+    ];
+    for (name, head, message) in bombs {
+        let bomb = gz(name, head, b'x', 24 << 20);
+        let out = cli()
+            .arg("judge")
+            .arg(&bomb)
+            .env("STREAM_LITMUS_READ_LIMIT_MIB", "8")
+            .output()
+            .unwrap();
+        refused(&out, message);
+    }
 }
 
 /// A full disk behind an output: the message names it, and the input is untouched.
