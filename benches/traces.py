@@ -128,7 +128,7 @@ def gzip_file(path):
     os.replace(out + ".part", out)
 
 
-def timed(argv, env=None):
+def timed(argv):
     """Wall seconds, peak resident MiB and exit status of one run; output thrown away."""
     started = time.monotonic()
     child = subprocess.Popen(
@@ -136,7 +136,6 @@ def timed(argv, env=None):
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
     )
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.monotonic() - started
@@ -144,14 +143,11 @@ def timed(argv, env=None):
     return wall, usage.ru_maxrss / 1024.0, child.returncode
 
 
-def pairs(a, b, runs, env=None):
+def pairs(a, b, runs):
     """A and B in turn, `runs` times each after one unmeasured run of each."""
-    timed(a, env)
+    timed(a)
     timed(b)
-    got = []
-    for _ in range(runs):
-        got.append((timed(a, env), timed(b)))
-    return got
+    return [(timed(a), timed(b)) for _ in range(runs)]
 
 
 def python_load(path):
@@ -239,7 +235,7 @@ def main():
                   flush=True)
     if "judge" in which:
         for copies in args.copies:
-            # The catalogue's 89 recorded claims are 31 MB of text: 313 copies of the trace
+            # The catalogue's 77 recorded claims are 31 MB of text: 313 copies of the trace
             # are matched by about 14 copies of them, in size.
             k = max(1, copies // 22)
             results = os.path.join(args.work, "results-%d.json" % k)
