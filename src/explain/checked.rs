@@ -102,9 +102,14 @@ pub const MAX_SYNC_VISITS: usize = 2_000_000;
 type Act = (usize, usize, usize);
 
 /// What the checks of one explanation share: the ops the model orders right before each act
-/// (found once, whatever the steps that hold it), and what is left of [`MAX_SYNC_VISITS`].
+/// (found once for the steps that hold it, where steps overlap), and what is left of
+/// [`MAX_SYNC_VISITS`].
 pub(super) struct Checker {
+    /// This step's acts. Only the step before's are kept beside them: steps that overlap share
+    /// their acts with the step before, and a trace of 1,565 steps would otherwise keep every
+    /// act's (4 MB a 20 MB trace).
     nearest: HashMap<Act, Vec<(usize, Vec<Rule>)>>,
+    earlier: HashMap<Act, Vec<(usize, Vec<Rule>)>>,
     visits_left: usize,
     /// Whether a sync was left unchecked.
     pub(super) spent: bool,
@@ -114,6 +119,7 @@ impl Default for Checker {
     fn default() -> Checker {
         Checker {
             nearest: HashMap::new(),
+            earlier: HashMap::new(),
             visits_left: MAX_SYNC_VISITS,
             spent: false,
         }
@@ -124,7 +130,11 @@ impl Checker {
     /// The GPU ops the model orders right before act `a` of process `p` of file `f`: through
     /// acts the trace does not time, never through a host sync; documented rules only.
     fn nearest(&mut self, trace: &Trace, f: usize, p: usize, a: usize) -> &[(usize, Vec<Rule>)] {
+        let earlier = &mut self.earlier;
         self.nearest.entry((f, p, a)).or_insert_with(|| {
+            if let Some(found) = earlier.remove(&(f, p, a)) {
+                return found;
+            }
             let process = &trace.behind[f].processes[p];
             let observed = |x: usize| matches!(process.sources[x], Source::Op(_));
             let stop = |x: usize| process.is_host_sync(x);
@@ -140,6 +150,7 @@ impl Checker {
         trial: &Trial,
         tol: &TraceTolerances,
     ) -> (Vec<(RuleKind, usize)>, Vec<Violation>) {
+        self.earlier = std::mem::take(&mut self.nearest);
         let mut found = Found {
             trial,
             step: tol.tolerances.timer_step_ns as i64,

@@ -102,6 +102,8 @@ pub(super) fn find(trial: &Trial, tol: &TraceTolerances) -> Vec<Wait> {
             by_label: trial.label(by),
         });
     }
+    // Kept for the whole explanation: without the slack of growing.
+    waits.shrink_to_fit();
     waits
 }
 

@@ -100,7 +100,7 @@ impl HappensBefore {
         let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nodes];
         for edge in rules::edges(issued, refinement) {
             debug_assert!(edge.from < edge.to, "edges point forward in issue order");
-            succ[edge.from].push(edge.to);
+            succ[edge.from as usize].push(edge.to as usize);
         }
         let mut reach = vec![vec![0u64; words]; nodes];
         for v in (0..nodes).rev() {

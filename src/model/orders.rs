@@ -52,7 +52,7 @@ impl Orders {
         let all = edges(issued, refinement);
         let mut counts = vec![0u32; nodes + 1];
         for e in &all {
-            counts[e.to + 1] += 1;
+            counts[e.to as usize + 1] += 1;
         }
         for v in 0..nodes {
             counts[v + 1] += counts[v];
@@ -61,8 +61,8 @@ impl Orders {
         let mut fill = offsets.clone();
         let mut preds = vec![(0u32, Rule::Duration); all.len()];
         for e in &all {
-            let at = &mut fill[e.to];
-            preds[*at as usize] = (e.from as u32, e.rule);
+            let at = &mut fill[e.to as usize];
+            preds[*at as usize] = (e.from, e.rule);
             *at += 1;
         }
         Orders {

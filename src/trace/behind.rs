@@ -269,12 +269,16 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
     };
     let mut entries: Vec<Entry> = Vec::new();
     // GPU ops, the kernels of one call (a graph launch) as parts of its launch.
-    let mut per_call: HashMap<usize, usize> = HashMap::new();
-    for (_, op) in mine() {
-        if let Some(c) = op.call.as_ref().filter(|_| op.kind != GpuKind::HostFn) {
-            *per_call.entry(c.id).or_default() += 1;
-        }
-    }
+    // The calls of its ops, sorted: a call listed twice issued several (a third of a map's size).
+    let mut per_call: Vec<usize> = (mine())
+        .filter(|(_, op)| op.kind != GpuKind::HostFn)
+        .filter_map(|(_, op)| op.call.as_ref().map(|c| c.id))
+        .collect();
+    per_call.sort_unstable();
+    let several = |id: usize| {
+        let at = per_call.partition_point(|&c| c < id);
+        per_call.get(at + 1) == Some(&id)
+    };
     let (mut callless, mut host_fns) = (0usize, 0usize);
     let mut joins: BTreeMap<usize, (i64, i64, StreamId)> = BTreeMap::new();
     for (o, op) in mine() {
@@ -293,7 +297,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             queued: matches!(op.kind, GpuKind::Kernel | GpuKind::Memset),
         };
         // A graph launch's kernels share its call; one of one kernel is told by its name.
-        let graph = per_call.get(&c.id).is_some_and(|&n| n > 1) || c.name.contains("GraphLaunch");
+        let graph = several(c.id) || c.name.contains("GraphLaunch");
         if graph {
             joins.entry(c.id).or_insert((c.begin_ns, c.tid, s));
         }
@@ -409,7 +413,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             None => unplaced_syncs += usize::from(!devices.is_empty()),
         }
     }
-    entries.sort_by_key(|e| e.key);
+    super::chunked::sort_stable_by_key(&mut entries, |e| e.key);
     // Each part points at its launch's end, which sorts after every part of its call.
     let join_at: HashMap<usize, usize> = (entries.iter().enumerate())
         .filter_map(|(i, e)| match e.source {
@@ -433,10 +437,13 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
     let env = file.env.get(&pid);
     let connections =
         env.map(|e| (e.connections().map_or(DEFAULT_CONNECTIONS, |n| n as usize)).clamp(1, 32));
+    // Not collected in place: that would keep the entries' buffer, three times the acts'.
+    let mut ops = Vec::with_capacity(entries.len());
+    ops.extend(entries.into_iter().map(|e| e.act));
     let issued = Issued {
         streams,
         events: records + fresh,
-        ops: entries.into_iter().map(|e| e.act).collect(),
+        ops,
     };
     let refinement = connections.map_or(Refinement::Documented, Refinement::Queues);
     if issued.streams.iter().any(|s| s.kind.is_none()) {

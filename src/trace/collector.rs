@@ -4,6 +4,7 @@
 //! (`kept.rs`), every timestamp and duration checked. `kineto.rs` joins what was kept into a
 //! [`TraceFile`](super::events::TraceFile).
 
+use super::chunked::Chunked;
 use super::events::{DriverEnv, GpuKind, HostRange, RawCall};
 use super::kept::{Kept, Record};
 use super::names::{clip, clip_at, Names};
@@ -46,9 +47,9 @@ struct HostSpan {
 pub(super) struct Collector {
     pub(super) names: Names,
     pub(super) kept: Kept,
-    pub(super) ops: Vec<RawOp>,
-    pub(super) calls: Vec<RawCall>,
-    pub(super) ranges: Vec<HostRange>,
+    pub(super) ops: Chunked<RawOp>,
+    pub(super) calls: Chunked<RawCall>,
+    pub(super) ranges: Chunked<HostRange>,
     pub(super) events: u64,
     pub(super) sub_micro: bool,
     pub(super) saw_events: bool,

@@ -22,6 +22,7 @@
 mod behind;
 mod causes;
 mod chains;
+mod chunked;
 mod collector;
 mod events;
 mod facts;
@@ -52,4 +53,4 @@ pub(crate) use names::{clip, clip_at};
 pub use recorded::{join, Joined};
 pub use syncs::{CallSpan, EventSource, RecordCall, StreamInfo, SyncCall, SyncKind};
 pub use tolerance::{TraceTolerances, CUPTI_TIMER_STEP_NS, MIN_IDLE_ISSUED};
-pub use trials::{short_name, Trace, Trial, TrialSpec, MAX_TRIAL_OPS};
+pub use trials::{short_name, Cut, Trace, Trial, TrialSpec, MAX_TRIAL_OPS};

@@ -21,10 +21,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The most ops the trials of one claim may hold in all, an op counted once per trial it is in:
-/// 2.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials). A trial holds
-/// about 550 bytes an op (its timeline, labels, places and facts): a claim at 990,000 trial ops
-/// peaked at 549 MB, so the bound keeps a claim's trials near 220 MB (docs/limits.md). A larger
-/// trace may hold [`TRIAL_OPS_PER_OP`] times its ops ([`Trace::trial_op_bound`]).
+/// 2.6 times the 202 MB trace of the docs (1,565 steps, 150,240 ops in trials). A claim's trials
+/// are cut at once (16 bytes an op, [`Cut`]) and built one at a time (a built trial holds about
+/// 550 bytes an op: its timeline, labels, places and facts), so the bound is one of work: each
+/// trial op is measured against the others. A larger trace may hold [`TRIAL_OPS_PER_OP`] times
+/// its ops ([`Trace::trial_op_bound`]).
 pub const MAX_TRIAL_OPS: usize = 400_000;
 
 /// How many trial ops a trace may hold per GPU op, where that is past [`MAX_TRIAL_OPS`]: steps
@@ -33,6 +34,14 @@ pub const MAX_TRIAL_OPS: usize = 400_000;
 /// trace ten times the docs' benchmark (1.5 million ops, read under a raised read limit) may
 /// then hold 3 million trial ops, about 1.6 GB.
 pub const TRIAL_OPS_PER_OP: usize = 2;
+
+/// A trial before it is built: its name and its ops (file, op) in order of start, the op ids
+/// of its trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    pub name: String,
+    pub ops: Vec<(usize, usize)>,
+}
 
 /// What one trial of a trace is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +188,21 @@ impl Trace {
         spec: &TrialSpec,
         keep: &dyn Fn(usize) -> bool,
     ) -> Result<Vec<(usize, Trial)>, String> {
+        let cuts = self.cuts(spec, keep)?;
+        Ok((cuts.into_iter())
+            .map(|(i, c)| (i, self.trial(c.name, c.ops)))
+            .collect())
+    }
+
+    /// The trials `spec` cuts the trace into whose index `keep` takes, as cuts: their ops, not
+    /// yet their timelines. A claim's trials are cut all at once (to count and compare them)
+    /// and built one at a time ([`Trace::build`]): a trial holds about 35 times what its cut
+    /// holds.
+    pub fn cuts(
+        &self,
+        spec: &TrialSpec,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Result<Vec<(usize, Cut)>, String> {
         match spec {
             TrialSpec::Whole => {
                 // One trial of every op is within the bound, twice the trace's ops: the
@@ -186,7 +210,7 @@ impl Trace {
                 let ops = (self.files.iter().enumerate())
                     .flat_map(|(f, file)| (0..file.ops.len()).map(move |o| (f, o)))
                     .collect();
-                let whole = keep(0).then(|| (0, self.trial("the whole trace".into(), ops)));
+                let whole = keep(0).then(|| (0, self.cut_of("the whole trace".into(), ops)));
                 Ok(whole.into_iter().collect())
             }
             TrialSpec::EachKernel(pattern) => self.each_kernel(pattern, keep),
@@ -220,7 +244,7 @@ impl Trace {
         &self,
         sources: &[(usize, Windows)],
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Trial)>, String> {
+    ) -> Result<Vec<(usize, Cut)>, String> {
         // Each file's ops by their call's begin, once: a window is then a binary search, not a
         // scan of every op (a trace of 1,500 steps and 150,000 ops).
         let by_call: Vec<Vec<(i64, usize)>> = (self.files.iter())
@@ -268,7 +292,7 @@ impl Trace {
                             .map(|&(_, o)| (f, o)),
                     );
                 }
-                (i, self.trial(sources[0].1[i].3.clone(), ops))
+                (i, self.cut_of(sources[0].1[i].3.clone(), ops))
             })
             .collect())
     }
@@ -279,7 +303,7 @@ impl Trace {
         &self,
         pattern: &Pattern,
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Trial)>, String> {
+    ) -> Result<Vec<(usize, Cut)>, String> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
@@ -325,8 +349,19 @@ impl Trace {
         &self.files[f].ops[o]
     }
 
-    fn trial(&self, name: String, mut ops: Vec<(usize, usize)>) -> Trial {
+    /// A cut of `ops`, put in order of start (the op ids of its trial).
+    fn cut_of(&self, name: String, mut ops: Vec<(usize, usize)>) -> Cut {
         ops.sort_by_key(|&r| (self.op(r).start_ns, self.op(r).end_ns, r));
+        Cut { name, ops }
+    }
+
+    /// The trial of a cut.
+    pub fn build(&self, cut: &Cut) -> Trial {
+        self.trial(cut.name.clone(), cut.ops.clone())
+    }
+
+    /// The trial of `ops`, in order of start (as [`Trace::cuts`] gives them).
+    fn trial(&self, name: String, ops: Vec<(usize, usize)>) -> Trial {
         let origin = (ops.iter())
             .flat_map(|&r| {
                 let op = self.op(r);

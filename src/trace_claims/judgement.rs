@@ -21,7 +21,7 @@ use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;
 use crate::program::OpId;
-use crate::trace::{clip, clip_at, GpuKind, Pattern, Trace, Trial, TrialSpec};
+use crate::trace::{clip, clip_at, Cut, GpuKind, Pattern, Trace, TrialSpec};
 
 /// One trial of a trace: its checks, and the ops of each selection (the lab's trial is
 /// [`crate::judge::verdict::TrialOutcome`]).
@@ -102,7 +102,7 @@ impl TraceJudgement {
 /// For a selection `in "RANGE"` that took nothing: how many ops other threads issued while the
 /// range was open, which `during` would take (PyTorch's autograd thread launches the kernels of
 /// a `backward` range opened on the main thread).
-fn other_threads(s: &Selection, trace: &Trace, trials: &[Trial]) -> String {
+fn other_threads(s: &Selection, trace: &Trace, trials: &[Cut]) -> String {
     let Some(range) = &s.within else {
         return String::new();
     };
@@ -134,8 +134,9 @@ pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String
     })
 }
 
-/// Judges `claim` on `trace` as one claim of a run, charging `run` its trial ops and pairs
-/// before any is measured: past what is left, it is not judged ([`Unjudged::PastRunBudget`]).
+/// Judges `claim` on `trace` as one claim of a run, charging `run` its trial ops before any
+/// trial is built and each trial's pairs before they are measured: past what is left, it is
+/// not judged ([`Unjudged::PastRunBudget`]).
 pub fn judge_in_run(
     claim: &TraceClaim,
     trace: &Trace,
@@ -144,51 +145,60 @@ pub fn judge_in_run(
     if run.spent() {
         return Err(Unjudged::PastRunBudget(run.past(&claim.id, None)));
     }
-    let trials = cut_trials(claim, trace)?;
-    let held: usize = trials.iter().map(|t| t.ops.len()).sum();
+    let cuts = cut_trials(claim, trace)?;
+    let held: usize = cuts.iter().map(|t| t.ops.len()).sum();
     if !run.take(held) {
-        let what = format!("its {} trials hold {held} ops", trials.len());
+        let what = format!("its {} trials hold {held} ops", cuts.len());
         return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
     }
-    let members = members_of(claim, trace, &trials);
-    every_selection_holds_ops(claim, trace, &trials, &members)?;
+    let members = members_of(claim, trace, &cuts);
+    every_selection_holds_ops(claim, trace, &cuts, &members)?;
     let tol = trace.tolerances.tolerances;
     // A trial of the very ops of one before it (a step range written a thousand times over) is
     // judged once: its outcome is the same, counted again under its own name.
-    let earlier = same_ops(&trials);
-    let on: Vec<OnTrial> = trials.iter().map(OnTrial::new).collect();
-    let bound = super::pairs::pair_bound(trace);
-    let pairs = within_pairs(claim, &on, &members, &earlier, &tol, (bound, run.left()))?;
-    if !run.take(pairs) {
-        let what = format!("its checks would measure over {} pairs", pairs - 1);
-        return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
-    }
-    let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(trials.len());
-    for (i, (t, m)) in on.iter().zip(&members).enumerate() {
+    let earlier = same_ops(&cuts);
+    let (most, left) = (super::pairs::pair_bound(trace), run.left());
+    let mut pairs = Pairs {
+        most,
+        bound: most.min(left),
+        counted: 0,
+    };
+    // One trial built at a time: a claim's trials held at once are 35 times their cuts.
+    let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(cuts.len());
+    for (i, (cut, m)) in cuts.iter().zip(&members).enumerate() {
         if let Some(first) = earlier[i].and_then(|j| outcomes.get(j)) {
             let again = TracedTrial {
-                name: t.name.clone(),
+                name: cut.name.clone(),
                 ..first.clone()
             };
             outcomes.push(again);
             continue;
         }
+        let trial = trace.build(cut);
+        let t = OnTrial::new(&trial);
+        if pairs.charge(claim, &t, m, &tol, (i, cuts.len()))? {
+            let what = format!("its checks would measure over {} pairs", pairs.counted - 1);
+            return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
+        }
         let checks: Vec<CheckOutcome> = (claim.checks.iter())
-            .map(|c| measure(claim, t, m, c, &tol))
+            .map(|c| measure(claim, &t, m, c, &tol))
             .collect();
         outcomes.push(TracedTrial {
-            name: t.name.clone(),
+            name: cut.name.clone(),
             truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
             checks,
             members: m.clone(),
         });
     }
+    let taken = run.take(pairs.counted);
+    debug_assert!(taken, "the pairs were counted within what the run had left");
     Ok(counted(outcomes, trace))
 }
 
-/// The claim's trials on `trace`; an error where there are none.
-fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Trial>, String> {
-    let trials = (trace.trials(&claim.trial)).map_err(|e| format!("{}: {e}", claim.id))?;
+/// The claim's trials on `trace`, cut; an error where there are none.
+fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Cut>, String> {
+    let cuts = (trace.cuts(&claim.trial, &|_| true)).map_err(|e| format!("{}: {e}", claim.id))?;
+    let trials: Vec<Cut> = cuts.into_iter().map(|(_, c)| c).collect();
     if !trials.is_empty() {
         return Ok(trials);
     }
@@ -216,7 +226,7 @@ fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Trial>, String> {
 }
 
 /// By trial, by selection: the ops the selection takes (op ids of the trial's timeline).
-fn members_of(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Vec<OpId>>> {
+fn members_of(claim: &TraceClaim, trace: &Trace, trials: &[Cut]) -> Vec<Vec<Vec<OpId>>> {
     // Each selection readied once per file, not per trial.
     let chosen: Vec<Vec<_>> = (claim.selections.iter())
         .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
@@ -239,7 +249,7 @@ fn members_of(claim: &TraceClaim, trace: &Trace, trials: &[Trial]) -> Vec<Vec<Ve
 fn every_selection_holds_ops(
     claim: &TraceClaim,
     trace: &Trace,
-    trials: &[Trial],
+    trials: &[Cut],
     members: &[Vec<Vec<OpId>>],
 ) -> Result<(), String> {
     for (k, s) in claim.selections.iter().enumerate() {
@@ -306,49 +316,51 @@ fn counted(outcomes: Vec<TracedTrial>, trace: &Trace) -> TraceJudgement {
     }
 }
 
-/// The pairs a claim's checks would measure in all its trials, counted before any is measured,
-/// and counted only up to one past `run_left` (what the run has left) or `most` (the claim's
-/// bound, [`MAX_PAIRS`] or more on a large trace): a claim over `most` is refused (twenty trials
-/// of 1,000 × 1,000 ops that all ran together are twenty million measurements); one over
-/// `run_left` returns more than `run_left`.
-fn within_pairs(
-    claim: &TraceClaim,
-    trials: &[OnTrial],
-    members: &[Vec<Vec<OpId>>],
-    earlier: &[Option<usize>],
-    tol: &crate::measured::calibration::Tolerances,
-    (most, run_left): (usize, usize),
-) -> Result<usize, String> {
-    let bound = most.min(run_left);
-    let mut counted = 0usize;
-    for (i, (t, m)) in trials.iter().zip(members).enumerate() {
-        if earlier[i].is_some() {
-            continue; // judged once, with the trial of the same ops
-        }
+/// The pairs a claim's checks measure in its trials, each trial's counted before it is measured,
+/// and counted only up to one past `bound`, what the run has left or `most` (the claim's bound,
+/// [`MAX_PAIRS`] or more on a large trace): a claim over `most` is refused (twenty trials of
+/// 1,000 × 1,000 ops that all ran together are twenty million measurements); one over what the
+/// run has left is not judged.
+struct Pairs {
+    most: usize,
+    bound: usize,
+    counted: usize,
+}
+
+impl Pairs {
+    /// Counts trial `i` of `n`'s pairs: an error past the claim's bound; `true` past the run's.
+    fn charge(
+        &mut self,
+        claim: &TraceClaim,
+        t: &OnTrial,
+        m: &[Vec<OpId>],
+        tol: &crate::measured::calibration::Tolerances,
+        (i, n): (usize, usize),
+    ) -> Result<bool, String> {
         for c in &claim.checks {
-            counted += measurements(t, m, c, tol, bound - counted);
-            if counted > most {
+            self.counted += measurements(t, m, c, tol, self.bound - self.counted);
+            if self.counted > self.most {
                 return Err(format!(
-                    "{}: its checks would measure over {most} pairs of ops that could have run \
-                     together (`{}` reaches the bound in trial {} of {}; {MAX_PAIRS}, or \
+                    "{}: its checks would measure over {} pairs of ops that could have run \
+                     together (`{}` reaches the bound in trial {} of {n}; {MAX_PAIRS}, or \
                      {PAIRS_PER_OP} per GPU op of the trace): narrow the selections (a stream, \
                      a range, a name) or cut fewer trials",
                     claim.id,
+                    self.most,
                     claim.describe(c),
                     i + 1,
-                    trials.len()
                 ));
             }
-            if counted > bound {
-                return Ok(counted);
+            if self.counted > self.bound {
+                return Ok(true);
             }
         }
+        Ok(false)
     }
-    Ok(counted)
 }
 
 /// By trial, the first trial before it of the very same ops, if any.
-fn same_ops(trials: &[Trial]) -> Vec<Option<usize>> {
+fn same_ops(trials: &[Cut]) -> Vec<Option<usize>> {
     let mut first: std::collections::HashMap<&[(usize, usize)], usize> = Default::default();
     (trials.iter().enumerate())
         .map(|(i, t)| match first.entry(&t.ops[..]) {
