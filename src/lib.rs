@@ -71,7 +71,7 @@ pub mod trace;
 pub mod trace_claims;
 
 // Modules that were public before the layers had folders keep their paths.
-pub use border::{allowed_env, atomic_write, bounded_json, heap, input_file, limits};
+pub use border::{allowed_env, atomic_write, bounded_json, digest, heap, input_file, limits};
 pub use judge::disturbance;
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::parameter_sweeps as sweep;

@@ -97,6 +97,20 @@ fn main() {
                 move || rejudge(&p, Some(&[recorded])),
             ));
         }
+        // The side-stream claim, judged also on what the Python wheel recorded on an H100
+        // (examples/pytorch/wheel_smoke.py: by `stream_litmus.profile`, and by `trace --`).
+        if stem == "side_stream" {
+            for how in ["profiled", "traced"] {
+                let (p, t) = (
+                    path.clone(),
+                    root.join(format!("pytorch/traces/wheel_smoke.{how}.json.gz")),
+                );
+                trials.push(Trial::test(
+                    format!("traces::{name} on the wheel's {how} recording"),
+                    move || rejudge(&p, Some(&[t])),
+                ));
+            }
+        }
         trials.push(Trial::ignorable_test(format!("gpu::{name}"), move || {
             fresh(&path)
         }));

@@ -308,7 +308,6 @@ fn gpu_run_options_are_refused_on_trace_claims_not_ignored() {
     let t = two((1010.0, 100.0), (1050.0, 50.0));
     let claim = format!("{AB}\ncheck overlaps(A, B)");
     for (args, word) in [
-        (&["--json", "r.json"][..], "--json"),
         (&["--trials", "20"][..], "--trials"),
         (&["--bench"][..], "--bench"),
     ] {
@@ -317,6 +316,104 @@ fn gpu_run_options_are_refused_on_trace_claims_not_ignored() {
         assert!(err.contains(word) && err.contains("without it"), "{err}");
         assert!(!out.contains("Holds"), "judged anyway: {out}");
     }
+}
+
+/// `--json` and `--junit` on claims on traces: every claim, judged or not, with its verdict,
+/// evidence and the SHA-256 of its trace; one test case each, a claim not as expected a failure,
+/// one not judged an error (issue 54). Both are refused where they would replace an input or
+/// one another.
+#[test]
+fn check_json_and_junit_hold_every_claim() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, tr) = (dir.path().join("c.litmus"), dir.path().join("t.json"));
+    let trace = two((1010.0, 100.0), (1050.0, 50.0));
+    std::fs::write(&tr, &trace).unwrap();
+    let claim = |id: &str, expect: &str, check: &str| {
+        format!(
+            "claim {id}\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect {expect}\n\
+             trace \"t.json\"\n{AB}\n{check}\n\n"
+        )
+    };
+    std::fs::write(
+        &c,
+        claim("t.ok", "holds", "check overlaps(A, B)")
+            + &claim("t.wrong", "violated", "check overlaps(A, B)")
+            + &claim("t.none", "holds", "check overlaps(A, B)").replace(
+                "select A = kernel \"gemm*\"",
+                "select A = kernel \"no_such_kernel\"",
+            ),
+    )
+    .unwrap();
+    let (json, xml) = (dir.path().join("v.json"), dir.path().join("v.xml"));
+    let run = |extra: &[&std::path::Path]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_stream-litmus"));
+        cmd.arg("check")
+            .arg(&c)
+            .arg("--json")
+            .arg(extra[0])
+            .arg("--junit")
+            .arg(extra[1]);
+        cmd.output().unwrap()
+    };
+    let out = run(&[&json, &xml]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        (v["schema"].as_str(), v["version"].as_u64()),
+        (Some("stream-litmus check"), Some(1))
+    );
+    let claims = v["claims"].as_array().unwrap();
+    let field = |i: usize, k: &str| claims[i][k].clone();
+    assert_eq!(claims.len(), 3, "{v}");
+    assert_eq!(field(0, "as_expected"), true);
+    assert_eq!(
+        (field(1, "verdict"), field(1, "as_expected")),
+        ("holds".into(), false.into())
+    );
+    assert_eq!(
+        (field(2, "judged"), field(2, "verdict")),
+        (false.into(), "inconclusive".into())
+    );
+    assert!(
+        field(2, "error")
+            .as_str()
+            .unwrap()
+            .contains("selection A holds no op"),
+        "{v}"
+    );
+    let sha = field(0, "traces")[0]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(sha.len(), 64);
+    assert_eq!(field(0, "traces")[0]["bytes"], trace.len() as u64);
+    assert_eq!(field(0, "trials").as_array().unwrap().len(), 1);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed JUnit XML");
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    let counts = ["tests", "failures", "errors"].map(|a| suite.attribute(a).unwrap());
+    assert_eq!(counts, ["3", "1", "1"], "{text}");
+    // An output that is an input, or the other output, is refused before anything is judged.
+    for (a, b) in [(&c, &xml), (&json, &json), (&json, &tr)] {
+        let out = run(&[a, b]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).is_empty(),
+            "judged anyway"
+        );
+    }
+    assert!(
+        std::fs::read_to_string(&c).unwrap().contains("t.none"),
+        "the claim file is intact"
+    );
 }
 
 /// The same trace given twice, by its path and through a link, is refused before it is read,

@@ -13,6 +13,7 @@ pub mod allowed_env;
 pub mod atomic_write;
 pub mod bounded_json;
 pub mod counted;
+pub mod digest;
 pub mod error;
 pub mod heap;
 pub mod input_file;

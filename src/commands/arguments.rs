@@ -49,6 +49,10 @@ pub(crate) struct RunOptions {
     /// Write results.json, report.html and trace.json into this directory.
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
+    /// Write the verdicts as JUnit XML to this file, one test case per claim (CI systems read it;
+    /// docs/schemas/junit.xsd).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) junit: Option<PathBuf>,
     /// Print the evidence and a timeline picture for every claim, not only unexpected ones.
     #[arg(long)]
     pub(crate) details: bool,

@@ -59,10 +59,6 @@ pub fn check(mut args: CheckArgs) -> CliResult {
                 "--trials: a claim on a trace has the trace's trials (`trial each …`)",
             ),
             (
-                o.json.is_some(),
-                "--json: claims on traces write their report and Perfetto trace with --out DIR",
-            ),
-            (
                 o.exclusive.is_some(),
                 "--exclusive: claims on traces use no GPU",
             ),
@@ -72,12 +68,12 @@ pub fn check(mut args: CheckArgs) -> CliResult {
             return Err(CliError::usage(format!("{why}; run again without it")));
         }
         let parsed = parsed.unwrap_or_else(|| super::traced::load_each(&files));
-        return super::traced::check_traced(
-            parsed,
-            &args.traces,
-            &args.filters,
-            args.options.out.as_deref(),
-        );
+        let outputs = super::traced::Outputs {
+            out: o.out.as_deref(),
+            json: o.json.as_deref(),
+            junit: o.junit.as_deref(),
+        };
+        return super::traced::check_traced(parsed, &args.traces, &args.filters, &outputs);
     }
     let (claims, files) = load_all(&args.files)?;
     let claims: Vec<Claim> = claims
@@ -92,12 +88,14 @@ pub fn check(mut args: CheckArgs) -> CliResult {
             args.filters
         )));
     }
-    let outputs = args.options.json.iter().cloned().chain(
-        args.options
-            .out
-            .iter()
-            .flat_map(|d| ["results.json", "report.html", "trace.json"].map(|f| d.join(f))),
-    );
+    let outputs = (args.options.json.iter().chain(&args.options.junit))
+        .cloned()
+        .chain(
+            args.options
+                .out
+                .iter()
+                .flat_map(|d| ["results.json", "report.html", "trace.json"].map(|f| d.join(f))),
+        );
     for output in outputs {
         for file in &files {
             not_the_input(&output, file, "output")?;

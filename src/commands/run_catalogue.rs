@@ -5,7 +5,7 @@
 use super::arguments::{trials_from_env, writable_file, writable_folder};
 use super::arguments::{RunArgs, RunOptions};
 use super::{outln, write_reports, CliError, CliResult, Progress};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,7 +74,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         Some(n) => Some(n),
         None => trials_from_env()?,
     };
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.junit) {
         writable_file(path)?;
     }
     let folder = args.out.as_deref().map(writable_folder).transpose()?;
@@ -201,5 +201,51 @@ fn save(
         write_reports(record, dir)?;
         folder.keep();
     }
+    if let Some(path) = &args.junit {
+        write_junit(path, record)?;
+    }
+    Ok(())
+}
+
+/// Writes `--junit`: one test case per claim, its class the claim's family (the id before its
+/// first dot), its evidence the failure's text.
+fn write_junit(path: &Path, record: &RunRecord) -> Result<(), CliError> {
+    use stream_litmus::report::junit::{junit_xml, Case, Outcome as JOutcome};
+    use stream_litmus::Outcome;
+    let cases: Vec<Case> = (record.claims.iter())
+        .map(|rec| {
+            let id = &rec.claim.id;
+            let family = id.split('.').next().unwrap_or(id);
+            let outcome = match &rec.outcome {
+                Outcome::Ran { .. } if rec.as_expected() => JOutcome::Passed,
+                Outcome::Ran { judgement, .. } => JOutcome::Failed {
+                    message: format!(
+                        "{} {}, expected {}",
+                        judgement.verdict, judgement.counts, rec.claim.expect
+                    ),
+                    text: judgement.evidence(&rec.claim.program),
+                },
+                Outcome::Failed { error } => JOutcome::Error {
+                    message: "not judged".into(),
+                    text: error.to_string(),
+                },
+            };
+            Case {
+                name: id.clone(),
+                classname: format!("stream-litmus.{family}"),
+                time_s: None,
+                outcome,
+                out: terminal::claim_line(rec),
+            }
+        })
+        .collect();
+    let xml = junit_xml("stream-litmus run", &cases);
+    let text: stream_litmus::atomic_write::Writer =
+        Box::new(move |w: &mut dyn std::io::Write| w.write_all(xml.as_bytes()));
+    stream_litmus::atomic_write::write_each_or_none(&mut [(path.to_path_buf(), text)])?;
+    outln!(
+        "JUnit XML written to {}",
+        stream_litmus::report::shown::path(path)
+    );
     Ok(())
 }

@@ -263,7 +263,8 @@ fn run(
 }
 
 /// `$STREAM_LITMUS_INJECTION`, else `libstream_litmus.so` beside the binary (cargo builds it
-/// there with the binary).
+/// there with the binary), or in `../lib` from it (where the Python wheel installs it: the binary
+/// in `<prefix>/bin`, the library in `<prefix>/lib`).
 fn injection_library() -> Result<PathBuf, CliError> {
     if let Some(p) = std::env::var_os(INJECTION_ENV) {
         let p = PathBuf::from(p);
@@ -287,7 +288,11 @@ fn injection_library() -> Result<PathBuf, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::usage(format!("cannot find this executable: {e}")))?;
     let dir = exe.parent().unwrap_or(Path::new("."));
-    let candidates = [dir.join(LIBRARY), dir.join("..").join(LIBRARY)];
+    let candidates = [
+        dir.join(LIBRARY),
+        dir.join("..").join(LIBRARY),
+        dir.join("..").join("lib").join(LIBRARY),
+    ];
     candidates
         .iter()
         .find(|p| p.is_file())

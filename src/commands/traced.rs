@@ -64,11 +64,12 @@ pub fn check_traced(
     parsed: Vec<Parsed>,
     traces: &[PathBuf],
     filters: &[String],
-    out: Option<&Path>,
+    outputs: &Outputs,
 ) -> CliResult {
     let began = Instant::now();
     let claims = claims_kept(parsed, filters)?;
-    let folder = match out {
+    files_checked(outputs, &claims, traces)?;
+    let folder = match outputs.out {
         Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
         None => None,
     };
@@ -76,11 +77,18 @@ pub fn check_traced(
     let mut tally = Tally::default();
     // What the run judges in all, over its claims (`trace_claims/run_budget.rs`).
     let mut budget = RunBudget::default();
-    let mut judged = Vec::new();
+    // Every claim's outcome, judged or why not, with its traces and time: for --json and --junit.
+    let mut done: Vec<Done> = Vec::new();
     for (file, claim) in &claims {
-        let Some(key) = traces_of(file, claim, traces) else {
-            tally.errors += 1;
-            continue;
+        let started = Instant::now();
+        let key = match traces_of(file, claim, traces) {
+            Ok(key) => key,
+            Err(e) => {
+                errln!("error: {e}\n");
+                tally.errors += 1;
+                done.push((file, claim, None, Err(e), 0.0));
+                continue;
+            }
         };
         let fresh = !read.contains_key(&key);
         let trace = read
@@ -93,6 +101,7 @@ pub fn check_traced(
                     errln!("error: {e}\n");
                 }
                 tally.errors += 1;
+                done.push((file, claim, Some(key), Err(e.clone()), 0.0));
                 continue;
             }
         };
@@ -101,24 +110,33 @@ pub fn check_traced(
             // What the run judges grows with what it reads (`RunBudget::grow_for`).
             budget.grow_for(trace.files.iter().map(|f| f.ops.len()).sum());
         }
-        match judge_in_run(claim, trace, &mut budget) {
+        let outcome = match judge_in_run(claim, trace, &mut budget) {
             Ok(j) => {
                 match verdict_line(claim, &j)? {
                     true => tally.expected += 1,
                     false => tally.not += 1,
                 }
-                judged.push((claim, key, j));
+                Ok(j)
             }
             Err(Unjudged::Refused(e)) => {
                 errln!("error: {}: {e}\n", stream_litmus::report::shown::path(file));
                 tally.errors += 1;
+                Err(e)
             }
             Err(Unjudged::PastRunBudget(why)) => {
                 skipped(file, claim, &why, tally.past_budget)?;
                 tally.past_budget += 1;
                 tally.errors += 1;
+                Err(why)
             }
-        }
+        };
+        done.push((
+            file,
+            claim,
+            Some(key),
+            outcome,
+            started.elapsed().as_secs_f64(),
+        ));
     }
     if tally.past_budget > 0 {
         errln!(
@@ -130,13 +148,172 @@ pub fn check_traced(
             budget.total()
         );
     }
-    if let Some(dir) = out {
-        let rows: Vec<_> = (judged.iter())
-            .filter_map(|(c, p, j)| Some((*c, read.get(p)?.as_ref().ok()?, j)))
+    if let Some(dir) = outputs.out {
+        let rows: Vec<_> = (done.iter())
+            .filter_map(|(_, c, k, j, _)| {
+                Some((*c, read.get(k.as_ref()?)?.as_ref().ok()?, j.as_ref().ok()?))
+            })
             .collect();
         write_outputs(dir, &rows, folder)?;
     }
+    if let Some(path) = outputs.json {
+        write_json(path, &done)?;
+    }
+    if let Some(path) = outputs.junit {
+        write_junit(path, &done)?;
+    }
     tally.summary(claims.len(), began)
+}
+
+/// Where `check` writes what it judged on traces, besides the terminal.
+#[derive(Default)]
+pub struct Outputs<'a> {
+    /// `--out DIR`: report.html and trace.json.
+    pub out: Option<&'a Path>,
+    /// `--json FILE`: every claim's verdict as data.
+    pub json: Option<&'a Path>,
+    /// `--junit FILE`: one test case per claim.
+    pub junit: Option<&'a Path>,
+}
+
+/// A claim of the run: its file, itself, its traces where they were found, and its judgement or
+/// why it has none, with the seconds it took.
+type Done<'a> = (
+    &'a PathBuf,
+    &'a TraceClaim,
+    Option<Key>,
+    Result<TraceJudgement, String>,
+    f64,
+);
+
+/// Writes `check --json`: each claim with the SHA-256 of the traces it was judged on (each file
+/// read once more, only here).
+fn write_json(path: &Path, done: &[Done]) -> Result<(), CliError> {
+    use stream_litmus::report::traced_json::{traced_json, Row, TraceDigest};
+    let mut digests: HashMap<&Key, Vec<TraceDigest>> = HashMap::new();
+    for key in done.iter().filter_map(|d| d.2.as_ref()) {
+        digests.entry(key).or_insert_with(|| {
+            (key.0.iter())
+                .map(|p| {
+                    let (bytes, sha256) =
+                        stream_litmus::digest::sha256_file(p).unwrap_or((0, String::new()));
+                    TraceDigest {
+                        path: p.display().to_string(),
+                        bytes,
+                        sha256,
+                    }
+                })
+                .collect()
+        });
+    }
+    let rows: Vec<Row> = (done.iter())
+        .map(|(file, claim, key, outcome, _)| Row {
+            file: file.display().to_string(),
+            claim,
+            traces: key.as_ref().and_then(|k| digests.get(k)).map_or(&[], |d| d),
+            outcome: outcome.as_ref().map_err(Clone::clone),
+        })
+        .collect();
+    let doc = traced_json(&rows);
+    let text: Writer = Box::new(move |w: &mut dyn Write| {
+        serde_json::to_writer_pretty(&mut *w, &doc).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    });
+    stream_litmus::atomic_write::write_each_or_none(&mut [(path.to_path_buf(), text)])?;
+    outln!(
+        "verdicts written to {}",
+        stream_litmus::report::shown::path(path)
+    );
+    Ok(())
+}
+
+/// Writes `check --junit`: one test case per claim, its class the claim file.
+fn write_junit(path: &Path, done: &[Done]) -> Result<(), CliError> {
+    use stream_litmus::report::junit::{junit_xml, Case, Outcome};
+    let cases: Vec<Case> = (done.iter())
+        .map(|(file, claim, _, outcome, secs)| {
+            let (outcome, out) = match outcome {
+                Ok(j) if j.verdict.matches(claim.expect) => {
+                    (Outcome::Passed, format!("{} {}", j.verdict, j.counts))
+                }
+                Ok(j) => (
+                    Outcome::Failed {
+                        message: format!("{} {}, expected {}", j.verdict, j.counts, claim.expect),
+                        text: j.evidence(claim),
+                    },
+                    format!("{} {}", j.verdict, j.counts),
+                ),
+                Err(why) => (
+                    Outcome::Error {
+                        message: "not judged".into(),
+                        text: why.clone(),
+                    },
+                    "not judged".into(),
+                ),
+            };
+            Case {
+                name: claim.id.clone(),
+                classname: file.display().to_string(),
+                time_s: Some(*secs),
+                outcome,
+                out,
+            }
+        })
+        .collect();
+    let xml = junit_xml("stream-litmus check", &cases);
+    let text: Writer = Box::new(move |w: &mut dyn Write| w.write_all(xml.as_bytes()));
+    stream_litmus::atomic_write::write_each_or_none(&mut [(path.to_path_buf(), text)])?;
+    outln!(
+        "JUnit XML written to {}",
+        stream_litmus::report::shown::path(path)
+    );
+    Ok(())
+}
+
+/// The files --json and --junit name, checked before anything is read: writable, no link, not
+/// one another or a file of --out, and none of them a claim file or a trace judged.
+fn files_checked(
+    outputs: &Outputs,
+    claims: &[(PathBuf, TraceClaim)],
+    traces: &[PathBuf],
+) -> Result<(), CliError> {
+    let files: Vec<(&Path, &str)> = [(outputs.json, "--json"), (outputs.junit, "--junit")]
+        .into_iter()
+        .filter_map(|(p, flag)| Some((p?, flag)))
+        .collect();
+    let out_files: Vec<PathBuf> = (outputs.out.iter())
+        .flat_map(|d| [d.join("trace.json"), d.join("report.html")])
+        .collect();
+    for (i, (path, flag)) in files.iter().enumerate() {
+        for input in inputs_of(claims, traces) {
+            super::arguments::not_the_input(path, &input, flag)?;
+        }
+        let others = (files[..i].iter().map(|(p, _)| p.to_path_buf())).chain(out_files.clone());
+        for other in others {
+            if stream_litmus::atomic_write::same_file(path, &other) || *path == other {
+                return Err(CliError::usage(format!(
+                    "{flag} {} is also another output of this run; choose another {flag}",
+                    stream_litmus::report::shown::path(path)
+                )));
+            }
+        }
+        super::arguments::writable_file(path)?;
+    }
+    Ok(())
+}
+
+/// Every file the run reads: the claim files and the traces they are judged on.
+fn inputs_of(claims: &[(PathBuf, TraceClaim)], traces: &[PathBuf]) -> Vec<PathBuf> {
+    (claims.iter())
+        .flat_map(|(f, c)| {
+            let named = match traces.is_empty() {
+                true => beside(f, &c.traces),
+                false => Vec::new(),
+            };
+            std::iter::once(f.clone()).chain(named)
+        })
+        .chain(traces.iter().cloned())
+        .collect()
 }
 
 impl Tally {
@@ -195,20 +372,18 @@ fn claims_kept(
 }
 
 /// The traces `claim` is judged on: those given with `--trace`, or else those its file names;
-/// `None`, with the error printed, when it names none or names recordings `--trace` cannot give.
-fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key> {
+/// an error when it names none or names recordings `--trace` cannot give.
+fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Result<Key, String> {
     let paths = match traces.is_empty() {
         false => traces.to_vec(),
         true => beside(file, &claim.traces),
     };
     if paths.is_empty() {
-        errln!(
-            "error: {}: claim `{}` names no trace: add `trace \"FILE\"` to it or give \
-             `--trace FILE`\n",
+        return Err(format!(
+            "{}: claim `{}` names no trace: add `trace \"FILE\"` to it or give `--trace FILE`",
             stream_litmus::report::shown::path(file),
-            claim.id
-        );
-        return None;
+            one_line(&claim.id)
+        ));
     }
     // Recordings are named in the claim file; traces given on the command line are one.
     let runs = match traces.is_empty() {
@@ -216,15 +391,14 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Option<Key>
         false => Vec::new(),
     };
     if !traces.is_empty() && claim.selections.iter().any(|s| s.run.is_some()) {
-        errln!(
-            "error: {}: claim `{}` selects from named recordings (`from NAME`): name its \
-             traces in the claim file (`trace \"FILE\" as NAME`), not with `--trace`\n",
+        return Err(format!(
+            "{}: claim `{}` selects from named recordings (`from NAME`): name its traces in the \
+             claim file (`trace \"FILE\" as NAME`), not with `--trace`",
             stream_litmus::report::shown::path(file),
-            claim.id
-        );
-        return None;
+            one_line(&claim.id)
+        ));
     }
-    Some((paths, runs))
+    Ok((paths, runs))
 }
 
 /// The lines that say what a trace holds, printed the first time a claim is judged on it.
@@ -325,15 +499,7 @@ fn outputs_checked(
     traces: &[PathBuf],
 ) -> Result<stream_litmus::atomic_write::Folder, CliError> {
     let folder = super::arguments::writable_folder(dir)?;
-    let inputs = (claims.iter())
-        .flat_map(|(f, c)| {
-            let named = match traces.is_empty() {
-                true => beside(f, &c.traces),
-                false => Vec::new(),
-            };
-            std::iter::once(f.clone()).chain(named)
-        })
-        .chain(traces.iter().cloned());
+    let inputs = inputs_of(claims, traces);
     let outputs = [dir.join("trace.json"), dir.join("report.html")];
     for input in inputs {
         for output in &outputs {

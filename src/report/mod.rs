@@ -9,6 +9,7 @@
 //! - [`placement`]: where every op of a trial is drawn, one function for all three pictures so
 //!   they cannot disagree; [`thin`]: dense lanes merged into runs so pictures stay small;
 //! - [`compare`]: what differs between two runs;
+//! - [`junit`]: verdicts as JUnit XML; [`traced_json`]: claims judged on traces as JSON;
 //! - [`fuzz_report`]: the fuzz command's report;
 //! - [`scenario`]: the tables of the notes' example systems (seeds 000, 004, 002);
 //! - [`sweep_tables`]: the sweep command's tables;
@@ -25,6 +26,7 @@ pub mod explained_html;
 pub mod explained_json;
 pub mod fuzz_report;
 pub mod html;
+pub mod junit;
 pub mod placement;
 pub mod scenario;
 pub use crate::border::shown;
@@ -36,3 +38,4 @@ pub mod thin;
 pub mod timing_text;
 pub mod traced_chrome;
 pub mod traced_html;
+pub mod traced_json;
