@@ -124,12 +124,7 @@ fn rejudge(file: &Path, traces: Option<&[PathBuf]>) -> Result<(), Failed> {
     for c in claims {
         let (paths, runs): (Vec<PathBuf>, &[String]) = match traces {
             Some(t) => (t.to_vec(), &[]),
-            None => (
-                (c.traces.iter())
-                    .map(|t| file.parent().unwrap().join(t))
-                    .collect(),
-                &c.runs,
-            ),
+            None => (c.trace_paths(file), &c.runs),
         };
         let trace = Trace::read_runs(&paths, runs)?;
         let j = judge(&c, &trace)?;

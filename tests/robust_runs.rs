@@ -63,7 +63,7 @@ fn nonsense_arguments_are_refused_before_the_gpu_opens() {
                 "-f".into(),
                 "nothing.like.it".into(),
             ],
-            "no claim matches the filter \"nothing.like.it\"",
+            "matches the filter \"nothing.like.it\"",
         ),
         (
             vec!["--json".into(), missing.display().to_string()],

@@ -416,6 +416,20 @@ fn check_json_and_junit_hold_every_claim() {
     );
 }
 
+/// `--filter` keeps the claims whose id contains any filter, and a filter that matches none is
+/// an error naming it, on traces as in `run` (one rule, `commands/filters.rs`; issue 53).
+#[test]
+fn a_filter_that_matches_no_claim_is_an_error_on_traces_too() {
+    let t = two((1010.0, 100.0), (1050.0, 50.0));
+    let claim = format!("{AB}\ncheck overlaps(A, B)");
+    let (code, out, _) = cli_with(&claim, &t, &[], &["-f", "t.c"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, err) = cli_with(&claim, &t, &[], &["-f", "t.c", "-f", "t.typo"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("\"t.typo\""), "{err}");
+    assert!(!out.contains("Holds"), "judged anyway: {out}");
+}
+
 /// The same trace given twice, by its path and through a link, is refused before it is read,
 /// and a long list of repeats costs one pass (issue 36, rows 7 and 15).
 #[test]

@@ -79,9 +79,7 @@ fn agrees(
     c: &stream_litmus::trace_claims::TraceClaim,
     answers: &Value,
 ) -> Result<(), Failed> {
-    let paths: Vec<PathBuf> = (c.traces.iter())
-        .map(|t| file.parent().unwrap().join(t))
-        .collect();
+    let paths = c.trace_paths(file);
     let trace = Trace::read_runs(&paths, &c.runs)?;
     let j = judge(c, &trace)?;
     let answer = answers[&c.id]["answer"]

@@ -71,7 +71,7 @@ pub(crate) struct CheckArgs {
     /// Claim files (docs/writing-claims.md), or directories of them.
     #[arg(required_unless_present = "traces")]
     pub(crate) files: Vec<PathBuf>,
-    /// Run only claims whose id contains this text (repeatable).
+    /// Run only claims whose id contains this text (repeatable; each must match a claim).
     #[arg(long = "filter", short = 'f', value_parser = filter)]
     pub(crate) filters: Vec<String>,
     /// Judge claims on traces on these traces (the ranks of one run: `--trace R0 R1`, after the

@@ -76,18 +76,8 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         return super::traced::check_traced(parsed, &args.traces, &args.filters, &outputs);
     }
     let (claims, files) = load_all(&args.files)?;
-    let claims: Vec<Claim> = claims
-        .into_iter()
-        .filter(|c| {
-            args.filters.is_empty() || args.filters.iter().any(|f| c.id.contains(f.as_str()))
-        })
-        .collect();
-    if claims.is_empty() {
-        return Err(CliError::usage(format!(
-            "no claim in these files matches {:?}",
-            args.filters
-        )));
-    }
+    let claims: Vec<Claim> =
+        super::filters::kept(claims, |c| c.id.as_str(), &args.filters, "in these files")?;
     let outputs = (args.options.json.iter().chain(&args.options.junit))
         .cloned()
         .chain(

@@ -8,6 +8,7 @@ pub mod arguments;
 mod check_claims;
 mod cli_error;
 mod explain;
+mod filters;
 mod fuzz;
 mod gpu;
 mod hog;

@@ -19,21 +19,8 @@ fn selected(args: &RunArgs) -> Result<Vec<Claim>, CliError> {
     let spin = Duration::from_micros(args.spin_us);
     let mut all = catalogue::all(spin);
     all.extend(catalogue::multi_gpu(spin));
-    if let Some(f) = args
-        .filters
-        .iter()
-        .find(|f| !all.iter().any(|c| c.id.contains(f.as_str())))
-    {
-        return Err(CliError::usage(format!(
-            "no claim matches the filter {f:?}; see `stream-litmus list`"
-        )));
-    }
-    Ok(all
-        .into_iter()
-        .filter(|c| {
-            args.filters.is_empty() || args.filters.iter().any(|f| c.id.contains(f.as_str()))
-        })
-        .collect())
+    let where_ = "of the catalogue (`stream-litmus list`)";
+    super::filters::kept(all, |c| c.id.as_str(), &args.filters, where_)
 }
 
 pub fn run(args: RunArgs) -> CliResult {

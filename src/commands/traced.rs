@@ -307,7 +307,7 @@ fn inputs_of(claims: &[(PathBuf, TraceClaim)], traces: &[PathBuf]) -> Vec<PathBu
     (claims.iter())
         .flat_map(|(f, c)| {
             let named = match traces.is_empty() {
-                true => beside(f, &c.traces),
+                true => c.trace_paths(f),
                 false => Vec::new(),
             };
             std::iter::once(f.clone()).chain(named)
@@ -362,13 +362,7 @@ fn claims_kept(
             "the claim files above have errors; nothing was judged",
         ));
     }
-    claims.retain(|(_, c)| filters.is_empty() || filters.iter().any(|f| c.id.contains(f.as_str())));
-    if claims.is_empty() {
-        return Err(CliError::usage(format!(
-            "no claim in these files matches {filters:?}"
-        )));
-    }
-    Ok(claims)
+    super::filters::kept(claims, |(_, c)| c.id.as_str(), filters, "in these files")
 }
 
 /// The traces `claim` is judged on: those given with `--trace`, or else those its file names;
@@ -376,7 +370,7 @@ fn claims_kept(
 fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Result<Key, String> {
     let paths = match traces.is_empty() {
         false => traces.to_vec(),
-        true => beside(file, &claim.traces),
+        true => claim.trace_paths(file),
     };
     if paths.is_empty() {
         return Err(format!(
@@ -510,10 +504,4 @@ fn outputs_checked(
         stream_litmus::atomic_write::check_writable(output)?;
     }
     Ok(folder)
-}
-
-/// The claim's own trace paths, relative to its file.
-fn beside(file: &Path, traces: &[String]) -> Vec<PathBuf> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    traces.iter().map(|t| dir.join(t)).collect()
 }

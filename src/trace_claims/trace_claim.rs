@@ -130,6 +130,13 @@ impl DerefMut for TraceClaim {
 }
 
 impl TraceClaim {
+    /// The traces its file names (`trace "…"`), as paths: relative to the claim file `file`, the
+    /// one rule for every reader of claim files.
+    pub fn trace_paths(&self, file: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let dir = file.parent().unwrap_or(std::path::Path::new("."));
+        self.traces.iter().map(|t| dir.join(t)).collect()
+    }
+
     /// "exists overlaps(AR, GEMM)".
     pub fn describe(&self, c: &TraceCheck) -> String {
         let name = |i: usize| self.selections.get(i).map_or("?", |s| s.name.as_str());
