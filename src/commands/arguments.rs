@@ -61,7 +61,7 @@ pub(crate) struct RunOptions {
     #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60",
           value_parser = exclusive_secs)]
     pub(crate) exclusive: Option<u64>,
-    /// Also print wall, GPU time and the lab's overhead per claim family (see README).
+    /// Also print wall, GPU time and the lab's overhead per claim family (see docs/cli.md).
     #[arg(long)]
     pub(crate) bench: bool,
 }

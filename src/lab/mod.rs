@@ -424,7 +424,7 @@ impl Lab {
                         "--exclusive: the GPU was still shared after {:.0} s ({who}); stopped \
                          before the next claim, and no results were written: stop the other \
                          processes, or run without --exclusive (the verdicts then leave out \
-                         disturbed trials; see README, \"Shared GPUs\")",
+                         disturbed trials; see docs/gpus.md, \"Shared GPUs\")",
                         timeout.as_secs_f64()
                     ),
                 });

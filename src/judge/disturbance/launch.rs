@@ -42,7 +42,7 @@
 //!
 //! The rule leans on time slices: under MPS, where clients share SMs without them, a launch call
 //! that waits for room in its queue waits for our own kernels, which a neighbour slows without a
-//! slice, and such waits can be shorter than the threshold (README: prefer exclusive mode there).
+//! slice, and such waits can be shorter than the threshold (docs/gpus.md: prefer exclusive mode there).
 //!
 //! The host's own pace is judged apart, before this rule ([`crate::judge::slowdown`]): the
 //! stretches in which the CPU computed slowly, and a preempted issuing thread, set the trial
