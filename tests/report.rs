@@ -303,6 +303,75 @@ fn the_page_renders_in_headless_chromium() {
     let dir = temp_dir("chromium");
     let page = dir.join("report.html");
     std::fs::write(&page, html_report(run)).unwrap();
+    let dom_text = in_chromium(&page, &dir);
+    let timelines = run
+        .claims
+        .iter()
+        .filter(|c| c.judgement().and_then(|j| j.witness).is_some())
+        .count();
+    assert!(
+        dom_text.contains(&format!("data-timelines=\"{timelines}\"")),
+        "the browser laid out fewer than {timelines} timelines"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The page of claims judged on traces (`check --out`) and `explain`'s (`explain --out`), in a
+/// real browser as the lab's: no console line, what the page names laid out, a screenshot.
+#[test]
+#[cfg_attr(
+    not(chromium),
+    ignore = "needs Debian's chromium (apt-get install chromium), or CHROMIUM=/path/to/browser at build time"
+)]
+fn the_trace_pages_render_in_headless_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let claims = root.join("examples/pytorch/pipeline.litmus");
+    let trace = root.join("examples/pytorch/traces/pipeline.json.gz");
+    let dir = temp_dir("chromium-traces");
+    let (checked, explained) = (dir.join("checked"), dir.join("explained"));
+    for args in [
+        vec![
+            "check".as_ref(),
+            claims.as_os_str(),
+            "--out".as_ref(),
+            checked.as_os_str(),
+        ],
+        vec![
+            "explain".as_ref(),
+            trace.as_os_str(),
+            "--out".as_ref(),
+            explained.as_os_str(),
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_stream-litmus"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let dom = in_chromium(&checked.join("report.html"), &dir);
+    for id in [
+        "pytorch.four_stream_pipeline_is_faster",
+        "pytorch.pipeline_chunk_runs_in_order",
+    ] {
+        assert!(dom.contains(id), "the check page lost {id}");
+    }
+    assert!(dom.matches("<svg").count() >= 4, "a timeline per claim");
+    let dom = in_chromium(&explained.join("report.html"), &dir);
+    assert!(
+        dom.contains("ProfilerStep#1") && dom.contains("<svg"),
+        "explain's page"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `page` rendered by headless chromium: its DOM after scripts ran, once no console line was
+/// logged (the pages log nothing by design) and a screenshot of it was taken.
+fn in_chromium(page: &Path, dir: &Path) -> String {
     let browser = option_env!("STREAM_LITMUS_CHROMIUM").unwrap_or("chromium");
     let url = format!("file://{}", page.display());
     let base = |args: &[&str]| {
@@ -331,17 +400,9 @@ fn the_page_renders_in_headless_chromium() {
     // The page logs nothing by design, so any console line (console.error logs as
     // "INFO:CONSOLE … \"message\"", an exception as "Uncaught …") is a failure.
     let logged: Vec<_> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(logged.is_empty(), "the page logged: {logged:?}");
-    let timelines = run
-        .claims
-        .iter()
-        .filter(|c| c.judgement().and_then(|j| j.witness).is_some())
-        .count();
-    assert!(
-        dom_text.contains(&format!("data-timelines=\"{timelines}\"")),
-        "the browser laid out fewer than {timelines} timelines"
-    );
+    assert!(logged.is_empty(), "{} logged: {logged:?}", page.display());
     let shot = dir.join("report.png");
+    std::fs::remove_file(&shot).ok();
     let out = base(&[
         &format!("--screenshot={}", shot.display()),
         "--window-size=1200,1400",
@@ -349,8 +410,9 @@ fn the_page_renders_in_headless_chromium() {
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(
         size > 20_000,
-        "no screenshot ({size} bytes): {}",
+        "no screenshot of {} ({size} bytes): {}",
+        page.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    std::fs::remove_dir_all(&dir).ok();
+    dom_text.into_owned()
 }
