@@ -136,3 +136,23 @@ def test_the_wheels_own_recordings_keep_their_verdict(how):
     claims = os.path.join(ROOT, "examples", "pytorch", "side_stream.litmus")
     (v,) = stream_litmus.assert_claims(claims, traces=[trace])
     assert v.line == "Always 5/5", str(v)
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        "examples/pytorch/traces/pipeline.json.gz",
+        "examples/pytorch/traces/ddp_own_stream.trace.json.gz",
+        "examples/cuda/traces/event_two_streams_one_connection.json.gz",
+        "examples/cuda/traces/weight_prefetch.json.gz",
+    ],
+)
+def test_explain_json_keeps_its_documented_schema(trace, tmp_path):
+    out = tmp_path / "explained.json"
+    stream_litmus.run("explain", os.path.join(ROOT, trace), "--json", out)
+    with open(os.path.join(SCHEMAS, "explain.schema.json")) as f:
+        schema = json.load(f)
+    with open(out) as f:
+        data = json.load(f)
+    jsonschema.validate(data, schema)
+    assert data["steps"], trace
