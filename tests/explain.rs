@@ -99,7 +99,7 @@ fn an_op_queued_behind_its_stream_waited_as_asked_and_a_late_issue_did_not_wait(
     ];
     let (e, _) = explained(&made(&ops, &[]));
     assert_eq!(waits(&e), [("k2".to_string(), CauseKind::Queued)]);
-    let w = &e.steps[0].waits[0];
+    let w = &e.steps[0].waits.get(0).expect("a wait");
     // Ready by 1006 (its call's return) + 2 (latency) + 3 (jitter: k1, issued to an idle GPU,
     // started 5 µs after its call returned) + 7 (clock error) µs on the trace's clock, as for
     // claims on traces: 1511 − 1018.
@@ -183,6 +183,46 @@ fn the_models_pairs_hold_in_every_step_of_every_committed_trace() {
         }
     }
     assert!(checked > 10_000, "{checked} pairs");
+}
+
+/// What the terminal gets from an explanation that kept only the waits it lists is what it gets
+/// from one that kept every wait; the JSON and the page written as they are made are the
+/// documents built whole; on every committed trace (issue 51: explain's memory).
+#[test]
+fn the_terminal_summary_and_the_streamed_outputs_are_those_of_the_whole_explanation() {
+    use stream_litmus::explain::{explain_for_terminal, text, Listing};
+    use stream_litmus::report::{explained_html, explained_json, shown::shown};
+    let mut listed = 0;
+    for path in committed() {
+        let trace = Trace::read(std::slice::from_ref(&path)).unwrap();
+        let spec = steps_of(&trace, None).unwrap();
+        let whole = explain(&trace, &spec).unwrap();
+        let brief = explain_for_terminal(&trace, &spec).unwrap();
+        let summary = text(&whole, &trace, Listing::Summary);
+        assert_eq!(
+            text(&brief, &trace, Listing::Summary),
+            summary,
+            "{}",
+            path.display()
+        );
+        let kept: usize = brief.steps.iter().map(|s| s.waits.len()).sum();
+        let all: usize = whole.steps.iter().map(|s| s.waits.len()).sum();
+        assert!(kept <= all, "{}", path.display());
+        listed += all - kept;
+        let mut json = Vec::new();
+        explained_json::write_json(&whole, &trace, &mut json).unwrap();
+        let built = serde_json::to_vec_pretty(&explained_json::explained_json(&whole, &trace));
+        assert!(json == built.unwrap(), "{}: --json", path.display());
+        let mut page = Vec::new();
+        explained_html::write_html(&whole, &trace, &spec, &mut page).unwrap();
+        let every = text(&whole, &trace, Listing::All);
+        let built = explained_html::html_report(&whole, &trace, &spec, &shown(&every));
+        assert!(page == built.as_bytes(), "{}: the page", path.display());
+    }
+    assert!(
+        listed > 1_000,
+        "{listed} waits left out of the terminal's explanations"
+    );
 }
 
 fn ddp(files: &[&str]) -> Explanation {

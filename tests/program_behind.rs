@@ -15,10 +15,11 @@ use stream_litmus::trace::{CauseKind, Source, Trace};
 use stream_litmus::{StreamId, StreamKind, Verdict};
 
 /// The wait of the op named `name` that lost more than 100 µs.
-fn wait_of<'a>(e: &'a Explanation, name: &str) -> &'a Wait {
-    let all: Vec<&Wait> = e.steps.iter().flat_map(|s| &s.waits).collect();
+fn wait_of(e: &Explanation, name: &str) -> Wait {
+    let all: Vec<Wait> = e.steps.iter().flat_map(|s| &s.waits).collect();
     (all.iter())
         .find(|w| w.label.starts_with(&format!("{name}@")) && w.lost_ns > 100_000)
+        .cloned()
         .unwrap_or_else(|| panic!("no long wait of {name}: {all:#?}"))
 }
 

@@ -215,9 +215,7 @@ fn a_query_recorded_as_a_sync_orders_nothing() {
 fn a_stream_of_higher_priority_is_a_cause_for_room_not_an_order() {
     let k3 = |extra: &[String]| {
         let e = k1_then_k3(1511.0, extra);
-        let w = (e.steps[0].waits.iter())
-            .find(|w| w.label.starts_with("k3@"))
-            .cloned();
+        let w = (e.steps[0].waits.iter()).find(|w| w.label.starts_with("k3@"));
         (w.unwrap().held, rules(&e))
     };
     // k1's stream runs first (-5 before 0): k3 waited for room.

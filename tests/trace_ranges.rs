@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::kineto::{judged, made, try_judged, MadeOp};
+use common::kineto::{first_trial_members, judged, made, try_judged, MadeOp};
 use stream_litmus::trace_claims::TraceJudgement;
 use stream_litmus::Verdict;
 
@@ -44,12 +44,15 @@ fn a_pytorch_op_selects_the_kernels_it_launched() {
         reason(&j)
     );
     // A PyTorch op is a trial like any range.
-    let each = judged(
-        &trace(),
-        "trial each \"aten::div_\"\nselect D = kernel\ncheck exists overlaps(D, D)",
-    );
+    let lines = "trial each \"aten::div_\"\nselect D = kernel\ncheck exists overlaps(D, D)";
+    let each = judged(&trace(), lines);
     assert_eq!(each.trials.len(), 1);
-    assert_eq!(each.trials[0].members[0].len(), 1, "{:?}", each.trials[0]);
+    assert_eq!(
+        first_trial_members(&trace(), lines),
+        [1],
+        "{:?}",
+        each.trials[0]
+    );
 }
 
 #[test]
@@ -61,8 +64,9 @@ fn in_takes_the_ranges_own_thread_and_during_any_thread() {
         )
     };
     // Thread 1 launched both while thread 5's `backward` was open.
-    let during = claim("during").unwrap();
-    assert_eq!(during.trials[0].members[0].len(), 2);
+    claim("during").unwrap();
+    let during = "select K = kernel during \"backward\"\ncheck exists overlaps(K, K)";
+    assert_eq!(first_trial_members(&trace(), during), [2]);
     // `in` takes none, and says where the ops are.
     let err = claim("in").unwrap_err();
     assert!(

@@ -19,7 +19,13 @@ pub fn explain(args: ExplainArgs) -> CliResult {
     let outputs = outputs(&args)?;
     let trace = Trace::read(&args.traces).map_err(CliError::usage)?;
     let spec = explain::steps_of(&trace, args.trial.as_deref()).map_err(CliError::usage)?;
-    let e = explain::explain(&trace, &spec).map_err(CliError::usage)?;
+    // Every wait is kept only for the outputs that list them all.
+    let every = args.out.is_some() || args.json.is_some() || args.claims.is_some();
+    let e = match every {
+        true => explain::explain(&trace, &spec),
+        false => explain::explain_for_terminal(&trace, &spec),
+    }
+    .map_err(CliError::usage)?;
     let ops: usize = trace.files.iter().map(|f| f.ops.len()).sum();
     let names: Vec<String> = args
         .traces
@@ -33,21 +39,31 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         outln!("{}", stream_litmus::report::shown::one_line(line));
     }
     if let (Some(dir), Some(folder)) = (&args.out, outputs.folder) {
-        // The file is shown as the terminal is: a name's control characters as text.
-        let all = explain::text(&e, &trace, explain::Listing::All);
-        let text = stream_litmus::report::shown::shown(&all);
-        let page = stream_litmus::report::explained_html::html_report(&e, &trace, &spec, &text);
-        // The Perfetto trace is written as it is made (`explained_chrome.rs`).
+        // Each file written as it is made (the text, the page and the Perfetto trace of every
+        // wait are tens of MB for a long trace). The text is shown as the terminal is: a name's
+        // control characters as text.
         use stream_litmus::atomic_write::{write_each_or_none, Writer};
         use stream_litmus::report::explained_chrome::write_chrome_trace;
+        use stream_litmus::report::explained_html::write_html;
         let mut files: Vec<(PathBuf, Writer)> = vec![
             (
                 dir.join("explain.txt"),
-                Box::new(|w| w.write_all(text.as_bytes())),
+                Box::new(|w| {
+                    let mut buffered = std::io::BufWriter::new(w);
+                    explain::text_each(&e, &trace, explain::Listing::All, &mut |part| {
+                        let shown = stream_litmus::report::shown::shown(part);
+                        std::io::Write::write_all(&mut buffered, shown.as_bytes())
+                    })?;
+                    std::io::Write::flush(&mut buffered)
+                }),
             ),
             (
                 dir.join("report.html"),
-                Box::new(|w| w.write_all(page.as_bytes())),
+                Box::new(|w| {
+                    let mut buffered = std::io::BufWriter::new(w);
+                    write_html(&e, &trace, &spec, &mut buffered)?;
+                    std::io::Write::flush(&mut buffered)
+                }),
             ),
             (
                 dir.join("trace.json"),
@@ -70,9 +86,18 @@ pub fn explain(args: ExplainArgs) -> CliResult {
         );
     }
     if let Some(file) = &args.json {
-        let doc = stream_litmus::report::explained_json::explained_json(&e, &trace);
-        let bytes = serde_json::to_vec_pretty(&doc).map_err(|e| CliError::usage(e.to_string()))?;
-        stream_litmus::atomic_write::write_all_or_none(&[(file.clone(), &bytes[..])])?;
+        // Written as it is made, a step at a time (`explained_json.rs`).
+        use stream_litmus::atomic_write::{write_each_or_none, Writer};
+        use stream_litmus::report::explained_json::write_json;
+        let mut files: Vec<(PathBuf, Writer)> = vec![(
+            file.clone(),
+            Box::new(|w| {
+                let mut buffered = std::io::BufWriter::new(w);
+                write_json(&e, &trace, &mut buffered)?;
+                std::io::Write::flush(&mut buffered)
+            }),
+        )];
+        write_each_or_none(&mut files)?;
         outln!("json   {}", stream_litmus::report::shown::path(file));
     }
     if let Some(file) = &args.claims {

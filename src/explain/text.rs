@@ -73,10 +73,10 @@ fn us(ns: impl Into<i128>) -> String {
 struct Sums(BTreeMap<String, (i128, usize)>);
 
 impl Sums {
-    fn add(&mut self, key: String, ns: i64) {
+    fn add(&mut self, key: String, (ns, n): (i128, usize)) {
         let e = self.0.entry(key).or_default();
-        e.0 += i128::from(ns);
-        e.1 += 1;
+        e.0 += ns;
+        e.1 += n;
     }
 
     fn line(&self) -> String {
@@ -91,6 +91,22 @@ impl Sums {
 
 /// The whole explanation, its waits listed as `listing` says.
 pub fn text(e: &Explanation, trace: &Trace, listing: Listing) -> String {
+    let mut all = String::new();
+    let _ = text_each(e, trace, listing, &mut |part| {
+        all.push_str(part);
+        Ok(())
+    });
+    all
+}
+
+/// [`text`] a part at a time, each of whole lines (the summary, then each step), given to
+/// `out` as it is made: a trace's every wait is tens of MB of text (issue 51).
+pub fn text_each(
+    e: &Explanation,
+    trace: &Trace,
+    listing: Listing,
+    out: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -104,10 +120,13 @@ pub fn text(e: &Explanation, trace: &Trace, listing: Listing) -> String {
     }
     model_lines(&mut s, e);
     wait_lines(&mut s, e, trace);
+    out(&s)?;
     for st in &e.steps {
-        step_lines(&mut s, st, listing);
+        s.clear();
+        step_lines(&mut s, st, listing, e.every_wait);
+        out(&s)?;
     }
-    s
+    Ok(())
 }
 
 /// The model's pairs by rule, and every broken one.
@@ -142,19 +161,19 @@ fn wait_lines(s: &mut String, e: &Explanation, trace: &Trace) {
     let (mut room, mut room_cause) = (Sums::default(), Sums::default());
     let mut implied = Sums::default();
     let mut unasked = 0;
-    for w in e.steps.iter().flat_map(|st| st.waits.iter()) {
-        let word = w.held.kind.word().to_string();
-        match Class::of(w.held.kind) {
-            Class::Asked => asked.add(word, w.lost_ns),
+    for (&(kind, at), &sum) in &e.tally {
+        let word = kind.word().to_string();
+        match Class::of(kind) {
+            Class::Asked => asked.add(word, sum),
             Class::Room => {
-                room.add(lane_name(trace, w.lane), w.lost_ns);
-                room_cause.add(word, w.lost_ns);
+                room.add(lane_name(trace, at), sum);
+                room_cause.add(word, sum);
             }
-            Class::Implied => implied.add(lane_name(trace, w.lane), w.lost_ns),
+            Class::Implied => implied.add(lane_name(trace, at), sum),
             Class::NotAsked => {
-                unasked += 1;
-                cause.add(word, w.lost_ns);
-                lane.add(lane_name(trace, w.lane), w.lost_ns);
+                unasked += sum.1;
+                cause.add(word, sum);
+                lane.add(lane_name(trace, at), sum);
             }
         }
     }
@@ -199,31 +218,27 @@ pub fn lane_name(trace: &Trace, lane: super::waits::Lane) -> String {
     format!("{who}gpu{} stream {}", lane.2, lane.3)
 }
 
-fn step_lines(s: &mut String, st: &Step, listing: Listing) {
-    let class = |w: &&super::Wait| Class::of(w.held.kind);
-    let unasked: Vec<_> = (st.waits.iter())
-        .filter(|w| class(w) == Class::NotAsked)
-        .collect();
-    let lost: i128 = unasked.iter().map(|w| i128::from(w.lost_ns)).sum();
-    let implied = st
-        .waits
-        .iter()
-        .filter(|w| class(w) == Class::Implied)
-        .count();
-    let asked = st.waits.len() - unasked.len() - implied;
+fn step_lines(s: &mut String, st: &Step, listing: Listing, every_wait: bool) {
+    let class = |w: &super::Wait| Class::of(w.held.kind);
+    let c = st.counted;
     let _ = writeln!(
         s,
-        "step   {}: {} waits not asked for ({}), {implied} implied, {asked} asked for or for \
-         room{}",
+        "step   {}: {} waits not asked for ({}), {} implied, {} asked for or for room{}",
         flat(&st.name),
-        unasked.len(),
-        us(lost),
+        c.not_asked,
+        us(c.not_asked_lost_ns),
+        c.implied,
+        c.others,
         match st.surprises.len() {
             0 => String::new(),
             n => format!(", {n} surprises"),
         }
     );
-    let mut listed: Vec<&super::Wait> = st.waits.iter().collect();
+    debug_assert!(
+        listing == Listing::Summary || every_wait,
+        "every wait listed from an explanation that kept only the terminal's"
+    );
+    let mut listed: Vec<super::Wait> = st.waits.iter().collect();
     listed.sort_by_key(|w| class(w));
     if listing == Listing::Summary {
         listed.retain(|w| matches!(class(w), Class::NotAsked | Class::Implied));

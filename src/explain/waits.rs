@@ -10,8 +10,10 @@
 
 use crate::program::CopyDir;
 use crate::program::OpId;
+use crate::trace::CauseKind;
 use crate::trace::{held_by, GpuKind, Held, HostMemory, Trace, TraceTolerances, Trial};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// A GPU lane: (file, process, device, stream).
 pub type Lane = (usize, i64, u32, u64);
@@ -28,6 +30,136 @@ pub struct Wait {
     /// The waiting op's label and that of the op it started after.
     pub label: String,
     pub by_label: String,
+}
+
+/// The waits of one step, kept compact: a trace's steps hold every wait until the explanation is
+/// written (146,000 of them in the docs' 200 MB benchmark trace), so each is kept in 80 bytes
+/// (its lanes as places in the step's short list, its texts shared with every step that has
+/// the same: a training loop's steps repeat their kernels) and given out as a [`Wait`] when
+/// read. They took 42 MB as `Wait`s, each text its own (issue 51).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waits {
+    lanes: Vec<Lane>,
+    kept: Vec<Kept>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept {
+    lane: u32,
+    by_lane: u32,
+    op: u32,
+    by: u32,
+    kind: CauseKind,
+    gap_ns: i64,
+    lost_ns: i64,
+    label: Arc<str>,
+    by_label: Arc<str>,
+    cause: Arc<str>,
+}
+
+impl Waits {
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The waits, by the waiting op's start.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Wait> + Clone + '_ {
+        self.kept.iter().map(|k| self.wait(k))
+    }
+
+    /// Each wait's lane and the lane of the op it started after.
+    pub fn lanes(&self) -> impl Iterator<Item = (Lane, Lane)> + '_ {
+        (self.kept.iter()).map(|k| (self.lanes[k.lane as usize], self.lanes[k.by_lane as usize]))
+    }
+
+    /// Each wait's cause, lane and time lost.
+    pub fn classes(&self) -> impl Iterator<Item = (CauseKind, Lane, i64)> + '_ {
+        (self.kept.iter()).map(|k| (k.kind, self.lanes[k.lane as usize], k.lost_ns))
+    }
+
+    /// Keeps the waits whose cause `keep` takes, in order.
+    pub(super) fn retain(&mut self, keep: impl Fn(CauseKind) -> bool) {
+        self.kept.retain(|k| keep(k.kind));
+        self.kept.shrink_to_fit();
+    }
+
+    pub fn get(&self, i: usize) -> Option<Wait> {
+        self.kept.get(i).map(|k| self.wait(k))
+    }
+
+    fn wait(&self, k: &Kept) -> Wait {
+        Wait {
+            lane: self.lanes[k.lane as usize],
+            by_lane: self.lanes[k.by_lane as usize],
+            held: Held {
+                op: OpId(k.op as usize),
+                by: OpId(k.by as usize),
+                gap_ns: k.gap_ns,
+                kind: k.kind,
+                cause: k.cause.to_string(),
+            },
+            lost_ns: k.lost_ns,
+            label: k.label.to_string(),
+            by_label: k.by_label.to_string(),
+        }
+    }
+
+    /// Keeps `w` (`placed`: the place of each lane in `lanes`); `None` where an op's place in
+    /// its step is past what 32 bits count, which the bound on a trial's ops (400,000) keeps
+    /// from happening.
+    fn push(&mut self, w: Wait, placed: &mut HashMap<Lane, u32>, texts: &mut Texts) -> Option<()> {
+        let mut lane = |l: Lane| match placed.get(&l) {
+            Some(&at) => Some(at),
+            None => {
+                let at = u32::try_from(self.lanes.len()).ok()?;
+                self.lanes.push(l);
+                placed.insert(l, at);
+                Some(at)
+            }
+        };
+        let kept = Kept {
+            lane: lane(w.lane)?,
+            by_lane: lane(w.by_lane)?,
+            op: u32::try_from(w.held.op.0).ok()?,
+            by: u32::try_from(w.held.by.0).ok()?,
+            kind: w.held.kind,
+            gap_ns: w.held.gap_ns,
+            lost_ns: w.lost_ns,
+            label: texts.shared(w.label),
+            by_label: texts.shared(w.by_label),
+            cause: texts.shared(w.held.cause),
+        };
+        self.kept.push(kept);
+        Some(())
+    }
+}
+
+impl<'a> IntoIterator for &'a Waits {
+    type Item = Wait;
+    type IntoIter = Box<dyn Iterator<Item = Wait> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+/// The texts of an explanation's waits, each kept once however many waits share it.
+#[derive(Debug, Default)]
+pub(super) struct Texts(HashSet<Arc<str>>);
+
+impl Texts {
+    fn shared(&mut self, text: String) -> Arc<str> {
+        if let Some(t) = self.0.get(text.as_str()) {
+            return Arc::clone(t);
+        }
+        let t: Arc<str> = Arc::from(text);
+        self.0.insert(Arc::clone(&t));
+        t
+    }
 }
 
 /// Something the user probably did not expect: a pageable copy that ran beside compute.
@@ -56,7 +188,7 @@ fn gpu(l: Lane) -> Gpu {
 }
 
 /// Every wait of the step, by the waiting op's start.
-pub(super) fn find(trial: &Trial, tol: &TraceTolerances) -> Vec<Wait> {
+pub(super) fn find(trial: &Trial, tol: &TraceTolerances, texts: &mut Texts) -> Waits {
     let t = &trial.timeline;
     let step = tol.tolerances.timer_step_ns;
     let slack = tol.tolerances.launch_latency_ns.unwrap_or(0)
@@ -71,7 +203,8 @@ pub(super) fn find(trial: &Trial, tol: &TraceTolerances) -> Vec<Wait> {
     for v in ends.values_mut() {
         v.sort_unstable();
     }
-    let mut waits = Vec::new();
+    let mut waits = Waits::default();
+    let mut placed = HashMap::new();
     for s in &t.spans {
         let (Some(lane), Some(issued)) = (trial.place(s.op), t.issued_ns(s.op)) else {
             continue;
@@ -93,17 +226,20 @@ pub(super) fn find(trial: &Trial, tol: &TraceTolerances) -> Vec<Wait> {
         let (Some(held), Some(by_lane)) = (held_by(trial, s.op, by), trial.place(by)) else {
             continue;
         };
-        waits.push(Wait {
+        let wait = Wait {
             lane,
             by_lane,
             held,
             lost_ns: (s.start() - ready) as i64,
             label: trial.label(s.op),
             by_label: trial.label(by),
-        });
+        };
+        if waits.push(wait, &mut placed, texts).is_none() {
+            break;
+        }
     }
     // Kept for the whole explanation: without the slack of growing.
-    waits.shrink_to_fit();
+    waits.kept.shrink_to_fit();
     waits
 }
 

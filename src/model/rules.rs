@@ -71,14 +71,15 @@ fn end(op: usize) -> usize {
     2 * op + 1
 }
 
-struct Edges(Vec<Edge>);
+/// Where the rules put the edges they make.
+struct Edges<'a>(&'a mut dyn FnMut(Edge));
 
-impl Edges {
+impl Edges<'_> {
     /// Nodes as `u32` (12 bytes an edge, not 24: a 200 MB trace's model holds a million): a
     /// program of two billion ops is far past every read limit.
     fn push(&mut self, from: usize, to: usize, rule: Rule) {
         debug_assert!(u32::try_from(to).is_ok(), "node numbers fit in u32");
-        self.0.push(Edge {
+        (self.0)(Edge {
             from: from as u32,
             to: to as u32,
             rule,
@@ -88,7 +89,16 @@ impl Edges {
 
 /// All edges of `p` under `refinement`.
 pub(super) fn edges(p: &Issued, refinement: Refinement) -> Vec<Edge> {
-    let mut e = Edges(Vec::with_capacity(3 * p.ops.len()));
+    let mut all = Vec::with_capacity(3 * p.ops.len());
+    each_edge(p, refinement, &mut |e| all.push(e));
+    all
+}
+
+/// Each edge of `p` under `refinement`, given to `emit` in the order [`edges`] lists them: the
+/// same every time, so that a caller can count them first and place them after without
+/// holding them all (`orders.rs`).
+pub(super) fn each_edge(p: &Issued, refinement: Refinement, emit: &mut dyn FnMut(Edge)) {
+    let mut e = Edges(emit);
     for i in 0..p.ops.len() {
         e.push(start(i), end(i), Rule::Duration);
     }
@@ -101,7 +111,6 @@ pub(super) fn edges(p: &Issued, refinement: Refinement) -> Vec<Edge> {
     if let Refinement::Queues(n) = refinement {
         hardware_queues(p, n, &captures, &mut e);
     }
-    e.0
 }
 
 /// Same-stream order. CUDA Programming Guide, "Streams": "a stream is a sequence of commands …
@@ -125,7 +134,7 @@ pub(super) fn edges(p: &Issued, refinement: Refinement) -> Vec<Edge> {
 /// and then a join: each part starts after the work its stream held before the launch, the
 /// parts have no order among themselves (a trace does not show the graph's edges), and the join
 /// starts once every part has ended, so the stream's later work waits for all of them.
-fn stream_order(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
+fn stream_order(p: &Issued, captures: &[Option<usize>], e: &mut Edges<'_>) {
     let first_launch = p.graph_launches();
     let mut last: Vec<Option<usize>> = vec![None; p.streams.len()];
     let mut last_captured = last.clone();
@@ -200,7 +209,7 @@ fn stream_order(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
 ///
 /// The parts of a graph launch seen in a trace are actions of their stream like the launch;
 /// the join, which ends after them, stands for them afterwards.
-fn legacy_null_stream(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
+fn legacy_null_stream(p: &Issued, captures: &[Option<usize>], e: &mut Edges<'_>) {
     let kind = |s: crate::program::StreamId| p.streams[s.0].kind;
     let device = |s: crate::program::StreamId| p.streams[s.0].device as usize;
     let blocking =
@@ -294,7 +303,7 @@ impl Touched {
 /// work captured in event … uses the most recent call to cuEventRecord() on event". A wait issued
 /// before any record "has no effect". Re-recording later does not change what an earlier wait
 /// waited for.
-fn event_waits(p: &Issued, e: &mut Edges) {
+fn event_waits(p: &Issued, e: &mut Edges<'_>) {
     let mut last_record: Vec<Option<usize>> = vec![None; p.events];
     for (i, act) in p.ops.iter().enumerate() {
         match act.what {
@@ -337,7 +346,7 @@ fn event_waits(p: &Issued, e: &mut Edges) {
 /// chains the ones before it), from each host op that orders nothing (a query or API call: no
 /// other edge reaches them) and from nothing else a sync before it already orders; a host sync
 /// takes an edge to each op up to the next host sync, which orders the ones after.
-fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
+fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges<'_>) {
     // Per stream: its last op that does work, and the records that the waits issued on it since
     // then wait for.
     let mut last_on: Vec<Option<usize>> = vec![None; p.streams.len()];
@@ -441,7 +450,7 @@ fn host_syncs(p: &Issued, captures: &[Option<usize>], e: &mut Edges) {
 /// half of that is an edge here (`start(x) → end(y)` for x issued before y): every edge of the
 /// model points forward in issue order. Leaving out the backward half only makes the model
 /// predict fewer orders, never a false one.
-fn collectives(p: &Issued, e: &mut Edges) {
+fn collectives(p: &Issued, e: &mut Edges<'_>) {
     for group in p.collectives() {
         for (k, &x) in group.iter().enumerate() {
             for &y in &group[k + 1..] {
@@ -462,7 +471,7 @@ fn collectives(p: &Issued, e: &mut Edges) {
 /// `i` of a device is its `i`-th stream among that device's streams. An NCCL all-reduce is a
 /// kernel and takes its place in its stream's queue like a spin. A stream without a known slot
 /// (a trace that does not record its creation) takes no part, except where there is one queue.
-fn hardware_queues(p: &Issued, n: usize, captures: &[Option<usize>], e: &mut Edges) {
+fn hardware_queues(p: &Issued, n: usize, captures: &[Option<usize>], e: &mut Edges<'_>) {
     // More queues than streams change nothing (stream `i < n` feeds queue `i` either way), so
     // `n` is capped at the stream count: a huge `n` from the builder costs no memory.
     let n = n.clamp(1, p.streams.len().max(1));

@@ -36,6 +36,34 @@ fn colour(kind: CauseKind) -> &'static str {
 
 /// The page: every step's picture and table (up to [`MAX_STEPS_DRAWN`]), then `text`.
 pub fn html_report(e: &Explanation, trace: &Trace, spec: &TrialSpec, text: &str) -> String {
+    let mut s = page_head(e, trace, spec);
+    let _ = writeln!(s, "{}<pre>{}</pre></body></html>", EVERY_WAIT, esc(text));
+    s
+}
+
+/// [`html_report`] with the text of every wait ([`Listing::All`](crate::explain::Listing)), as
+/// `out` is written: a part of the text at a time, as it is made (the page of the docs'
+/// benchmark trace is 40 MB; built whole with its text, `explain --out` took 243 MB).
+pub fn write_html(
+    e: &Explanation,
+    trace: &Trace,
+    spec: &TrialSpec,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    out.write_all(page_head(e, trace, spec).as_bytes())?;
+    out.write_all(EVERY_WAIT.as_bytes())?;
+    out.write_all(b"<pre>")?;
+    let all = crate::explain::Listing::All;
+    crate::explain::text_each(e, trace, all, &mut |part| {
+        out.write_all(esc(&crate::border::shown::shown(part)).as_bytes())
+    })?;
+    out.write_all(b"</pre></body></html>\n")
+}
+
+const EVERY_WAIT: &str = "<h2>Every wait</h2>";
+
+/// The page up to the text of every wait.
+fn page_head(e: &Explanation, trace: &Trace, spec: &TrialSpec) -> String {
     let mut s = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>stream-litmus: \
          what held the program back</title><style>body{font-family:sans-serif;margin:1.5em;\
@@ -68,11 +96,6 @@ pub fn html_report(e: &Explanation, trace: &Trace, spec: &TrialSpec, text: &str)
             e.steps.len()
         );
     }
-    let _ = writeln!(
-        s,
-        "<h2>Every wait</h2><pre>{}</pre></body></html>",
-        esc(text)
-    );
     s
 }
 

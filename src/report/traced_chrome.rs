@@ -70,7 +70,7 @@ fn trial_events(
 ) -> std::io::Result<()> {
     let name = format!("{} · {} · {}", claim.id, trial.name, outcome.truth);
     let tracks = trial_tracks(&mut |v| events.push(&v), pid, &name, trial, trace)?;
-    let picked = picked(trial, outcome);
+    let picked = picked(claim, trace, trial);
     let name = |k: &usize| claim.selections.get(*k).map_or("?", |s| s.name.as_str());
     let drawn = trial.drawn();
     for &(op_id, start, end) in &drawn {
@@ -136,9 +136,10 @@ fn trial_events(
 }
 
 /// By op of the trial, the selections it belongs to (their indices, in the claim's order).
-pub(crate) fn picked(trial: &Trial, outcome: &TracedTrial) -> Vec<Vec<usize>> {
+pub(crate) fn picked(claim: &TraceClaim, trace: &Trace, trial: &Trial) -> Vec<Vec<usize>> {
     let mut picked = vec![Vec::new(); trial.ops.len()];
-    for (k, members) in outcome.members.iter().enumerate() {
+    let members = crate::trace_claims::members(claim, trace, &trial.ops);
+    for (k, members) in members.iter().enumerate() {
         for op in members {
             if let Some(p) = picked.get_mut(op.0) {
                 p.push(k);

@@ -96,7 +96,7 @@ fn picture(c: &TraceClaim, trace: &Trace, j: &TraceJudgement, w: usize) -> Strin
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
-    let picked = super::traced_chrome::picked(trial, outcome);
+    let picked = super::traced_chrome::picked(c, trace, trial);
     let (width, left, lane_h) = (1100.0, 170.0, 22.0);
     let scale = (width - left - 10.0) / ((hi - lo).max(1) as f64);
     let height = lane_h * lanes.len() as f64 + 30.0;

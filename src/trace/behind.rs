@@ -211,13 +211,58 @@ impl Process {
     }
 }
 
-/// One act before it takes its place: its sort key (call begin, thread, place within the call),
-/// what it is, and the graph launch (its call) it is a part of.
-struct Entry {
-    key: (i64, i64, usize),
-    act: Act,
-    source: Source,
-    part_of_call: Option<usize>,
+/// A process's acts as they are found, each with its sort key (call begin, thread, place
+/// within the call) and its source, in three lists put in issue order together, in place.
+/// While found, an act's `part_of` holds the call of the graph launch it is a part of; once in
+/// order, the place of that launch's end. Kept as one list of entries, they and the lists made
+/// from them were the peak of reading a 200 MB trace (issue 51).
+#[derive(Default)]
+struct Entries {
+    keys: Vec<(i64, i64, usize)>,
+    acts: Vec<Act>,
+    sources: Vec<Source>,
+}
+
+impl Entries {
+    fn push(&mut self, key: (i64, i64, usize), what: What, source: Source, call: Option<usize>) {
+        self.keys.push(key);
+        self.acts.push(Act {
+            what,
+            part_of: call,
+        });
+        self.sources.push(source);
+    }
+
+    /// At a call's begin on its thread, before the ops of calls that begin with it.
+    fn push_at(&mut self, begin: i64, tid: i64, what: What, source: Source) {
+        self.push((begin, tid, 0), what, source, None);
+    }
+
+    /// In issue order (stable: entries of one key keep the order they were found in), each
+    /// part of a graph launch pointing at the launch's end.
+    fn sort(&mut self) {
+        let Entries {
+            keys,
+            acts,
+            sources,
+        } = self;
+        let order = super::chunked::stable_order(keys.len(), |i| keys[i]);
+        super::chunked::permute(order, |a, b| {
+            keys.swap(a, b);
+            acts.swap(a, b);
+            sources.swap(a, b);
+        });
+        // Each part points at its launch's end, which sorts after every part of its call.
+        let join_at: HashMap<usize, usize> = (sources.iter().enumerate())
+            .filter_map(|(i, s)| match *s {
+                Source::Join(call) => Some((call, i)),
+                _ => None,
+            })
+            .collect();
+        for act in acts.iter_mut() {
+            act.part_of = act.part_of.and_then(|c| join_at.get(&c).copied());
+        }
+    }
 }
 
 /// Streams of one process, numbered as they are first named.
@@ -267,7 +312,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         };
         table.id(d, s)
     };
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut entries = Entries::default();
     // GPU ops, the kernels of one call (a graph launch) as parts of its launch.
     // The calls of its ops, sorted: a call listed twice issued several (a third of a map's size).
     let mut per_call: Vec<usize> = (mine())
@@ -301,26 +346,12 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         if graph {
             joins.entry(c.id).or_insert((c.begin_ns, c.tid, s));
         }
-        entries.push(Entry {
-            key: (c.begin_ns, c.tid, 1 + o),
-            act: Act {
-                what: work,
-                part_of: None,
-            },
-            source: Source::Op(o),
-            part_of_call: graph.then_some(c.id),
-        });
+        let key = (c.begin_ns, c.tid, 1 + o);
+        entries.push(key, work, Source::Op(o), graph.then_some(c.id));
     }
     for (call, (begin, tid, s)) in &joins {
-        entries.push(Entry {
-            key: (*begin, *tid, usize::MAX),
-            act: Act {
-                what: What::Join { stream: *s },
-                part_of: None,
-            },
-            source: Source::Join(*call),
-            part_of_call: None,
-        });
+        let join = What::Join { stream: *s };
+        entries.push((*begin, *tid, usize::MAX), join, Source::Join(*call), None);
     }
     // Host functions on the stream their call named, where recorded; a stream op that takes its
     // time on the host, in no hardware queue.
@@ -338,7 +369,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             stream: stream(&mut table, s),
             queued: false,
         };
-        entries.push(entry(call.begin_ns, call.tid, what, Source::HostFn(h)));
+        entries.push_at(call.begin_ns, call.tid, what, Source::HostFn(h));
     }
     let records = file.records.len();
     for (r, rec) in file
@@ -348,7 +379,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         .filter(|(_, r)| r.pid == pid)
     {
         let s = stream(&mut table, rec.stream);
-        entries.push(entry(
+        entries.push_at(
             rec.call.begin_ns,
             rec.call.tid,
             What::Record {
@@ -356,7 +387,7 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
                 event: r,
             },
             Source::Record(r),
-        ));
+        );
     }
     // Waits and event syncs whose record the trace lacks, and the events made up for them (one
     // each, never recorded).
@@ -393,53 +424,43 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
             // Device syncs come from their calls, below.
             _ => continue,
         };
-        entries.push(entry(
-            sync.call.begin_ns,
-            sync.call.tid,
-            what,
-            Source::Sync(i),
-        ));
+        entries.push_at(sync.call.begin_ns, sync.call.tid, what, Source::Sync(i));
     }
     let syncs = file.device_syncs.iter().enumerate();
     let mut unplaced_syncs = 0usize;
     for (i, d) in syncs.filter(|(_, d)| d.pid == pid) {
         match lone_device {
-            Some(device) => entries.push(entry(
+            Some(device) => entries.push_at(
                 d.begin_ns,
                 d.tid,
                 What::DeviceSync { device },
                 Source::DeviceSync(i),
-            )),
+            ),
             None => unplaced_syncs += usize::from(!devices.is_empty()),
         }
     }
-    super::chunked::sort_stable_by_key(&mut entries, |e| e.key);
-    // Each part points at its launch's end, which sorts after every part of its call.
-    let join_at: HashMap<usize, usize> = (entries.iter().enumerate())
-        .filter_map(|(i, e)| match e.source {
-            Source::Join(call) => Some((call, i)),
-            _ => None,
-        })
+    entries.sort();
+    let Entries {
+        keys,
+        acts: ops,
+        sources,
+    } = entries;
+    let syncs: Vec<(i64, usize)> = (ops.iter().enumerate())
+        .filter(|(_, a)| matches!(a.what, What::HostSync { .. } | What::DeviceSync { .. }))
+        .map(|(i, _)| (keys[i].0, i))
         .collect();
-    for e in entries.iter_mut() {
-        e.act.part_of = e.part_of_call.and_then(|c| join_at.get(&c).copied());
-    }
-    let sources: Vec<Source> = entries.iter().map(|e| e.source).collect();
-    let syncs: Vec<(i64, usize)> = (entries.iter().enumerate())
-        .filter(|(_, e)| matches!(e.act.what, What::HostSync { .. } | What::DeviceSync { .. }))
-        .map(|(i, e)| (e.key.0, i))
-        .collect();
-    let blind_waits: Vec<usize> = (entries.iter().enumerate())
-        .filter(|(_, e)| matches!(e.act.what, What::Wait { event, .. } if event >= records))
+    drop(keys);
+    let blind_waits: Vec<usize> = (ops.iter().enumerate())
+        .filter(|(_, a)| matches!(a.what, What::Wait { event, .. } if event >= records))
         .map(|(i, _)| i)
         .collect();
     let streams = stream_facts(file, pid, &table.list);
     let env = file.env.get(&pid);
     let connections =
         env.map(|e| (e.connections().map_or(DEFAULT_CONNECTIONS, |n| n as usize)).clamp(1, 32));
-    // Not collected in place: that would keep the entries' buffer, three times the acts'.
-    let mut ops = Vec::with_capacity(entries.len());
-    ops.extend(entries.into_iter().map(|e| e.act));
+    let (mut ops, mut sources) = (ops, sources);
+    ops.shrink_to_fit();
+    sources.shrink_to_fit();
     let issued = Issued {
         streams,
         events: records + fresh,
@@ -498,18 +519,6 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         blind_waits,
         syncs,
         notes,
-    }
-}
-
-fn entry(begin: i64, tid: i64, what: What, source: Source) -> Entry {
-    Entry {
-        key: (begin, tid, 0),
-        act: Act {
-            what,
-            part_of: None,
-        },
-        source,
-        part_of_call: None,
     }
 }
 

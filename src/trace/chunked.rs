@@ -72,13 +72,24 @@ pub(super) fn sort_stable_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) ->
         items.sort_by_key(key);
         return;
     }
-    // `order[k]`: the index of the item that goes to place k.
-    let mut order: Vec<u32> = (0..items.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        (key(&items[a as usize]).cmp(&key(&items[b as usize]))).then(a.cmp(&b))
-    });
-    // Each cycle of the permutation moved by swaps, each place marked done as it is filled.
-    for start in 0..items.len() {
+    let order = stable_order(items.len(), |i| key(&items[i]));
+    permute(order, |a, b| items.swap(a, b));
+}
+
+/// The order a stable sort by `key` puts `n` items in: `order[k]` is the index of the item that
+/// goes to place k. Up to `u32::MAX` items.
+pub(super) fn stable_order<K: Ord>(n: usize, key: impl Fn(usize) -> K) -> Vec<u32> {
+    debug_assert!(u32::try_from(n).is_ok(), "at most u32::MAX items");
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|&a, &b| (key(a as usize).cmp(&key(b as usize))).then(a.cmp(&b)));
+    order
+}
+
+/// Puts items in `order` ([`stable_order`]) by swaps: `swap(a, b)` swaps the items at places
+/// `a` and `b` of every list that moves together. Each cycle of the permutation is followed
+/// once, each place marked done as it is filled.
+pub(super) fn permute(mut order: Vec<u32>, mut swap: impl FnMut(usize, usize)) {
+    for start in 0..order.len() {
         let mut at = start;
         loop {
             let from = order[at] as usize;
@@ -86,7 +97,7 @@ pub(super) fn sort_stable_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) ->
             if from == start || from == at {
                 break;
             }
-            items.swap(at, from);
+            swap(at, from);
             at = from;
         }
     }

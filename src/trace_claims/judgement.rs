@@ -23,15 +23,15 @@ use crate::judge::verdict::Verdict;
 use crate::program::OpId;
 use crate::trace::{clip, clip_at, Cut, GpuKind, Pattern, Trace, TrialSpec};
 
-/// One trial of a trace: its checks, and the ops of each selection (the lab's trial is
-/// [`crate::judge::verdict::TrialOutcome`]).
+/// One trial of a trace: its checks (the lab's trial is
+/// [`crate::judge::verdict::TrialOutcome`]). The ops of each selection are not kept: a claim
+/// of thousands of trials held them all until its verdict (a tenth of what `check` took on the
+/// docs' benchmark, issue 51); [`members`] finds them again for the trial drawn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TracedTrial {
     pub name: String,
     pub truth: Truth,
     pub checks: Vec<CheckOutcome>,
-    /// The ops of each selection in this trial (op ids of the trial's timeline).
-    pub members: Vec<Vec<OpId>>,
 }
 
 /// A claim's verdict on a trace, with its evidence.
@@ -151,8 +151,8 @@ pub fn judge_in_run(
         let what = format!("its {} trials hold {held} ops", cuts.len());
         return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
     }
-    let members = members_of(claim, trace, &cuts);
-    every_selection_holds_ops(claim, trace, &cuts, &members)?;
+    let chosen = Selections::of(claim, trace);
+    every_selection_holds_ops(claim, trace, &cuts, &chosen)?;
     let tol = trace.tolerances.tolerances;
     // A trial of the very ops of one before it (a step range written a thousand times over) is
     // judged once: its outcome is the same, counted again under its own name.
@@ -165,7 +165,7 @@ pub fn judge_in_run(
     };
     // One trial built at a time: a claim's trials held at once are 35 times their cuts.
     let mut outcomes: Vec<TracedTrial> = Vec::with_capacity(cuts.len());
-    for (i, (cut, m)) in cuts.iter().zip(&members).enumerate() {
+    for (i, cut) in cuts.iter().enumerate() {
         if let Some(first) = earlier[i].and_then(|j| outcomes.get(j)) {
             let again = TracedTrial {
                 name: cut.name.clone(),
@@ -176,6 +176,7 @@ pub fn judge_in_run(
         }
         let trial = trace.build(cut);
         let t = OnTrial::new(&trial);
+        let m = &chosen.members(trace, &cut.ops);
         if pairs.charge(claim, &t, m, &tol, (i, cuts.len()))? {
             let what = format!("its checks would measure over {} pairs", pairs.counted - 1);
             return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
@@ -187,7 +188,6 @@ pub fn judge_in_run(
             name: cut.name.clone(),
             truth: Truth::all(checks.iter().filter(|c| !c.check.observe).map(|c| c.truth)),
             checks,
-            members: m.clone(),
         });
     }
     let taken = run.take(pairs.counted);
@@ -225,24 +225,40 @@ fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Cut>, String> {
     })
 }
 
-/// By trial, by selection: the ops the selection takes (op ids of the trial's timeline).
-fn members_of(claim: &TraceClaim, trace: &Trace, trials: &[Cut]) -> Vec<Vec<Vec<OpId>>> {
-    // Each selection readied once per file, not per trial.
-    let chosen: Vec<Vec<_>> = (claim.selections.iter())
-        .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
-        .collect();
-    (trials.iter())
-        .map(|t| {
-            (chosen.iter())
-                .map(|by_file| {
-                    (t.ops.iter().enumerate())
-                        .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
-                        .map(|(i, _)| OpId(i))
-                        .collect()
-                })
-                .collect()
-        })
-        .collect()
+/// By selection, the ops it takes of the trial of `ops` (the trial's ops, as its cut holds
+/// them): op ids of the trial's timeline.
+pub fn members(claim: &TraceClaim, trace: &Trace, ops: &[(usize, usize)]) -> Vec<Vec<OpId>> {
+    Selections::of(claim, trace).members(trace, ops)
+}
+
+/// A claim's selections, each readied once per file, not per trial.
+struct Selections<'a>(Vec<Vec<super::select::Chosen<'a>>>);
+
+impl<'a> Selections<'a> {
+    fn of(claim: &'a TraceClaim, trace: &'a Trace) -> Selections<'a> {
+        Selections(
+            (claim.selections.iter())
+                .map(|s| trace.files.iter().map(|f| s.on(f)).collect())
+                .collect(),
+        )
+    }
+
+    fn members(&self, trace: &Trace, ops: &[(usize, usize)]) -> Vec<Vec<OpId>> {
+        (self.0.iter())
+            .map(|by_file| {
+                (ops.iter().enumerate())
+                    .filter(|(_, &r)| by_file[r.0].admits(trace.op(r)))
+                    .map(|(i, _)| OpId(i))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Whether selection `k` takes an op of any of `trials`.
+    fn any(&self, k: usize, trace: &Trace, trials: &[Cut]) -> bool {
+        let by_file = &self.0[k];
+        (trials.iter().flat_map(|t| t.ops.iter())).any(|&r| by_file[r.0].admits(trace.op(r)))
+    }
 }
 
 /// An error for a selection that holds no op in any trial, saying what there is instead.
@@ -250,10 +266,10 @@ fn every_selection_holds_ops(
     claim: &TraceClaim,
     trace: &Trace,
     trials: &[Cut],
-    members: &[Vec<Vec<OpId>>],
+    chosen: &Selections<'_>,
 ) -> Result<(), String> {
     for (k, s) in claim.selections.iter().enumerate() {
-        if members.iter().any(|m| !m[k].is_empty()) {
+        if chosen.any(k, trace, trials) {
             continue;
         }
         if s.kind == KindFilter::Host {

@@ -102,6 +102,27 @@ pub fn try_judged(
     stream_litmus::trace_claims::judge(&claims[0], &trace)
 }
 
+/// How many ops each selection of the claim of `lines` takes in its first trial on `trace`.
+#[allow(dead_code)]
+pub fn first_trial_members(trace: &str, lines: &str) -> Vec<usize> {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.json");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(trace.as_bytes())
+        .unwrap();
+    let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
+    let text =
+        format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
+    let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+    let trials = trace.some_trials(&claims[0].trial, &|t| t == 0).unwrap();
+    let (_, trial) = trials.first().expect("a first trial");
+    (stream_litmus::trace_claims::members(&claims[0], &trace, &trial.ops).iter())
+        .map(Vec::len)
+        .collect()
+}
+
 /// `text` (a trace) with `events` put first in its `traceEvents`.
 pub fn with_events(text: &str, events: &[String]) -> String {
     if events.is_empty() {
