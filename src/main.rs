@@ -21,7 +21,8 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    give_back_large_blocks();
+    // Large blocks given back when freed (`border/heap.rs`): the peak is what is held.
+    stream_litmus::heap::give_back_large_blocks();
     let cli = Cli::parse();
     if let Err(e) = stream_litmus::limits::check_env() {
         return commands::CliError::usage(e).report();
@@ -75,19 +76,4 @@ fn list() -> CliResult {
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Blocks of 256 KiB and more mapped on their own, and unmapped when freed. Reading a trace
-/// frees lists while it builds others from them (its ops in chunks, turned into the trace's
-/// ops; its calls, once joined): glibc's default moves that threshold up past the first
-/// large block freed, after which freed chunks stay in the heap, resident, beside the list
-/// that replaces them (a 200 MB trace's `check` peaked at 84 MB so, 67 MB with this; issue 51,
-/// docs/limits.md). Other allocators give large blocks back already.
-fn give_back_large_blocks() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: called before any other thread exists; M_MMAP_THRESHOLD takes a size in bytes,
-    // and glibc ignores a value it does not accept (it returns 0, which is not an error here).
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
-    }
 }

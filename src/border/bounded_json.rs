@@ -16,8 +16,8 @@
 
 use crate::border::json_bytes;
 use crate::border::limits::{
-    describe_bytes, MAX_ARRAY_ITEMS, MAX_BLANK_RUN, MAX_STRING_BYTES, MAX_TIMELINES,
-    MAX_TRACE_EVENTS,
+    describe_bytes, max_trace_events, MAX_ARRAY_ITEMS, MAX_BLANK_RUN, MAX_STRING_BYTES,
+    MAX_TIMELINES,
 };
 use serde::de::{DeserializeOwned, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -243,7 +243,7 @@ impl Lexer {
                 }
                 let most = match self.key.as_slice() {
                     b"timelines" => MAX_TIMELINES as u64,
-                    b"traceEvents" => MAX_TRACE_EVENTS,
+                    b"traceEvents" => max_trace_events(),
                     _ => MAX_ARRAY_ITEMS,
                 };
                 self.open.push((b == b'[').then_some((0, most)));

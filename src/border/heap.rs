@@ -23,3 +23,19 @@ pub fn return_freed() {
         }
     }
 }
+
+/// Blocks of 256 KiB and more mapped on their own, and unmapped when freed. Reading a trace
+/// frees lists while it builds others from them (its ops in chunks, turned into the trace's
+/// ops; its calls, once joined): glibc's default moves that threshold up past the first
+/// large block freed, after which freed chunks stay in the heap, resident, beside the list
+/// that replaces them (a 200 MB trace's `check` peaked at 84 MB so, 67 MB with this; issue 51,
+/// docs/limits.md). Other allocators give large blocks back already.
+pub fn give_back_large_blocks() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets the allocator's parameter, under its own lock;
+    // M_MMAP_THRESHOLD takes a size in bytes, and glibc ignores a value it does not accept (it
+    // returns 0, which is not an error here). Called at the start, before large blocks exist.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
+}

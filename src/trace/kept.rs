@@ -9,11 +9,23 @@
 //! memory is taken. Vectors grow by doubling, so the memory held is at most about twice this.
 
 use super::events::{GpuOp, HostRange, RawCall};
-use crate::border::limits::{describe_bytes, read_limit, READ_LIMIT_ENV};
+use crate::border::limits::{describe_bytes, read_limit, MAX_READ_BYTES, READ_LIMIT_ENV};
 
-/// The most GPU ops, calls and ranges kept from one file, whatever their size: a 2 GiB trace
-/// holds about ten million events, a third of them kept.
+/// The most GPU ops, calls and ranges kept from one file at the default read limit, whatever
+/// their size: a 2 GiB trace holds about ten million events, a third of them kept.
 pub const MAX_KEPT: usize = 20_000_000;
+
+/// The most records kept from one file under the read limit in force: [`MAX_KEPT`], and as many
+/// more as the limit is raised past its default (the docs' benchmark at 100×, 19 GiB, keeps 50
+/// million); at most 2^31, so that the model's node numbers (two per act) fit in 32 bits.
+pub fn max_kept() -> usize {
+    kept_under(read_limit())
+}
+
+fn kept_under(read_limit: u64) -> usize {
+    let scaled = u128::from(read_limit) * MAX_KEPT as u128 / u128::from(MAX_READ_BYTES);
+    (scaled.clamp(MAX_KEPT as u128, 1 << 31)) as usize
+}
 
 /// The bytes the records kept from one file may take: an eighth of the read limit (256 MiB by
 /// default, about a million ops with their calls; the 202 MB trace of the docs keeps about a
@@ -51,6 +63,7 @@ impl Record {
 /// The records kept so far from one file.
 pub(super) struct Kept {
     records: usize,
+    most: usize,
     bytes: u64,
     budget: u64,
 }
@@ -59,6 +72,7 @@ impl Default for Kept {
     fn default() -> Kept {
         Kept {
             records: 0,
+            most: max_kept(),
             bytes: 0,
             budget: budget(),
         }
@@ -66,13 +80,14 @@ impl Default for Kept {
 }
 
 impl Kept {
-    /// Counts one more record, read after `events` events; an error past [`MAX_KEPT`] records
+    /// Counts one more record, read after `events` events; an error past [`max_kept`] records
     /// or the [`budget`].
     pub(super) fn keep(&mut self, r: Record, events: u64) -> Result<(), String> {
-        if self.records >= MAX_KEPT {
+        if self.records >= self.most {
             return Err(format!(
-                "over {MAX_KEPT} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule \
-                 with `active` of a few steps) and judge that trace"
+                "over {} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule with \
+                 `active` of a few steps) and judge that trace",
+                self.most
             ));
         }
         self.records += 1;
@@ -87,5 +102,20 @@ impl Kept {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_records_kept_grow_with_a_raised_read_limit_only() {
+        assert_eq!(kept_under(MAX_READ_BYTES), MAX_KEPT);
+        assert_eq!(kept_under(1 << 20), MAX_KEPT);
+        assert_eq!(kept_under(10 * MAX_READ_BYTES), 10 * MAX_KEPT);
+        // The 100x benchmark (19.4 GiB) under three times its size: its 50 million records fit.
+        assert!(kept_under((3 * 19_899) << 20) > 50_000_000);
+        assert_eq!(kept_under(u64::MAX), 1 << 31);
     }
 }

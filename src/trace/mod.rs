@@ -46,7 +46,7 @@ pub use events::{
     Before, Call, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
 pub use glob::Pattern;
-pub use kept::MAX_KEPT;
+pub use kept::{max_kept, MAX_KEPT};
 pub use kineto::read;
 pub use names::MAX_NAME_BYTES;
 pub(crate) use names::{clip, clip_at};
