@@ -31,8 +31,10 @@ pub const READ_LIMIT_ENV: &str = "STREAM_LITMUS_READ_LIMIT_MIB";
 pub const MAX_TRACE_EVENTS: u64 = 64 << 20;
 
 /// The most events of `traceEvents` under the read limit in force: [`MAX_TRACE_EVENTS`], or one
-/// per 32 bytes of a raised limit (no event is shorter), so that a limit raised for a larger
-/// trace reads it whole (issue 51: the docs' benchmark at 100×, 19 GiB, holds 88 million).
+/// per 32 bytes of a raised limit (a profiler's events are over a hundred bytes; JSON allows
+/// shorter ones, which a file of nothing else would be refused for), so that a limit raised
+/// for a larger trace reads it whole (issue 51: the docs' benchmark at 100×, 19.4 GiB, holds
+/// 88 million).
 pub fn max_trace_events() -> u64 {
     trace_events_under(read_limit())
 }

@@ -44,7 +44,8 @@ pub struct Step {
     pub by_rule: Vec<(RuleKind, usize)>,
     pub violations: Vec<Violation>,
     /// Every op that waited though it was ready, asked for or not; in an explanation for the
-    /// terminal ([`explain_for_terminal`]), only those it lists (not asked for, implied).
+    /// terminal ([`explain_for_terminal`]), only those of the classes it lists (not asked for,
+    /// implied), the rest counted in `counted` and the explanation's `tally`.
     pub waits: Waits,
     /// How many waits of each class the step had, kept or not.
     pub counted: Counted,
@@ -113,10 +114,11 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     explain_keeping(trace, spec, true)
 }
 
-/// [`explain`] for the terminal's summary alone ([`Listing::Summary`]): each step keeps only
-/// the waits it lists (not asked for, implied), the rest counted and summed. A trace's waits
-/// are about one per op, most of them asked for (an op queued in its stream): kept, they were
-/// a fifth of what `explain` took on the docs' benchmark (issue 51).
+/// [`explain()`] for the terminal's summary alone ([`text()`] with [`Listing::Summary`]; every
+/// other output, and `Listing::All`, needs [`explain()`]'s every wait): each step keeps only
+/// the waits of the classes it lists (not asked for, implied), the rest counted and summed. A
+/// trace's waits are about one per op, most of them asked for (an op queued in its stream):
+/// kept, they were a fifth of what `explain` took on the docs' benchmark (issue 51).
 pub fn explain_for_terminal(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
     explain_keeping(trace, spec, false)
 }
@@ -143,14 +145,16 @@ fn explain_keeping(trace: &Trace, spec: &TrialSpec, every: bool) -> Result<Expla
         .map(|(_, cut)| {
             let t = &trace.build(cut);
             let (by_rule, violations) = checker.check(trace, t, tol);
-            let mut waits = waits::find(t, tol, &mut texts);
-            let waited: std::collections::HashSet<(Lane, Lane)> = waits.lanes().collect();
+            // Every wait counted and summed as it is found; kept where the outputs need it.
+            let mut waited: std::collections::HashSet<(Lane, Lane)> = Default::default();
             let mut counted = Counted::default();
-            for (kind, lane, lost) in waits.classes() {
+            let waits = waits::find(t, tol, &mut texts, &mut |kind, lane, by_lane, lost| {
+                waited.insert((lane, by_lane));
                 let sum = tally.entry((kind, lane)).or_default();
                 sum.0 += i128::from(lost);
                 sum.1 += 1;
-                match Class::of(kind) {
+                let class = Class::of(kind);
+                match class {
                     Class::NotAsked => {
                         counted.not_asked += 1;
                         counted.not_asked_lost_ns += i128::from(lost);
@@ -158,10 +162,8 @@ fn explain_keeping(trace: &Trace, spec: &TrialSpec, every: bool) -> Result<Expla
                     Class::Implied => counted.implied += 1,
                     Class::Room | Class::Asked => counted.others += 1,
                 }
-            }
-            if !every {
-                waits.retain(|kind| matches!(Class::of(kind), Class::NotAsked | Class::Implied));
-            }
+                every || matches!(class, Class::NotAsked | Class::Implied)
+            });
             for (a, b, met) in waits::lanes_met(t, tol) {
                 let pair = lanes.entry((a, b)).or_default();
                 pair.present += 1;

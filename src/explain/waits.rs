@@ -33,7 +33,7 @@ pub struct Wait {
 }
 
 /// The waits of one step, kept compact: a trace's steps hold every wait until the explanation is
-/// written (146,000 of them in the docs' 200 MB benchmark trace), so each is kept in 80 bytes
+/// written (146,000 of them in the docs' 200 MB benchmark trace), so each is kept in 88 bytes
 /// (its lanes as places in the step's short list, its texts shared with every step that has
 /// the same: a training loop's steps repeat their kernels) and given out as a [`Wait`] when
 /// read. They took 42 MB as `Wait`s, each text its own (issue 51).
@@ -71,22 +71,6 @@ impl Waits {
         self.kept.iter().map(|k| self.wait(k))
     }
 
-    /// Each wait's lane and the lane of the op it started after.
-    pub fn lanes(&self) -> impl Iterator<Item = (Lane, Lane)> + '_ {
-        (self.kept.iter()).map(|k| (self.lanes[k.lane as usize], self.lanes[k.by_lane as usize]))
-    }
-
-    /// Each wait's cause, lane and time lost.
-    pub fn classes(&self) -> impl Iterator<Item = (CauseKind, Lane, i64)> + '_ {
-        (self.kept.iter()).map(|k| (k.kind, self.lanes[k.lane as usize], k.lost_ns))
-    }
-
-    /// Keeps the waits whose cause `keep` takes, in order.
-    pub(super) fn retain(&mut self, keep: impl Fn(CauseKind) -> bool) {
-        self.kept.retain(|k| keep(k.kind));
-        self.kept.shrink_to_fit();
-    }
-
     pub fn get(&self, i: usize) -> Option<Wait> {
         self.kept.get(i).map(|k| self.wait(k))
     }
@@ -109,8 +93,8 @@ impl Waits {
     }
 
     /// Keeps `w` (`placed`: the place of each lane in `lanes`); `None` where an op's place in
-    /// its step is past what 32 bits count, which the bound on a trial's ops (400,000) keeps
-    /// from happening.
+    /// its step is past what 32 bits count: a step of four billion ops, which the records a
+    /// file may keep (`trace::max_kept`, at most 2^31) rule out.
     fn push(&mut self, w: Wait, placed: &mut HashMap<Lane, u32>, texts: &mut Texts) -> Option<()> {
         let mut lane = |l: Lane| match placed.get(&l) {
             Some(&at) => Some(at),
@@ -188,7 +172,14 @@ fn gpu(l: Lane) -> Gpu {
 }
 
 /// Every wait of the step, by the waiting op's start.
-pub(super) fn find(trial: &Trial, tol: &TraceTolerances, texts: &mut Texts) -> Waits {
+/// Every wait of the step is told to `each` (its cause, lane, the lane it waited for, the time
+/// lost), which says whether to keep it: only those are given their labels and kept.
+pub(super) fn find(
+    trial: &Trial,
+    tol: &TraceTolerances,
+    texts: &mut Texts,
+    each: &mut dyn FnMut(CauseKind, Lane, Lane, i64) -> bool,
+) -> Waits {
     let t = &trial.timeline;
     let step = tol.tolerances.timer_step_ns;
     let slack = tol.tolerances.launch_latency_ns.unwrap_or(0)
@@ -226,11 +217,15 @@ pub(super) fn find(trial: &Trial, tol: &TraceTolerances, texts: &mut Texts) -> W
         let (Some(held), Some(by_lane)) = (held_by(trial, s.op, by), trial.place(by)) else {
             continue;
         };
+        let lost_ns = (s.start() - ready) as i64;
+        if !each(held.kind, lane, by_lane, lost_ns) {
+            continue;
+        }
         let wait = Wait {
             lane,
             by_lane,
             held,
-            lost_ns: (s.start() - ready) as i64,
+            lost_ns,
             label: trial.label(s.op),
             by_label: trial.label(by),
         };

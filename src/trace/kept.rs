@@ -17,7 +17,10 @@ pub const MAX_KEPT: usize = 20_000_000;
 
 /// The most records kept from one file under the read limit in force: [`MAX_KEPT`], and as many
 /// more as the limit is raised past its default (the docs' benchmark at 100×, 19 GiB, keeps 50
-/// million); at most 2^31, so that the model's node numbers (two per act) fit in 32 bits.
+/// million); at most 2^31, so that the model's node numbers (two per act) fit in 32 bits. Its
+/// edge offsets are 32 bits too (two or more edges an act): the byte budget, an eighth of the
+/// read limit for some 150 bytes a record, keeps far below that unless the limit is raised to
+/// a terabyte.
 pub fn max_kept() -> usize {
     kept_under(read_limit())
 }
