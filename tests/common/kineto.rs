@@ -88,6 +88,18 @@ pub fn try_judged(
     trace: &str,
     lines: &str,
 ) -> Result<stream_litmus::trace_claims::TraceJudgement, String> {
+    let (trace, claim) = read_with_claim(trace, lines);
+    stream_litmus::trace_claims::judge(&claim, &trace)
+}
+
+/// `trace` read, and the one claim on traces whose selections, trials and checks are `lines`.
+fn read_with_claim(
+    trace: &str,
+    lines: &str,
+) -> (
+    stream_litmus::trace::Trace,
+    stream_litmus::trace_claims::TraceClaim,
+) {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
@@ -98,24 +110,15 @@ pub fn try_judged(
     let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
     let text =
         format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
-    let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
-    stream_litmus::trace_claims::judge(&claims[0], &trace)
+    let mut claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+    (trace, claims.remove(0))
 }
 
 /// How many ops each selection of the claim of `lines` takes in its first trial on `trace`.
 #[allow(dead_code)]
 pub fn first_trial_members(trace: &str, lines: &str) -> Vec<usize> {
-    use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.json");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(trace.as_bytes())
-        .unwrap();
-    let trace = stream_litmus::trace::Trace::read(&[path]).unwrap();
-    let text =
-        format!("claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{lines}\n");
-    let claims = stream_litmus::litmus::parse_traced("t.litmus", &text).unwrap();
+    let (trace, claim) = read_with_claim(trace, lines);
+    let claims = [claim];
     let trials = trace.some_trials(&claims[0].trial, &|t| t == 0).unwrap();
     let (_, trial) = trials.first().expect("a first trial");
     (stream_litmus::trace_claims::members(&claims[0], &trace, &trial.ops).iter())
