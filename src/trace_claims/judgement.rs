@@ -178,8 +178,13 @@ pub fn judge_in_run(
         let t = OnTrial::new(&trial);
         let m = &chosen.members(trace, &cut.ops);
         if pairs.charge(claim, &t, m, &tol, (i, cuts.len()))? {
+            // Not judged: its trial ops are given back, and the claims after it are not judged
+            // either (each would count its pairs up to what is left, only to be turned away).
+            run.give_back(held);
             let what = format!("its checks would measure over {} pairs", pairs.counted - 1);
-            return Err(Unjudged::PastRunBudget(run.past(&claim.id, Some(&what))));
+            let why = run.past(&claim.id, Some(&what));
+            run.end();
+            return Err(Unjudged::PastRunBudget(why));
         }
         let checks: Vec<CheckOutcome> = (claim.checks.iter())
             .map(|c| measure(claim, &t, m, c, &tol))

@@ -126,6 +126,16 @@ impl RunBudget {
         }
     }
 
+    /// Gives back `n` taken for a claim that is then not judged.
+    pub(super) fn give_back(&mut self, n: usize) {
+        self.left = self.left.saturating_add(n).min(self.total);
+    }
+
+    /// Marks the run spent: a claim needed more than was left, and no claim after it is judged.
+    pub(super) fn end(&mut self) {
+        self.spent = true;
+    }
+
     /// Why a claim is not judged: `what` it needs, more than is left, or, where it is `None`,
     /// an earlier claim went past what the run judges.
     pub(super) fn past(&self, id: &str, what: Option<&str>) -> String {
