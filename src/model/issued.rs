@@ -112,9 +112,11 @@ pub struct Act {
     pub what: What,
     /// For a kernel of a graph launch seen in a trace: the [`What::Join`] act that ends the
     /// launch (issued after it). Parts of one launch have no order among themselves; each
-    /// starts after the work its stream held before the launch.
+    /// starts after the work its stream held before the launch. Four bytes (an act of a
+    /// trace is one of at most 2^31 records, `trace::max_kept`): a 200 MB trace's program holds
+    /// 150,000 acts (issue 51).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub part_of: Option<usize>,
+    pub part_of: Option<u32>,
 }
 
 /// A program as the model reads it.

@@ -165,7 +165,7 @@ fn stream_order(p: &Issued, captures: &[Option<usize>], e: &mut Edges<'_>) {
         if let Some(join) = act.part_of {
             // A part: after its stream's work, before its launch's join; not itself in the
             // stream's order.
-            e.push(end(i), start(join), Rule::Graph);
+            e.push(end(i), start(join as usize), Rule::Graph);
             continue;
         }
         match act.what {

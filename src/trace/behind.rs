@@ -228,7 +228,7 @@ impl Entries {
         self.keys.push(key);
         self.acts.push(Act {
             what,
-            part_of: call,
+            part_of: call.map(|c| c as u32),
         });
         self.sources.push(source);
     }
@@ -253,9 +253,9 @@ impl Entries {
             sources.swap(a, b);
         });
         // Each part points at its launch's end, which sorts after every part of its call.
-        let join_at: HashMap<usize, usize> = (sources.iter().enumerate())
+        let join_at: HashMap<u32, u32> = (sources.iter().enumerate())
             .filter_map(|(i, s)| match *s {
-                Source::Join(call) => Some((call, i)),
+                Source::Join(call) => Some((call as u32, i as u32)),
                 _ => None,
             })
             .collect();
@@ -315,12 +315,12 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
     let mut entries = Entries::default();
     // GPU ops, the kernels of one call (a graph launch) as parts of its launch.
     // The calls of its ops, sorted: a call listed twice issued several (a third of a map's size).
-    let mut per_call: Vec<usize> = (mine())
+    let mut per_call: Vec<u32> = (mine())
         .filter(|(_, op)| op.kind != GpuKind::HostFn)
         .filter_map(|(_, op)| op.call.as_ref().map(|c| c.id))
         .collect();
     per_call.sort_unstable();
-    let several = |id: usize| {
+    let several = |id: u32| {
         let at = per_call.partition_point(|&c| c < id);
         per_call.get(at + 1) == Some(&id)
     };
@@ -343,11 +343,12 @@ fn rebuild(file: &TraceFile, pid: i64) -> Process {
         };
         // A graph launch's kernels share its call; one of one kernel is told by its name.
         let graph = several(c.id) || c.name.contains("GraphLaunch");
+        let id = c.id as usize;
         if graph {
-            joins.entry(c.id).or_insert((c.begin_ns, c.tid, s));
+            joins.entry(id).or_insert((c.begin_ns, c.tid, s));
         }
         let key = (c.begin_ns, c.tid, 1 + o);
-        entries.push(key, work, Source::Op(o), graph.then_some(c.id));
+        entries.push(key, work, Source::Op(o), graph.then_some(id));
     }
     for (call, (begin, tid, s)) in &joins {
         let join = What::Join { stream: *s };

@@ -4,11 +4,23 @@
 //! and new buffers together while it grows (a 200 MB trace's ops, calls and ranges peaked at
 //! 60 MB so, for 25 MB kept).
 
-/// Items per chunk: a few hundred kB of ops or calls, each allocation well past the point
-/// where a large trace's slack would matter.
-const CHUNK: usize = 4096;
+/// Bytes per chunk: each allocation well past the point where a large trace's slack would
+/// matter, and past the size from which the allocator maps a block of its own and unmaps it
+/// when freed (256 KiB, `border/heap.rs`), so that a chunk freed as the list is turned into
+/// another gives its pages back at once. Chunks of a count of items did not always: calls of 56
+/// bytes made chunks of 224 KiB, which stayed in the heap beside the lists made from them.
+const CHUNK_BYTES: usize = 512 << 10;
 
-/// A list kept in chunks of [`CHUNK`] items.
+/// Items per chunk of a list of `T`: [`CHUNK_BYTES`] of them, at least one.
+const fn per_chunk<T>() -> usize {
+    match std::mem::size_of::<T>() {
+        0 => 1,
+        n if n >= CHUNK_BYTES => 1,
+        n => CHUNK_BYTES / n,
+    }
+}
+
+/// A list kept in chunks of [`CHUNK_BYTES`].
 pub(super) struct Chunked<T> {
     chunks: Vec<Vec<T>>,
     len: usize,
@@ -26,9 +38,9 @@ impl<T> Default for Chunked<T> {
 impl<T> Chunked<T> {
     pub(super) fn push(&mut self, item: T) {
         match self.chunks.last_mut() {
-            Some(last) if last.len() < CHUNK => last.push(item),
+            Some(last) if last.len() < per_chunk::<T>() => last.push(item),
             _ => {
-                let mut chunk = Vec::with_capacity(CHUNK);
+                let mut chunk = Vec::with_capacity(per_chunk::<T>());
                 chunk.push(item);
                 self.chunks.push(chunk);
             }
@@ -108,6 +120,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    type Page = [usize; 512];
+
     proptest! {
         #[test]
         fn sorts_as_the_stable_sort_does(v in prop::collection::vec((0u8..6, any::<u16>()), 0..300)) {
@@ -118,16 +132,19 @@ mod tests {
             prop_assert_eq!(ours, std);
         }
 
+        /// Items of 4 KiB: a few chunks of 128 each.
         #[test]
-        fn chunks_keep_order_and_length(n in 0usize..(3 * CHUNK)) {
+        fn chunks_keep_order_and_length(n in 0usize..(3 * per_chunk::<Page>())) {
             let mut c = Chunked::default();
             for i in 0..n {
-                c.push(i);
+                c.push([i; 512]);
             }
             prop_assert_eq!(c.len(), n);
             prop_assert_eq!(c.is_empty(), n == 0);
-            prop_assert!(c.iter().copied().eq(0..n));
-            prop_assert_eq!(c.into_vec(), (0..n).collect::<Vec<_>>());
+            prop_assert!(c.iter().map(|p| p[0]).eq(0..n));
+            let all = c.into_vec();
+            prop_assert_eq!(all.len(), n);
+            prop_assert!(all.iter().enumerate().all(|(i, p)| p[0] == i && p[511] == i));
         }
     }
 }

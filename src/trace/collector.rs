@@ -13,7 +13,6 @@ use super::shapes::{Args, DistributedInfo, Event, ENV_VALUE_CHARS};
 use super::syncs::{stream_kind, RawRecord, RawSync, StreamInfo, SyncKind, SyncRecords};
 use crate::border::limits::MAX_STAMP_NS;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// The longest duration an event may have, and the most a trace's events may lie apart: a day. A
 /// profiled run is minutes; anything longer is a damaged number.
@@ -22,7 +21,7 @@ pub const MAX_DURATION_US: f64 = 86_400e6;
 /// A GPU op as read, before it is joined to its call.
 pub(super) struct RawOp {
     pub(super) kind: GpuKind,
-    pub(super) name: Arc<str>,
+    pub(super) name: crate::trace::names::Name,
     pub(super) device: i64,
     pub(super) stream: i64,
     pub(super) start_ns: i64,
@@ -64,7 +63,7 @@ pub(super) struct Collector {
 }
 
 impl Collector {
-    fn intern(&mut self, name: &str) -> Result<Arc<str>, String> {
+    fn intern(&mut self, name: &str) -> Result<crate::trace::names::Name, String> {
         self.names
             .intern(name)
             .map_err(|e| format!("after {} events, {e}", self.events))

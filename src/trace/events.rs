@@ -5,9 +5,9 @@
 //! normalized by CUPTI onto the host clock; both arrive here on that one axis, so a span and the
 //! call that issued it compare directly (the judging allows for the alignment, see `tolerance.rs`).
 
+pub use super::names::Name;
 use crate::program::CopyDir;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// What a GPU op did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,9 +87,10 @@ impl GpuKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
     /// Its place among its file's calls: the GPU ops of one call (the kernels of a graph launch)
-    /// share it. A host function's run, issued by its enqueue call, has `usize::MAX`.
-    pub id: usize,
-    pub name: Arc<str>,
+    /// share it. A host function's run, issued by its enqueue call, has `u32::MAX`. Four
+    /// bytes: a trace keeps at most 2^31 records (`trace::max_kept`).
+    pub id: u32,
+    pub name: Name,
     pub begin_ns: i64,
     pub end_ns: i64,
     pub tid: i64,
@@ -108,7 +109,7 @@ pub struct Call {
 /// A thread's previous CUDA call: its name and span.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Before {
-    pub name: Arc<str>,
+    pub name: Name,
     pub begin_ns: i64,
     pub end_ns: i64,
 }
@@ -147,7 +148,7 @@ impl DriverEnv {
 /// A CUDA call as the reader takes it, before calls are linked to their ops
 /// (`kineto.rs`) and host functions to their runs (`host_fns.rs`).
 pub(super) struct RawCall {
-    pub(super) name: Arc<str>,
+    pub(super) name: Name,
     pub(super) pid: i64,
     pub(super) tid: i64,
     pub(super) begin_ns: i64,
@@ -159,7 +160,7 @@ pub(super) struct RawCall {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuOp {
     pub kind: GpuKind,
-    pub name: Arc<str>,
+    pub name: Name,
     pub device: u32,
     pub stream: u64,
     pub start_ns: i64,
@@ -176,7 +177,7 @@ pub struct GpuOp {
 /// A range the program annotated on the host (`record_function`, `ProfilerStep#N`, NVTX).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostRange {
-    pub name: Arc<str>,
+    pub name: Name,
     pub pid: i64,
     /// The thread that opened it.
     pub tid: i64,
@@ -211,7 +212,7 @@ pub struct TraceFile {
     pub path: String,
     /// The recording it belongs to, where a claim names its traces (`trace "FILE" as NAME`):
     /// files of one recording are the ranks of one run, on one clock.
-    pub run: Option<Arc<str>>,
+    pub run: Option<Name>,
     /// `distributedInfo.rank` and `world_size`, where the profiler wrote them.
     pub rank: Option<u32>,
     pub world: Option<u32>,
@@ -246,7 +247,7 @@ pub struct TraceFile {
     pub streams: HashMap<(i64, u64), super::syncs::StreamInfo>,
     /// The compiler's form of each name shown demangled (`trace/names.rs`): a name pattern
     /// matches either.
-    pub mangled: HashMap<Arc<str>, Arc<str>>,
+    pub mangled: HashMap<Name, Name>,
 }
 
 impl TraceFile {
@@ -277,7 +278,7 @@ impl TraceFile {
 
     /// The forms of a name a pattern is matched against: as shown, and the compiler's form where
     /// the name was demangled.
-    pub fn forms<'a>(&'a self, name: &'a Arc<str>) -> impl Iterator<Item = &'a str> {
+    pub fn forms<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = &'a str> {
         std::iter::once(&**name).chain(self.mangled.get(name).map(|m| &**m))
     }
 
@@ -324,9 +325,11 @@ pub(super) fn device_syncs(calls: &[RawCall]) -> Vec<DeviceSync> {
 /// For calls sorted by (process, thread, begin): the outermost call of its thread before each
 /// (a runtime call holds the driver call it makes; the call before a launch is the runtime call
 /// that returned before it, not the driver call inside that one).
-pub(super) fn previous_calls(calls: &[RawCall]) -> Vec<Option<usize>> {
+pub(super) fn previous_calls(calls: &[RawCall]) -> Vec<Option<u32>> {
     let thread = |c: &RawCall| (c.pid, c.tid);
     let mut before = vec![None; calls.len()];
+    // At most 2^31 records are kept (`trace::max_kept`): a call's place fits in 4 bytes, half
+    // of a list as long as the calls held beside them while the ops are joined (issue 51).
     // The outermost call last begun on this thread, and the one before it.
     let mut outer: Option<usize> = None;
     let mut previous: Option<usize> = None;
@@ -336,11 +339,11 @@ pub(super) fn previous_calls(calls: &[RawCall]) -> Vec<Option<usize>> {
         }
         match outer {
             // Inside the outer call: a driver call of a runtime call.
-            Some(o) if c.begin_ns < calls[o].end_ns => before[i] = previous,
+            Some(o) if c.begin_ns < calls[o].end_ns => before[i] = previous.map(|p| p as u32),
             _ => {
                 previous = outer;
                 outer = Some(i);
-                before[i] = previous;
+                before[i] = previous.map(|p| p as u32);
             }
         }
     }

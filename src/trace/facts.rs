@@ -98,7 +98,7 @@ pub(super) fn recorded_waits(file: &TraceFile) -> HashMap<usize, Vec<Option<u64>
 /// A host call on the trial's axis (ns from the trial's first instant; before it, negative).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HeldBy {
-    pub(crate) name: std::sync::Arc<str>,
+    pub(crate) name: crate::trace::names::Name,
     pub(crate) begin_ns: i64,
     pub(crate) end_ns: i64,
 }

@@ -173,7 +173,7 @@ fn paired(pid: i64, mine: &[&RawCall], opened: &[&HostRange]) -> Result<Vec<GpuO
             end_ns: r.end_ns,
             pid,
             call: Some(Call {
-                id: usize::MAX,
+                id: u32::MAX,
                 name: c.name.clone(),
                 begin_ns: c.begin_ns,
                 end_ns: c.end_ns,
@@ -220,11 +220,11 @@ pub(super) fn behind(windows: &[(i64, i64, i64)], pid: i64, at: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use crate::trace::names::Name;
 
     fn call(name: &str, tid: i64, begin: i64, corr: i64) -> RawCall {
         RawCall {
-            name: Arc::from(name),
+            name: Name::from(name),
             pid: 1,
             tid,
             begin_ns: begin,
@@ -235,7 +235,7 @@ mod tests {
 
     fn range(name: &str, tid: i64, begin: i64, end: i64) -> HostRange {
         HostRange {
-            name: Arc::from(name),
+            name: Name::from(name),
             pid: 1,
             tid,
             begin_ns: begin,

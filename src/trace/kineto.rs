@@ -246,17 +246,18 @@ fn join_ops(raw: Chunked<RawOp>, calls: &[RawCall], joins: &Correlations) -> (Ve
     let call_of = |i: usize| {
         let c = &calls[i];
         Call {
-            id: i,
+            // At most 2^31 records are kept (`trace::max_kept`): every call's place fits.
+            id: i as u32,
             name: c.name.clone(),
             begin_ns: c.begin_ns,
             end_ns: c.end_ns,
             tid: c.tid,
             after_wait: after_wait[i],
             waited: waited[i],
-            before: before[i].map(|b| Before {
-                name: calls[b].name.clone(),
-                begin_ns: calls[b].begin_ns,
-                end_ns: calls[b].end_ns,
+            before: before[i].map(|b| &calls[b as usize]).map(|b| Before {
+                name: b.name.clone(),
+                begin_ns: b.begin_ns,
+                end_ns: b.end_ns,
             }),
         }
     };

@@ -173,7 +173,7 @@ pub(super) struct SyncRecords {
 /// the trace lacks, or whose call does not wait (a query), is left out.
 pub(super) fn join(
     raw: SyncRecords,
-    call: impl Fn(i64, i64) -> Option<(CallSpan, std::sync::Arc<str>)>,
+    call: impl Fn(i64, i64) -> Option<(CallSpan, crate::trace::names::Name)>,
     process_of: impl Fn(i64) -> Option<i64>,
 ) -> Joined {
     let span = |pid, correlation| call(pid, correlation).map(|c| c.0);

@@ -282,7 +282,12 @@ impl Trace {
         Ok((0..n)
             .filter(|&i| keep(i))
             .map(|i| {
-                let mut ops = Vec::new();
+                // At most the windows' calls: a list that doubles as it grows keeps up to half
+                // again what it holds, for every trial of every claim at once.
+                let most = (sources.iter())
+                    .map(|(f, windows)| window(*f, windows[i].1, windows[i].2).len())
+                    .sum();
+                let mut ops = Vec::with_capacity(most);
                 for (f, windows) in sources {
                     let (f, file) = (*f, &self.files[*f]);
                     let (pid, lo, hi, _) = &windows[i];
@@ -292,6 +297,7 @@ impl Trace {
                             .map(|&(_, o)| (f, o)),
                     );
                 }
+                ops.shrink_to_fit();
                 (i, self.cut_of(sources[0].1[i].3.clone(), ops))
             })
             .collect())
@@ -411,7 +417,7 @@ impl Trace {
             .collect();
         let facts = ops.iter().map(|&r| self.facts(r, origin)).collect();
         let calls = (ops.iter())
-            .map(|&r| self.op(r).call.as_ref().map(|c| (r.0, c.id)))
+            .map(|&r| self.op(r).call.as_ref().map(|c| (r.0, c.id as usize)))
             .collect();
         Trial {
             name,
@@ -503,7 +509,7 @@ pub struct Trial {
     /// Where each op ran: (file, process, device, stream), by op id.
     pub places: Vec<(usize, i64, u32, u64)>,
     /// The recording of each file (`trace "FILE" as NAME`), by file.
-    pub runs: Vec<Option<std::sync::Arc<str>>>,
+    pub runs: Vec<Option<crate::trace::names::Name>>,
     /// What the trace shows about each op's issue, by op id: the causes a wait may have.
     pub(crate) facts: Vec<Facts>,
     /// The call that issued each op, as (file, the call's place in it), by op id: ops of one

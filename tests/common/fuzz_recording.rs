@@ -224,7 +224,9 @@ fn sub_program(process: &Process, acts: &[usize]) -> Issued {
 
 /// Each part of a graph launch among `acts` pointed at its end, as in the whole program.
 fn parts_of(process: &Process, acts: &[usize], sub: &mut Issued) {
-    let at: HashMap<usize, usize> = acts.iter().enumerate().map(|(i, &a)| (a, i)).collect();
+    let at: HashMap<u32, u32> = (acts.iter().enumerate())
+        .map(|(i, &a)| (a as u32, i as u32))
+        .collect();
     for (i, &a) in acts.iter().enumerate() {
         if let Some(join) = process.issued.ops[a].part_of {
             sub.ops[i].part_of = at.get(&join).copied();
