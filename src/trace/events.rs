@@ -339,13 +339,13 @@ pub(super) fn previous_calls(calls: &[RawCall]) -> Vec<Option<u32>> {
         }
         match outer {
             // Inside the outer call: a driver call of a runtime call.
-            Some(o) if c.begin_ns < calls[o].end_ns => before[i] = previous.map(|p| p as u32),
+            Some(o) if c.begin_ns < calls[o].end_ns => {}
             _ => {
                 previous = outer;
                 outer = Some(i);
-                before[i] = previous.map(|p| p as u32);
             }
         }
+        before[i] = previous.map(|p| p as u32);
     }
     before
 }
