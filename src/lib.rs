@@ -53,7 +53,7 @@
 //! ```
 
 // The layers, from the ground up; each folder's module docs say what it may import, and
-// `tests/layers.rs` holds every `use crate::` line to that.
+// `tests/cpu/layers.rs` holds every `use crate::` line to that.
 mod border;
 pub mod catalogue;
 pub mod explain;

@@ -55,7 +55,7 @@ pub struct FuzzConfig {
 /// programs, H100; docs/model.md, "Findings").
 pub fn regressions() -> Vec<Program> {
     serde_json::from_str::<Regressions>(include_str!("regressions.json"))
-        .expect("the committed regression corpus parses (tests/model.rs)")
+        .expect("the committed regression corpus parses (tests/cpu/model.rs)")
         .programs
 }
 
@@ -321,7 +321,7 @@ fn runner(seed: u64) -> TestRunner {
 
 /// The programs a fuzz run of `config` runs, in order, where nothing is shrunk: its regressions,
 /// then `config.cases` random programs of its seed. A recording of the run (`stream-litmus trace
-/// -- stream-litmus fuzz …`) is of these programs (tests/program_behind.rs rebuilds them from it).
+/// -- stream-litmus fuzz …`) is of these programs (tests/cpu/program_behind.rs rebuilds them from it).
 pub fn generated(config: &FuzzConfig) -> Vec<Program> {
     let mut runner = runner(config.seed);
     let strategy = programs(config.shape);

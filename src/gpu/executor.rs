@@ -76,7 +76,7 @@ impl Kept {
 static FAIL_AT_OP: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
 
 /// Makes every execution fail at op `op` of its warm-up trial (`None`: run normally); see the
-/// error-path test in `tests/robust.rs`.
+/// error-path test in `tests/cpu/robust.rs`.
 #[doc(hidden)]
 pub fn fail_at_op(op: Option<usize>) {
     FAIL_AT_OP.store(

@@ -13,7 +13,7 @@
 //! tracking is switched off anyway, before anything is allocated.
 //!
 //! **May import:** `measured`, `program`, `border`. It fills the measured data and never judges
-//! it; nothing else in the crate names cudarc (`tests/layers.rs`).
+//! it; nothing else in the crate names cudarc (`tests/cpu/layers.rs`).
 
 mod activity_lines;
 mod buffers;

@@ -119,7 +119,7 @@ pub const MAX_LAUNCH_LATENCY_NS: u64 = STALL_FLOOR_NS;
 /// launch jitter after it was ready, so the threshold need not hold the jitter again. 24 gaps
 /// (45–53 µs on an H100, 37 µs on an H200) are over twice the longest idle stretch in the idle
 /// runs recorded as fixtures (19.5 µs, a D2H copy behind a kernel in its stream, over 1,500
-/// trials; see `tests/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
+/// trials; see `tests/cpu/disturbance.rs`), and below the shortest stall that turned a verdict (84 µs).
 /// The jitter is no part of it because it is the first thing a neighbour inflates: a run
 /// calibrated beside one measured 301 µs, which would have hidden stalls of 256 µs.
 pub const STALL_GAPS: u64 = 24;

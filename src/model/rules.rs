@@ -10,7 +10,7 @@
 //! already implied are made: the last op of each stream stands for the ops before it on that
 //! stream (stream order chains them), and a host sync orders the ops up to the next host sync,
 //! which orders the rest. The closure is the same as with every edge written out
-//! (`tests/model_compact.rs` holds the two against each other), and a program of 150,000 ops
+//! (`tests/cpu/model_compact.rs` holds the two against each other), and a program of 150,000 ops
 //! (a trace) has a few hundred thousand edges instead of billions.
 
 use super::issued::{Issued, What};

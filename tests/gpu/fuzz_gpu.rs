@@ -1,6 +1,6 @@
 //! Random programs on the GPU against the documented model (the `fuzz` command, in small).
 //! Without a GPU this is ignored with a reason; the fuzz machinery itself is tested on the CPU
-//! in tests/model.rs with a simulated GPU.
+//! in tests/cpu/model.rs with a simulated GPU.
 
 use crate::common::lab;
 use serial_test::serial;

@@ -3,7 +3,7 @@
 //! must-precede pair of it holds in the spans, and every wait the generated program orders is
 //! classified as asked for (or implied by the legacy stream). `tests/common/fuzz_recording.rs`
 //! holds the two; a small recording is committed and compared on the CPU too
-//! (`tests/program_behind.rs`).
+//! (`tests/cpu/program_behind.rs`).
 //!
 //! `FUZZ_RECORDED_CASES` (default 2,000), `FUZZ_RECORDED_SEED` (default 13) and
 //! `FUZZ_RECORDED_SPIN_US` (default 100: a recording's launch jitter, over a whole fuzz run, is
@@ -109,7 +109,7 @@ fn a_recorded_fuzz_run_rebuilds_to_the_programs_it_ran() {
     // Which waits a recording shows depends on its jitter: the tolerance is one per recording,
     // and on H100 2 of 10 seeds (18, 21) at 2,000 cases showed none. A wait seen and ordered by
     // the program is classified above (a "not asked" one is a mismatch); the committed recording
-    // (`tests/program_behind.rs`) holds waits for certain.
+    // (`tests/cpu/program_behind.rs`) holds waits for certain.
     if c.waits_ordered == 0 {
         println!("no wait the program orders was seen in this recording: nothing to classify");
     }

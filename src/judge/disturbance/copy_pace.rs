@@ -35,7 +35,7 @@ pub const PAGEABLE_PACE: f64 = 0.25;
 /// A copy or memset that took more than this many times its fastest run in the claim's trials
 /// was slowed by someone else: alone, less the time other copies of ours ran beside it, the
 /// same op's runs in one claim stayed within this in every recorded idle run
-/// (`tests/disturbance.rs`). Pageable copies are left to the calibrated rate: the CPU's staging
+/// (`tests/cpu/disturbance.rs`). Pageable copies are left to the calibrated rate: the CPU's staging
 /// makes them vary 3× alone.
 pub const STAGE_SLOWDOWN: f64 = 2.5;
 
