@@ -103,7 +103,8 @@ fn judge_rejects_a_file_that_is_not_results() {
 /// unchanged, the written run is the recorded one, stamps and judgements alike.
 #[test]
 fn judge_writes_the_rejudged_results() {
-    let recorded = common::fixture("nocupti-h100.json.gz");
+    // The one results file kept in schema 1 (stamps as objects), to show old files still read.
+    let recorded = common::fixture("core-h100.json");
     let out = std::env::temp_dir().join(format!("stream-litmus-{}.json.gz", std::process::id()));
     let status = cli()
         .arg("judge")
@@ -121,6 +122,7 @@ fn judge_writes_the_rejudged_results() {
         stream_litmus::RunRecord::load(&out).unwrap(),
     );
     std::fs::remove_file(&out).unwrap();
+    assert_eq!(a.schema, 1);
     // Written again in the current schema (stamps in columns), the same run.
     assert_eq!(b.schema, stream_litmus::SCHEMA_VERSION);
     assert!(
