@@ -12,6 +12,6 @@ cd "$here"
 cargo build --release --manifest-path ../Cargo.toml
 rm -rf wheel-data
 mkdir -p wheel-data/data/lib
-cp ../target/release/libstream_litmus.so wheel-data/data/lib/
+cp ../target/release/libstream_litmus_inject.so wheel-data/data/lib/
 maturin build --release --out "$out" "${@:2}"
 ls "$out"/*.whl

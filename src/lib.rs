@@ -83,9 +83,6 @@ pub use border::limits::MAX_TRIAL_FACTOR;
 #[doc(hidden)]
 pub use gpu::testing as gpu_testing;
 pub use gpu::turn;
-/// CUPTI's injection entry point (src/gpu/inject.rs), exported by the shared library.
-#[doc(hidden)]
-pub use gpu::InitializeInjection;
 pub use gpu::{
     device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CACHE_ENV, CUPTI_ENV, NVLS_ENV,
     NVML_ENV, STAMP_SOURCE,

@@ -28,7 +28,7 @@ def test_the_package_and_binary_are_the_installed_ones():
     exe = stream_litmus.binary()
     assert os.path.realpath(exe).startswith(prefix), exe
     # The injection library `trace --` loads comes with the wheel, where the binary finds it.
-    lib = os.path.join(sys.prefix, "lib", "libstream_litmus.so")
+    lib = os.path.join(sys.prefix, "lib", "libstream_litmus_inject.so")
     assert os.path.isfile(lib), lib
     done = subprocess.run([exe, "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "check" in done.stdout

@@ -15,13 +15,9 @@
 
 /// The variables the CUDA driver reads as a process starts that change how its work waits
 /// (one hardware queue, lazy module loading, blocking launches): `stream-litmus trace` records
-/// them for each process it traces (`gpu/inject.rs`), and a trace's causes name them
+/// them for each process it traces (`crates/inject/src/inject.rs`), and a trace's causes name them
 /// (`trace::DriverEnv`).
-pub const DRIVER_ENV: [&str; 3] = [
-    "CUDA_DEVICE_MAX_CONNECTIONS",
-    "CUDA_MODULE_LOADING",
-    "CUDA_LAUNCH_BLOCKING",
-];
+pub const DRIVER_ENV: [&str; 3] = stream_litmus_inject::DRIVER_ENV;
 
 /// Which values an allowed variable takes.
 #[derive(Debug, Clone, Copy)]

@@ -18,7 +18,7 @@ use stream_litmus::trace::join;
 
 /// Names the injection library by path, instead of the one beside the binary.
 pub const INJECTION_ENV: &str = "STREAM_LITMUS_INJECTION";
-const LIBRARY: &str = "libstream_litmus.so";
+const LIBRARY: &str = "libstream_litmus_inject.so";
 
 /// The file a command names: itself where it holds a `/`, else the first match on `PATH` (the
 /// file the shell would run), else the name as given.
@@ -262,7 +262,7 @@ fn run(
     Ok((status, began.elapsed().as_secs_f64()))
 }
 
-/// `$STREAM_LITMUS_INJECTION`, else `libstream_litmus.so` beside the binary (cargo builds it
+/// `$STREAM_LITMUS_INJECTION`, else `libstream_litmus_inject.so` beside the binary (cargo builds it
 /// there with the binary), or in `../lib` from it (where the Python wheel installs it: the binary
 /// in `<prefix>/bin`, the library in `<prefix>/lib`).
 fn injection_library() -> Result<PathBuf, CliError> {

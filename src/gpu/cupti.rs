@@ -19,15 +19,13 @@
 
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
-use std::alloc::{alloc, dealloc, Layout};
 use std::mem::offset_of;
 use std::sync::{Mutex, OnceLock};
+use stream_litmus_inject::buffers::{each_record, requested};
 
 /// The environment variable that hides CUPTI (`off`), for runs that show the fallback.
 pub const CUPTI_ENV: &str = "STREAM_LITMUS_CUPTI";
 
-const BUFFER_BYTES: usize = 4 << 20;
-const BUFFER_ALIGN: usize = 8;
 const KINDS: [sys::CUpti_ActivityKind; 3] = [
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -72,7 +70,7 @@ fn try_start() -> Result<String, String> {
     if std::env::var(CUPTI_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
         return Err(format!("hidden by {CUPTI_ENV}=off"));
     }
-    let Some(name) = super::probe::cupti() else {
+    let Some(name) = stream_litmus_inject::find_cupti() else {
         return Err(
             "libcupti not found by the loader (it ships with the CUDA toolkit, under \
                     extras/CUPTI/lib64 or targets/*/lib; add its directory to LD_LIBRARY_PATH)"
@@ -144,36 +142,6 @@ fn drain() -> Vec<Record> {
     std::mem::take(&mut *c)
 }
 
-/// Frees a buffer [`requested`] gave CUPTI.
-///
-/// # Safety
-/// `buffer` came from [`requested`] and is not used after.
-unsafe fn release(buffer: *mut u8) {
-    // SAFETY: the caller's promise; same layout as the allocation.
-    unsafe { dealloc(buffer, layout()) }
-}
-
-fn layout() -> Layout {
-    // Both numbers are non-zero and the alignment a power of two.
-    Layout::from_size_align(BUFFER_BYTES, BUFFER_ALIGN).expect("valid layout")
-}
-
-/// CUPTI's buffer request: one buffer of [`BUFFER_BYTES`], freed by [`release`] (shared with
-/// the injection library, `inject.rs`).
-pub(super) unsafe extern "C" fn requested(
-    buffer: *mut *mut u8,
-    size: *mut usize,
-    max_records: *mut usize,
-) {
-    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `completed`.
-    unsafe {
-        let p = alloc(layout());
-        *buffer = p;
-        *size = if p.is_null() { 0 } else { BUFFER_BYTES };
-        *max_records = 0;
-    }
-}
-
 unsafe extern "C" fn completed(
     _context: cudarc::driver::sys::CUcontext,
     _stream: u32,
@@ -190,25 +158,6 @@ unsafe extern "C" fn completed(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .extend(found);
-}
-
-/// Calls `f` with each complete record of a buffer CUPTI handed back, then frees the buffer:
-/// the walk both buffer callbacks share (the copy witness's and the injection library's).
-///
-/// # Safety
-/// `buffer` came from [`requested`] (or is null) and holds `valid` bytes of CUPTI records; it is
-/// not used after.
-pub(super) unsafe fn each_record(buffer: *mut u8, valid: usize, mut f: impl FnMut(*const u8)) {
-    if buffer.is_null() {
-        return;
-    }
-    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
-    // SAFETY: the caller's promise.
-    while unsafe { activity::get_next_record(buffer, valid, &mut record) }.is_ok() {
-        f(record as *const u8);
-    }
-    // SAFETY: allocated by `requested`, done with.
-    unsafe { release(buffer) };
 }
 
 /// # Safety

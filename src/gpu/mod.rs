@@ -15,7 +15,6 @@
 //! **May import:** `measured`, `program`, `border`. It fills the measured data and never judges
 //! it; nothing else in the crate names cudarc (`tests/cpu/layers.rs`).
 
-mod activity_lines;
 mod buffers;
 mod calibrate;
 mod capture;
@@ -26,8 +25,6 @@ mod cupti;
 mod executor;
 mod fleet;
 mod host_fn;
-mod host_fn_streams;
-mod inject;
 mod issuer;
 mod kernels;
 mod memory;
@@ -42,19 +39,16 @@ mod probe;
 mod ptx_cache;
 mod resources;
 mod stamps;
-mod trace_out;
 pub mod turn;
 
 pub use cupti::CUPTI_ENV;
 pub use executor::Execution;
 pub use fleet::device_count;
-pub use inject::{
-    InitializeInjection, FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV,
-};
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
 pub use neighbours::{Look, NVML_ENV};
-pub use probe::cupti as find_cupti;
 pub use ptx_cache::CACHE_ENV;
+pub use stream_litmus_inject::find_cupti;
+pub use stream_litmus_inject::{FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
 
 /// Hooks for the executor's error-path test; not part of the API.
 #[doc(hidden)]

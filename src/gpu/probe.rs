@@ -66,17 +66,3 @@ pub fn call(call: &str) -> impl FnOnce(DriverError) -> Error + '_ {
         message: describe(e),
     }
 }
-
-/// The CUPTI library the loader can find, by the names cudarc would try; `None` without CUPTI.
-pub fn cupti() -> Option<String> {
-    [
-        "libcupti.so",
-        "libcupti.so.13",
-        "libcupti.so.12",
-        "libcupti.so.11",
-    ]
-    .into_iter()
-    // SAFETY: loading CUPTI runs no initialisation that touches our state; it is dropped at once.
-    .find(|name| unsafe { libloading::Library::new(*name) }.is_ok())
-    .map(str::to_owned)
-}

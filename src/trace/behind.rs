@@ -20,7 +20,7 @@
 //!   then adds the hardware queues (`Refinement::Queues`).
 //!
 //! - every host function on the stream its call named, where recorded (`stream-litmus trace`
-//!   records it, `gpu/host_fn_streams.rs`; a profiler's trace does not);
+//!   records it, `crates/inject/src/host_fn_streams.rs`; a profiler's trace does not);
 //!
 //! What the trace does not record stays unknown and is said in [`Process::notes`], never
 //! guessed: a stream of unknown kind makes no implicit order, a wait of unknown record orders

@@ -64,7 +64,7 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
 
 /// Every call that enqueued a host function (the outermost of a runtime call and its driver
 /// call), with the stream it named where the trace records it (`stream-litmus trace` does,
-/// `gpu/host_fn_streams.rs`: by the call's correlation), in order of begin: the host functions
+/// `crates/inject/src/host_fn_streams.rs`: by the call's correlation), in order of begin: the host functions
 /// of the program behind the trace (`behind.rs`).
 pub(super) fn enqueued(
     calls: &[RawCall],

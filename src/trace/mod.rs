@@ -9,7 +9,7 @@
 //! each launch of a marker kernel), every trial a
 //! [`Timeline`](crate::measured::timeline::Timeline) as the lab's own. `causes.rs` says what
 //! held an op back and why, as far as the trace shows. `recorded.rs` joins what
-//! `stream-litmus trace -- CMD` recorded through CUPTI (`gpu/inject.rs`) into one such trace.
+//! `stream-litmus trace -- CMD` recorded through CUPTI (`crates/inject/src/inject.rs`) into one such trace.
 //! Judging claims on those timelines is `trace_claims/`, one floor up.
 //!
 //! **May import:** `measured` (timelines, tolerances), `program` (op ids), `border` (reading

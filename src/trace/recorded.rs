@@ -1,5 +1,5 @@
 //! Joining what `stream-litmus trace -- CMD` recorded: each process of the command wrote its
-//! CUPTI records as lines of the profiler's event format (`gpu/inject.rs`); here they become one
+//! CUPTI records as lines of the profiler's event format (`crates/inject/src/inject.rs`); here they become one
 //! trace file in the same format as a PyTorch profiler trace, which `check` reads.
 //!
 //! A process killed by a signal leaves its file as far as CUPTI had flushed it, perhaps with a

@@ -1,7 +1,7 @@
 //! The program's own orders a trace records beside its ops: event waits and host syncs with the
 //! stream and event they name, and each stream's kind and priority.
 //!
-//! CUPTI's activity API records them (`gpu/inject.rs` writes them for `stream-litmus trace`):
+//! CUPTI's activity API records them (`crates/inject/src/inject.rs` writes them for `stream-litmus trace`):
 //! a **synchronization** record per `cudaStreamWaitEvent`, `cudaEventSynchronize`,
 //! `cudaStreamSynchronize` and context sync, with its stream and event; a **CUDA event** record
 //! per `cudaEventRecord`, with its stream and event; a **stream** record per stream created, with

@@ -1,6 +1,6 @@
 //! CUPTI's injection entry point: `stream-litmus trace -- CMD` records any CUDA program.
 //!
-//! The crate is also built as a shared library (`libstream_litmus.so`). The `trace` command runs
+//! This crate is built as a shared library (`libstream_litmus_inject.so`). The `trace` command runs
 //! the user's command with `CUDA_INJECTION64_PATH` naming it, and the CUDA driver calls
 //! [`InitializeInjection`] in every process of the command when it initialises. From there CUPTI's
 //! activity API records every kernel, copy and memset, and the runtime and driver calls that
@@ -13,8 +13,8 @@
 //! Nothing here may crash the user's program: every failure is written as a `note` line and
 //! CUPTI is left alone; no panic crosses the C boundary.
 
-use super::activity_lines::Lines;
-use super::trace_out::{lock, note, Out};
+use crate::activity_lines::Lines;
+use crate::trace_out::{lock, note, Out};
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
 use std::io::Write;
@@ -76,7 +76,7 @@ fn start() -> Result<(), String> {
         lines: Lines::new(base_ns),
     });
     write_env();
-    if super::probe::cupti().is_none() {
+    if crate::find_cupti().is_none() {
         return Err("libcupti not found by the loader (add its directory, e.g. \
                     /usr/local/cuda/extras/CUPTI/lib64, to LD_LIBRARY_PATH)"
             .into());
@@ -85,7 +85,7 @@ fn start() -> Result<(), String> {
     if !unsafe { sys::is_culib_present() } {
         return Err("libcupti loads, but not under the names cudarc tries".into());
     }
-    activity::register_callbacks(Some(super::cupti::requested), Some(completed)).map_err(|e| {
+    activity::register_callbacks(Some(crate::buffers::requested), Some(completed)).map_err(|e| {
         format!("cuptiActivityRegisterCallbacks failed ({e:?}): another tool (Nsight, a profiler) may hold CUPTI")
     })?;
     // One kind of thread id for calls and NVTX ranges alike (the kernel's), so that a range is
@@ -107,7 +107,7 @@ fn start() -> Result<(), String> {
     let tune = Tune::from_env();
     if !tune.skip.contains(&"sync") {
         record_syncs();
-        if let Err(e) = super::host_fn_streams::record() {
+        if let Err(e) = crate::host_fn_streams::record() {
             note(&e);
         }
     }
@@ -151,10 +151,10 @@ fn record_syncs() {
             return;
         }
     }
-    let line = serde_json::json!({
-        "ph": "M", "name": "process_records", "pid": std::process::id(),
-        "args": { "recorded_syncs": true },
-    });
+    let line = format!(
+        r#"{{"ph":"M","name":"process_records","pid":{},"args":{{"recorded_syncs":true}}}}"#,
+        std::process::id()
+    );
     if let Some(out) = lock().as_mut() {
         let _ = writeln!(out.file, "{line}");
     }
@@ -216,7 +216,7 @@ extern "C" fn at_exit() {
         if let Some(out) = lock().as_mut() {
             let _ = out
                 .file
-                .write_all(super::host_fn_streams::summary().as_bytes());
+                .write_all(crate::host_fn_streams::summary().as_bytes());
             let _ = out.file.flush();
         }
     });
@@ -226,17 +226,22 @@ extern "C" fn at_exit() {
 /// event of the profiler's format: what explains waits that no stream order asks for. A
 /// variable left unset is left out; values are clipped (they are short words and numbers).
 fn write_env() {
-    let mut env = serde_json::Map::new();
-    for name in crate::border::allowed_env::DRIVER_ENV {
+    let mut env = Vec::new();
+    for name in crate::DRIVER_ENV {
         if let Some(v) = std::env::var_os(name) {
             let v: String = v.to_string_lossy().chars().take(64).collect();
-            env.insert(name.to_string(), v.into());
+            env.push(format!(
+                "{}:{}",
+                crate::json::quoted(name),
+                crate::json::quoted(&v)
+            ));
         }
     }
-    let line = serde_json::json!({
-        "ph": "M", "name": "process_env", "pid": std::process::id(),
-        "args": { "env": env },
-    });
+    let line = format!(
+        r#"{{"ph":"M","name":"process_env","pid":{},"args":{{"env":{{{}}}}}}}"#,
+        std::process::id(),
+        env.join(",")
+    );
     if let Some(out) = lock().as_mut() {
         let _ = writeln!(out.file, "{line}");
     }
@@ -266,8 +271,8 @@ unsafe extern "C" fn completed(
             let _ = out.file.write_all(line.as_bytes());
         }
     };
-    // SAFETY: CUPTI hands back a buffer from `cupti::requested` with `valid` bytes of records.
-    unsafe { super::cupti::each_record(buffer, valid, write) };
+    // SAFETY: CUPTI hands back a buffer from `buffers::requested` with `valid` bytes of records.
+    unsafe { crate::buffers::each_record(buffer, valid, write) };
     if let Some(out) = guard.as_mut() {
         let _ = out.file.flush();
     }

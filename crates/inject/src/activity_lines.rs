@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 use std::mem::offset_of;
 
 /// What formatting keeps between records: the instant times count from, the callback names.
-pub(super) struct Lines {
-    pub(super) base_ns: u64,
+pub(crate) struct Lines {
+    pub(crate) base_ns: u64,
     names: HashMap<(u32, u32), String>,
 }
 
@@ -63,7 +63,7 @@ fn us(base: u64, ns: u64) -> String {
 }
 
 impl Lines {
-    pub(super) fn new(base_ns: u64) -> Lines {
+    pub(crate) fn new(base_ns: u64) -> Lines {
         Lines {
             base_ns,
             names: HashMap::new(),
@@ -74,7 +74,7 @@ impl Lines {
     ///
     /// # Safety
     /// `p` points at a complete CUPTI activity record.
-    pub(super) unsafe fn line(&mut self, p: *const u8, line: &mut String) -> bool {
+    pub(crate) unsafe fn line(&mut self, p: *const u8, line: &mut String) -> bool {
         use sys::CUpti_ActivityKind as K;
         let r = Rec(p);
         let kind = r.u32(0);
@@ -111,7 +111,7 @@ impl Lines {
         let _ = write!(
             line,
             r#"{{"ph":"X","cat":"kernel","name":{},"pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"process":{process},"device":{},"stream":{stream},"correlation":{},"grid":[{},{},{}],"block":[{},{},{}]}}}}"#,
-            serde_json::Value::from(r.text(offset_of!(T, name))),
+            crate::json::quoted(&r.text(offset_of!(T, name))),
             r.u32(offset_of!(T, deviceId)),
             r.u32(offset_of!(T, correlationId)),
             r.i32(offset_of!(T, gridX)),
@@ -167,7 +167,7 @@ impl Lines {
             let _ = write!(
                 line,
                 r#"{{"cat":"nvtx_start","id":{id},"name":{},"pid":{pid},"tid":{tid},"ts":{at}}}"#,
-                serde_json::Value::from(r.text(offset_of!(T, name)))
+                crate::json::quoted(&r.text(offset_of!(T, name)))
             );
             return true;
         }

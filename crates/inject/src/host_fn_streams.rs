@@ -24,7 +24,7 @@ const CALLS: [(Cbid, u8); 4] = [
 ];
 
 /// Subscribes to the calls that enqueue host functions; why not, where CUPTI refused.
-pub(super) fn record() -> Result<(), String> {
+pub(crate) fn record() -> Result<(), String> {
     let mut subscriber: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
     // SAFETY: an out-pointer to a handle, and a callback that never unwinds into CUPTI.
     let ok = unsafe { sys::cuptiSubscribe(&mut subscriber, Some(entered), std::ptr::null_mut()) };
@@ -99,7 +99,7 @@ static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 
 /// The process's summary, as a metadata line (ignored by the reader; read by a person who wonders
 /// why a host function has no stream): calls seen and streams written.
-pub(super) fn summary() -> String {
+pub(crate) fn summary() -> String {
     use std::sync::atomic::Ordering::Relaxed;
     format!(
         "{{\"ph\":\"M\",\"name\":\"host_fn_streams\",\"pid\":{},\"args\":{{\"calls\":{},\"written\":{}}}}}\n",
@@ -130,7 +130,7 @@ unsafe extern "C" fn entered(
             Ok(stream) => stream,
             Err(e) => {
                 if !TOLD.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                    super::trace_out::note(&format!(
+                    crate::trace_out::note(&format!(
                         "a host function's stream is not recorded: {e}"
                     ));
                 }
@@ -144,7 +144,7 @@ unsafe extern "C" fn entered(
             r#"{{"ph":"M","name":"host_fn_stream","pid":{process},"args":{{"process":{process},"correlation":{},"stream":{stream}}}}}"#,
             data.correlationId
         );
-        super::trace_out::write_line(&line);
+        crate::trace_out::write_line(&line);
         WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     });
 }

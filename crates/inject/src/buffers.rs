@@ -1,0 +1,76 @@
+//! CUPTI's activity buffers: found by name, asked for, walked and freed. Shared by the two users
+//! of CUPTI's activity API: the injection (`inject.rs`) and the lab's copy witness
+//! (`stream_litmus`'s `gpu/cupti.rs`), each with its own callback for completed buffers.
+
+use cudarc::cupti::result::activity;
+use cudarc::cupti::sys;
+use std::alloc::{alloc, dealloc, Layout};
+
+const BUFFER_BYTES: usize = 4 << 20;
+const BUFFER_ALIGN: usize = 8;
+
+/// The name under which the loader finds CUPTI, if it does. cudarc's own loader would panic on a
+/// missing library, so CUPTI is probed first.
+pub fn find_cupti() -> Option<String> {
+    [
+        "libcupti.so",
+        "libcupti.so.13",
+        "libcupti.so.12",
+        "libcupti.so.11",
+    ]
+    .into_iter()
+    // SAFETY: loading CUPTI runs no initialisation that touches our state; it is dropped at once.
+    .find(|name| unsafe { libloading::Library::new(*name) }.is_ok())
+    .map(str::to_owned)
+}
+
+/// Frees a buffer [`requested`] gave CUPTI.
+///
+/// # Safety
+/// `buffer` came from [`requested`] and is not used after.
+unsafe fn release(buffer: *mut u8) {
+    // SAFETY: the caller's promise; same layout as the allocation.
+    unsafe { dealloc(buffer, layout()) }
+}
+
+fn layout() -> Layout {
+    // Both numbers are non-zero and the alignment a power of two.
+    Layout::from_size_align(BUFFER_BYTES, BUFFER_ALIGN).expect("valid layout")
+}
+
+/// CUPTI's buffer request: one buffer of [`BUFFER_BYTES`], freed by [`each_record`] once walked.
+///
+/// # Safety
+/// Called by CUPTI with valid out-pointers.
+pub unsafe extern "C" fn requested(
+    buffer: *mut *mut u8,
+    size: *mut usize,
+    max_records: *mut usize,
+) {
+    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in `each_record`.
+    unsafe {
+        let p = alloc(layout());
+        *buffer = p;
+        *size = if p.is_null() { 0 } else { BUFFER_BYTES };
+        *max_records = 0;
+    }
+}
+
+/// Calls `f` with each complete record of a buffer CUPTI handed back, then frees the buffer:
+/// the walk both buffer callbacks share (the copy witness's and the injection library's).
+///
+/// # Safety
+/// `buffer` came from [`requested`] (or is null) and holds `valid` bytes of CUPTI records; it is
+/// not used after.
+pub unsafe fn each_record(buffer: *mut u8, valid: usize, mut f: impl FnMut(*const u8)) {
+    if buffer.is_null() {
+        return;
+    }
+    let mut record: *mut sys::CUpti_Activity = std::ptr::null_mut();
+    // SAFETY: the caller's promise.
+    while unsafe { activity::get_next_record(buffer, valid, &mut record) }.is_ok() {
+        f(record as *const u8);
+    }
+    // SAFETY: allocated by `requested`, done with.
+    unsafe { release(buffer) };
+}
