@@ -13,6 +13,14 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::process::{Command, Stdio};
 
+/// Held while one command is timed: one measured command at a time in the test binary, since a
+/// bound on one command's time is not a bound on its share of a machine running another beside
+/// it. Taken before the clock starts, so that the wait is not counted.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs the CLI with `args` (no GPU, `env` added); returns its exit code, stderr and peak
 /// resident memory in KiB.
 pub fn run_cli(args: &[&OsStr], env: &[(&str, &str)]) -> (Option<i32>, String, i64) {

@@ -81,6 +81,7 @@ fn gzip(path: &Path, parts: &[(&[u8], usize)]) {
 /// not against a wall clock; both are built alike (a debug test binary, a debug CLI).
 fn read_once(path: &Path) -> std::time::Duration {
     use std::io::Read;
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
@@ -480,6 +481,7 @@ fn a_million_valid_block_stamps_are_judged_in_bounded_time_and_memory() {
         let file = dir.join(format!("columns{claims}.json.gz"));
         many_blocks(&file, claims, 1_040_000, Stamps::Columns);
         let read = read_once(&file);
+        let _one = common::peak::one_at_a_time();
         let started = std::time::Instant::now();
         let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
         let took = started.elapsed();
@@ -511,6 +513,7 @@ fn a_million_block_stamps_as_objects_are_judged_in_bounded_memory_and_linear_tim
         let file = dir.join(format!("objects{claims}.json.gz"));
         many_blocks(&file, claims, 1_040_000, Stamps::Objects);
         let read = read_once(&file);
+        let _one = common::peak::one_at_a_time();
         let started = std::time::Instant::now();
         let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
         let took = started.elapsed();
@@ -587,6 +590,7 @@ fn the_outcomes_kept_of_many_empty_trials_are_bounded() {
         .unwrap();
     gz.finish().unwrap();
     let read = read_once(&file);
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, rss) = run(&["judge".as_ref(), file.as_os_str()]);
     let took = started.elapsed();

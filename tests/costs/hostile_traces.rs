@@ -1,5 +1,5 @@
 //! Traces and claims on them made to hurt (issue 36), as `tests/cpu/hostile_claims.rs` and
-//! `tests/cpu/hostile_results.rs` do for claim and results files: a property test (proptest, fixed
+//! `tests/costs/hostile_results.rs` do for claim and results files: a property test (proptest, fixed
 //! seed and case count, so that `cargo test` stays quick and repeatable) takes the committed
 //! example traces and their claims, and a made-up trace of host functions, and mutates both:
 //! - the trace's events: names (empty, globs, line feeds, 20 KB), numbers (extremes in place of
@@ -466,6 +466,7 @@ fn judged_within_bounds(
     if out {
         args.extend([OsStr::new("--out"), report.as_os_str()]);
     }
+    let _one = common::peak::one_at_a_time();
     let started = Instant::now();
     let (code, err, kib) = common::peak::run_cli(&args, &[]);
     let took = started.elapsed();

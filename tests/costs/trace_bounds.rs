@@ -1,6 +1,6 @@
 //! Traces and claims on them made to take minutes or gigabytes, each bounded or refused with a
 //! message that names the limit (issue 36, rows 1, 3, 4, 6, 7 and 13; rows 2 and 5 in
-//! tests/cpu/trace_costs.rs).
+//! tests/costs/trace_costs.rs).
 
 use crate::common;
 
@@ -26,6 +26,7 @@ fn a_long_pattern_on_long_names_is_bounded() {
     };
     let c = dir.path().join("c.litmus");
     std::fs::write(&c, claim(&format!("*{}b", "a".repeat(4094)))).unwrap();
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     let took = started.elapsed();
@@ -166,6 +167,7 @@ fn a_trace_named_twenty_thousand_times_is_refused_at_once() {
         ),
     )
     .unwrap();
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     assert_eq!(code, Some(2), "{err}");
@@ -233,6 +235,7 @@ fn nested_ranges(n: usize, tenth: Option<std::time::Duration>) -> std::time::Dur
             ),
         )
         .unwrap();
+        let _one = common::peak::one_at_a_time();
         let started = std::time::Instant::now();
         let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
         let took = started.elapsed();
@@ -292,6 +295,7 @@ fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
     let dir = tempfile::tempdir().unwrap();
     const { assert!(396 * 1000 < stream_litmus::trace::MAX_TRIAL_OPS) };
     let c = overlapping_steps(dir.path(), 395);
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     let took = started.elapsed();
@@ -308,6 +312,7 @@ fn a_claim_at_the_bound_of_trial_ops_fits_the_memory_bound() {
 fn overlapping_steps_that_would_hold_millions_of_ops_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let c = overlapping_steps(dir.path(), 10_000);
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(&[OsStr::new("check"), c.as_os_str()], &[]);
     let took = started.elapsed();
@@ -346,6 +351,7 @@ fn many_long_distinct_names_take_the_memory_of_one() {
         let long = if i == 0 { 15 << 20 } else { 256 << 10 };
         format!("{i}{}", "x".repeat(long))
     });
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(
         &[OsStr::new("check"), in_order(dir.path()).as_os_str()],
@@ -367,6 +373,7 @@ fn a_trace_of_more_ops_than_its_budget_is_refused_as_it_is_read() {
     let t = dir.path().join("t.json");
     common::kineto::gzip_kernels(&t, 200_000, |i| format!("k{}", i % 7));
     let c = in_order(dir.path());
+    let _one = common::peak::one_at_a_time();
     let started = std::time::Instant::now();
     let (code, err, peak_kib) = run_cli(
         &[OsStr::new("check"), c.as_os_str()],

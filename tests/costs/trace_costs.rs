@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::kineto::{made, with_events, MadeOp};
-use common::peak::run_cli;
+use common::peak::{one_at_a_time, run_cli};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -30,13 +30,6 @@ fn check(dir: &Path, lines: &str, more: &[&OsStr]) -> (Option<i32>, String, Dura
     let started = Instant::now();
     let (code, err, kib) = run_cli(&args, &[]);
     (code, err, started.elapsed(), kib)
-}
-
-/// One judged at a time: the bound is on the command's own time, not on its share of a machine
-/// running this file's other cases beside it.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Judged (as expected or not) within the bounds.

@@ -5,8 +5,9 @@
 //! One binary, because each test binary links the whole crate: with a binary per file (58 of
 //! them), a newcomer's first `cargo test` spent most of its minutes linking and wrote 3.3 GB of
 //! `target/` (issue 53, docs/measurements.md). Each module is the file of one concern, as
-//! `tests/gpu/` does for the GPU tests; filter by its name (`cargo test --test cpu trace_costs`).
-//! The binaries beside it: `gpu` (claims through the lab), `claim_files` and `examples` (one test
+//! `tests/gpu/` does for the GPU tests; filter by its name (`cargo test --test costs trace_costs`).
+//! The binaries beside it: `costs` (the bounds on a command's time and memory, beside work of
+//! their own size only), `gpu` (claims through the lab), `claim_files` and `examples` (one test
 //! per file, custom harnesses), `trace_oracle`, and `parallel_claims` (a user's own test file,
 //! kept as one to show it works as one).
 
@@ -24,8 +25,6 @@ mod explain;
 mod host_checks;
 mod host_order;
 mod hostile_claims;
-mod hostile_results;
-mod hostile_traces;
 mod launch_cost;
 mod layers;
 mod litmus_format;
@@ -43,7 +42,6 @@ mod program;
 mod program_behind;
 mod readiness;
 mod recorded_rejudged;
-mod recorded_syncs;
 mod report;
 mod report_ops;
 mod retry_plan;
@@ -54,12 +52,9 @@ mod shared_files;
 mod shown_text;
 mod sweep;
 mod timing;
-mod trace_bounds;
 mod trace_causes;
 mod trace_clock;
 mod trace_command_line;
-mod trace_commands;
-mod trace_costs;
 mod trace_host_fns;
 mod trace_issue_order;
 mod trace_names;
@@ -68,5 +63,4 @@ mod trace_ranges;
 mod trace_recordings;
 mod trace_shapes;
 mod traces;
-mod turn;
 mod witness_checks;

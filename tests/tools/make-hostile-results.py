@@ -6,7 +6,7 @@
 Each is small on disk and large once read: a gzip with a 1.8 GiB string, a gzip with a million
 timelines, devices near 2^32 and 1e9, a second gzip member, data after the object. Used to measure
 peak memory and time to refusal with /usr/bin/time -v (docs/results.md, "Limits"); the CPU tests
-in tests/cpu/hostile_results.rs build smaller ones of the same shapes.
+in tests/costs/hostile_results.rs build smaller ones of the same shapes.
 """
 import gzip, json, os, sys, zlib
 
