@@ -3,9 +3,10 @@
 //! memory bound (issues 36, 44, 51), and the process's turn measured in milliseconds.
 //!
 //! Apart from `tests/cpu/`, because a bound on time holds only beside work of its own size: in
-//! the CPU tests' binary a child judged in 0.3 s took over 2 s beside the model's property tests
-//! and the gzip writers' threads. Here the neighbours are these files' own cases, as when each
-//! file was a binary, and the measured children run one at a time (`common::peak::run_cli`).
+//! the CPU tests' binary, `trace_costs`' judgements, well within their 2 s alone, went past it
+//! beside the model's property tests and the gzip writers' threads. Here the neighbours are these
+//! files' own cases, as when each file was a binary, and every timed command runs alone
+//! (`common::peak::one_at_a_time`, taken before its clock starts).
 
 #[path = "../common/mod.rs"]
 mod common;

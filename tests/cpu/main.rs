@@ -1,11 +1,11 @@
 //! Every CPU test of the crate's behaviour, in one test binary: the model, programs and the claim
 //! language, re-judging timelines recorded on real GPUs, the checks on hand-made timelines, the
-//! reports, traces and `explain`, the CLI run as a child, and files made to hurt.
+//! reports, traces and `explain`, the CLI run as a child, and claim files made to hurt.
 //!
 //! One binary, because each test binary links the whole crate: with a binary per file (58 of
 //! them), a newcomer's first `cargo test` spent most of its minutes linking and wrote 3.3 GB of
 //! `target/` (issue 53, docs/measurements.md). Each module is the file of one concern, as
-//! `tests/gpu/` does for the GPU tests; filter by its name (`cargo test --test costs trace_costs`).
+//! `tests/gpu/` does for the GPU tests; filter by its name (`cargo test --test cpu readiness`).
 //! The binaries beside it: `costs` (the bounds on a command's time and memory, beside work of
 //! their own size only), `gpu` (claims through the lab), `claim_files` and `examples` (one test
 //! per file, custom harnesses), `trace_oracle`, and `parallel_claims` (a user's own test file,
