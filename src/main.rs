@@ -70,7 +70,7 @@ fn list() -> CliResult {
             "{:<36} expect {:<9} (needs {} GPUs) {} — {}",
             c.id,
             c.expect,
-            catalogue::multi_gpu::DEVICES,
+            catalogue::MULTI_GPU_DEVICES,
             c.source,
             c.statement
         );

@@ -37,26 +37,81 @@ fn main() {
                 .map(drop)
                 .map_err(|e| Failed::from(e.to_string()))
         }));
-        trials.push(Trial::ignorable_test(format!("gpu::{name}"), move || {
-            on_gpu(&path)
-        }));
+        // The catalogue's own files run claim by claim in the `gpu` test binary, and as
+        // `stream-litmus run`; here they are read only.
+        if !is_catalogue(&path) {
+            trials.push(Trial::ignorable_test(format!("gpu::{name}"), move || {
+                on_gpu(&path)
+            }));
+        }
     }
+    let files = all.clone();
     trials.push(Trial::test("claims::ids_are_unique_and_new", move || {
         unique_ids(&all)
     }));
+    trials.push(Trial::test(
+        "claims::the_catalogue_is_its_files",
+        move || catalogue_files(&files),
+    ));
     trials.extend(cli::trials());
     libtest_mimic::run(&args, trials).exit();
 }
 
+/// Whether `path` is one of the catalogue's files (`claims/catalogue/`).
+fn is_catalogue(path: &Path) -> bool {
+    path.parent()
+        .is_some_and(|d| d.ends_with("claims/catalogue"))
+}
+
+/// The files under `claims/catalogue/` are exactly those compiled into the catalogue
+/// (`catalogue::FILES`), and hold its claims: a file added there but not listed would be
+/// silently left out of `stream-litmus run`.
+fn catalogue_files(files: &[PathBuf]) -> Result<(), Failed> {
+    use stream_litmus::catalogue::{self, DEFAULT_SPIN};
+    let mut on_disk: Vec<String> = files
+        .iter()
+        .filter(|p| is_catalogue(p))
+        .filter_map(|p| Some(p.file_stem()?.to_str()?.to_string()))
+        .collect();
+    on_disk.sort();
+    let mut compiled: Vec<String> = catalogue::FILES
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    compiled.sort();
+    if on_disk != compiled {
+        return Err(format!(
+            "claims/catalogue/ holds {on_disk:?}, but catalogue::FILES compiles {compiled:?}"
+        )
+        .into());
+    }
+    let mut from_files: Vec<String> = Vec::new();
+    for path in files.iter().filter(|p| is_catalogue(p)) {
+        let claims = litmus::load(path).map_err(|e| Failed::from(e.to_string()))?;
+        from_files.extend(claims.into_iter().map(|c| c.header.id));
+    }
+    let mut ids: Vec<String> = catalogue::all(DEFAULT_SPIN)
+        .into_iter()
+        .chain(catalogue::multi_gpu(DEFAULT_SPIN))
+        .map(|c| c.header.id)
+        .collect();
+    from_files.sort();
+    ids.sort();
+    if from_files != ids {
+        return Err("the catalogue's claims differ from its files' claims".into());
+    }
+    Ok(())
+}
+
 /// No two claim files define the same claim, and none redefines a catalogue claim: results files
-/// and reports name claims by id.
+/// and reports name claims by id. (The catalogue's own files are the catalogue.)
 fn unique_ids(files: &[PathBuf]) -> Result<(), Failed> {
     let mut seen: std::collections::HashMap<String, String> =
         stream_litmus::catalogue::all(stream_litmus::catalogue::DEFAULT_SPIN)
             .into_iter()
             .map(|c| (c.header.id, "the catalogue".to_string()))
             .collect();
-    for path in files {
+    for path in files.iter().filter(|p| !is_catalogue(p)) {
         let Ok(claims) = litmus::load(path) else {
             continue;
         };

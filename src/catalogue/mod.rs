@@ -1,200 +1,161 @@
-//! The claim catalogue, one file per family of claims.
+//! The claim catalogue: the claims of the study notes, kept as claim files under
+//! `claims/catalogue/` and read by the same parser as a user's (`litmus`), so that the claims
+//! the lab ships and the claims a user writes are one format, printed and read one way.
 //!
 //! Every claim cites its source: a seed file of the study notes (`shared/seeds/`, Chinese notes;
 //! the section is quoted in its original words) or a section of NVIDIA's documentation.
 //! docs/claims.md lists each claim with its verdict on the GPUs it was measured on.
 //!
-//! Claims take the spin length as a parameter: every kernel in a claim spins for a multiple of
-//! it, so the whole catalogue can be shortened or lengthened at once (`--spin-us`) to find how
-//! short reliable verdicts can go.
+//! Every kernel and host function of the catalogue lasts a number of `spin`s (`K2: spin
+//! 0.25spin on s1`), multiples of the spin length, so the whole catalogue can be shortened or
+//! lengthened at once (`--spin-us`) to find how short reliable verdicts can go. The files are
+//! compiled into the binary: `stream-litmus run` needs no file beside it.
 //!
-//! **May import:** `judge` (claims, checks, expectations), `program`, `border`.
+//! **May import:** `litmus` (the parser), `judge` (claims), `program`, `border`.
 
-mod allocator;
-mod connections;
-mod copies;
-mod event_waits;
-mod graphs;
-mod host;
-mod implicit;
-pub mod multi_gpu;
-mod null_stream;
-mod ordering;
-mod per_thread;
-mod priorities;
-pub mod scenarios;
-mod training;
-
-pub use allocator::{alloc_async_other_stream, alloc_async_same_stream, ALLOC_BYTES};
-pub use connections::{
-    connections_default, connections_one_adjacent, connections_one_false_dependency,
-    connections_one_single_stream,
-};
-pub use copies::{
-    copy_engines_both_ways, copy_engines_same_way, copy_overlaps_kernel, copy_returns,
-    malloc_memory, pinned_bandwidth, racing_writers, BIG_COPY, COPY_BYTES, RACE_ELEMENTS,
-};
-pub use event_waits::{
-    event_elapsed_time, event_rerecord, event_third_stream, event_wait_orders, event_wait_snapshot,
-};
-pub use graphs::{graph_keeps_order, graph_launch_cost, COST_SPIN_DIVISOR};
-pub use host::{
-    host_fn_in_stream_order, launch_returns_early, queries_until_done, syncs_return_after_work,
-};
-pub use implicit::{implicit_sync, Between, IMPLICIT_BYTES};
-pub use multi_gpu::multi_gpu;
-pub use null_stream::{
-    non_blocking_exempt, non_blocking_pair, null_barrier, seed002_non_blocking,
-    seed002_without_null,
-};
-pub use ordering::fifo;
-pub use per_thread::{
-    per_thread_record_under_legacy, per_thread_vs_blocking, per_thread_vs_legacy,
-};
-pub use priorities::{priority_equal_waits, priority_jumps_ahead, priority_no_preemption};
-pub use training::{hook_on_comm_stream, hook_on_compute_stream, hook_one_connection};
-
-use crate::judge::claim::{Claim, ClaimBuilder};
-use crate::program::{HostFnApi, OpId, Place, StreamId, StreamKind, SyncTarget};
+use crate::judge::claim::Claim;
 use std::time::Duration;
 
-/// Both issue orders of one kernel on each of two streams, separated by a device sync:
-/// `X` on `x` then `Y` on `y`, sync, then `Y'` on `y` and `X'` on `x`. Returns the pairs in issue
-/// order, `[(X, Y), (Y', X')]`, for claims that must hold whichever kernel is issued first.
-fn both_issue_orders(
-    c: &mut ClaimBuilder,
-    (x, x_label): (StreamId, &str),
-    (y, y_label): (StreamId, &str),
-    spin: Duration,
-) -> [(OpId, OpId); 2] {
-    let first = c.spin(x, x_label, spin);
-    let second = c.spin(y, y_label, spin);
-    c.host_sync(SyncTarget::Device);
-    let third = c.spin(y, format!("{y_label}'"), spin);
-    let fourth = c.spin(x, format!("{x_label}'"), spin);
-    [(first, second), (third, fourth)]
-}
+pub use crate::program::DEFAULT_SPIN;
 
-/// Seed file names, as cited in claims and docs/claims.md.
-pub mod seeds {
-    /// CSDN notes, "7. Stream and Event" (sleep kernels, single vs multi stream).
-    pub const S000: &str = "000_a5eb0762e7ac500e.txt";
-    /// "CUDA 流（Streams）示例": priorities, events, callbacks, pinned memory.
-    pub const S001: &str = "001_a7500a1b7456fe7d.txt";
-    /// "CUDA 流简介" with the weight-prefetch demo and the null-stream rules.
-    pub const S002: &str = "002_84e77744080bec39.txt";
-    /// "CUDA Stream & Event" reading list and the gradient-hook experiments.
-    pub const S003: &str = "003_2d7c825d6571bec0.txt";
-    /// "异步内存拷贝 - 实践篇" notebook.
-    pub const S004: &str = "004_7b52a762cd78229c.txt";
-}
+/// The catalogue's claim files, in the order the catalogue runs them: a name (the file's stem
+/// under `claims/catalogue/`) and its text.
+pub const FILES: [(&str, &str); 6] = [
+    ("core", include_str!("../../claims/catalogue/core.litmus")),
+    (
+        "synchronization",
+        include_str!("../../claims/catalogue/synchronization.litmus"),
+    ),
+    (
+        "host_and_memory",
+        include_str!("../../claims/catalogue/host_and_memory.litmus"),
+    ),
+    (
+        "copies",
+        include_str!("../../claims/catalogue/copies.litmus"),
+    ),
+    (
+        "scenarios",
+        include_str!("../../claims/catalogue/scenarios.litmus"),
+    ),
+    (
+        "multi_gpu",
+        include_str!("../../claims/catalogue/multi_gpu.litmus"),
+    ),
+];
 
-/// Spin length of the catalogue's kernels unless told otherwise. A kernel must still be running
-/// when the ops issued after it reach the GPU (a few µs per launch, plus the launch jitter), or
-/// its relations are undecided; see docs/claims.md for how short it could go.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
+/// The shortest spin length the catalogue runs with: its shortest kernel is 0.04 spins (the
+/// graph launch cost claims), which must last a nanosecond at least.
+pub const MIN_SPIN: Duration = Duration::from_nanos(25);
+
+/// The longest spin length the catalogue runs with: its longest kernel is 120 spins, and a
+/// kernel over a second (`MAX_SPIN_NS`) is taken for a unit mixed up.
+pub const MAX_SPIN: Duration = Duration::from_millis(8);
+
+/// Devices the `multi.*` claims (the `multi_gpu` file) need.
+pub const MULTI_GPU_DEVICES: u32 = 2;
+
+/// The claims of the catalogue file `name` (one of [`FILES`]), with spins of `spin`.
+///
+/// # Panics
+/// When `spin` is outside [`MIN_SPIN`]..=[`MAX_SPIN`] (a kernel would last no time or over a
+/// second), or `name` is not one of [`FILES`]. The files themselves are read at every spin in
+/// that range by a test.
+pub fn file(name: &str, spin: Duration) -> Vec<Claim> {
+    assert!(
+        (MIN_SPIN..=MAX_SPIN).contains(&spin),
+        "the catalogue runs with spins of {MIN_SPIN:?}..={MAX_SPIN:?}, not {spin:?}"
+    );
+    let (_, text) = FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no catalogue file `{name}`"));
+    let path = format!("claims/catalogue/{name}.litmus");
+    crate::litmus::parse_with_spin(&path, text, spin)
+        .unwrap_or_else(|e| panic!("the catalogue's own file does not read: {e}"))
+}
 
 /// The five core claims of the lab, with the same-stream FIFO claim once per stream kind.
 pub fn core(spin: Duration) -> Vec<Claim> {
-    let mut claims: Vec<Claim> = StreamKind::ALL.iter().map(|&k| fifo(k, spin)).collect();
-    claims.extend([
-        null_barrier(spin),
-        non_blocking_exempt(spin),
-        non_blocking_pair(spin),
-        event_wait_orders(spin),
-        event_wait_snapshot(spin),
-        connections_default(spin),
-        connections_one_false_dependency(spin),
-        connections_one_single_stream(spin),
-    ]);
-    claims
+    file("core", spin)
 }
 
 /// The synchronization claims of the notes about streams, events, priorities and connections.
 pub fn synchronization(spin: Duration) -> Vec<Claim> {
-    vec![
-        per_thread_vs_blocking(spin),
-        per_thread_vs_legacy(spin),
-        per_thread_record_under_legacy(spin, false),
-        per_thread_record_under_legacy(spin, true),
-        event_rerecord(spin),
-        connections_one_adjacent(spin),
-        hook_on_compute_stream(spin),
-        hook_on_comm_stream(spin),
-        hook_one_connection(spin),
-        seed002_non_blocking(spin),
-        seed002_without_null(spin),
-        event_third_stream(spin),
-        priority_jumps_ahead(spin),
-        priority_no_preemption(spin),
-        priority_equal_waits(spin),
-        event_elapsed_time(spin),
-    ]
+    file("synchronization", spin)
 }
 
 /// The host side of streams, implicit synchronization, the stream-ordered allocator and graphs:
 /// the claims that need host-clock alignment, driver calls beyond streams and events, or graphs.
 pub fn host_and_memory(spin: Duration) -> Vec<Claim> {
-    let mut claims = vec![
-        host_fn_in_stream_order(HostFnApi::LaunchHostFunc, spin),
-        host_fn_in_stream_order(HostFnApi::StreamAddCallback, spin),
-        launch_returns_early(spin),
-        queries_until_done(spin),
-        syncs_return_after_work(spin),
-    ];
-    claims.extend(Between::ALL.iter().map(|&b| implicit_sync(b, spin)));
-    claims.extend([
-        alloc_async_same_stream(spin),
-        alloc_async_other_stream(spin),
-        graph_keeps_order(spin),
-        graph_launch_cost(100, spin),
-        graph_launch_cost(1000, spin),
-    ]);
-    claims
+    file("host_and_memory", spin)
 }
 
 /// Copies, overlap and data: the claims whose copy spans come from the witness (CUPTI or events).
 pub fn copies(spin: Duration) -> Vec<Claim> {
-    let mut claims = vec![
-        copy_returns(Place::Pinned),
-        copy_returns(Place::Pageable),
-        pinned_bandwidth(),
-    ];
-    for host in [Place::Pinned, Place::Pageable] {
-        for kernel_first in [true, false] {
-            claims.push(copy_overlaps_kernel(host, kernel_first, spin));
-        }
-    }
-    claims.extend([
-        copy_engines_both_ways(),
-        copy_engines_same_way(),
-        malloc_memory(Place::Pinned),
-        malloc_memory(Place::Device),
-        racing_writers(false),
-        racing_writers(true),
-    ]);
-    claims
+    file("copies", spin)
 }
 
 /// The notes' example systems: seed 000's sleep experiment, seed 004's pipeline, seed 002's
 /// weight prefetch (with each of its five dependencies removed in turn).
 pub fn scenarios(spin: Duration) -> Vec<Claim> {
-    use scenarios::{pipeline, prefetch, sleep, Regime};
-    let mut claims = vec![sleep(4096, spin), sleep(1, spin)];
-    claims.extend([1, 2, 4, 8].map(|n| pipeline(n, spin * 13)));
-    for regime in Regime::ALL {
-        claims.push(prefetch(regime, None));
-        claims.extend((1..=5).map(|k| prefetch(regime, Some(k))));
-    }
-    claims
+    file("scenarios", spin)
 }
 
-/// Every claim in the catalogue.
+/// The claims over [`MULTI_GPU_DEVICES`] GPUs (`multi.*`): run only where that many are visible.
+pub fn multi_gpu(spin: Duration) -> Vec<Claim> {
+    file("multi_gpu", spin)
+}
+
+/// Every claim in the catalogue that runs on one GPU.
 pub fn all(spin: Duration) -> Vec<Claim> {
-    let mut claims = core(spin);
-    claims.extend(synchronization(spin));
-    claims.extend(host_and_memory(spin));
-    claims.extend(copies(spin));
-    claims.extend(scenarios(spin));
-    claims
+    FILES
+        .iter()
+        .filter(|(name, _)| *name != "multi_gpu")
+        .flat_map(|(name, _)| file(name, spin))
+        .collect()
+}
+
+/// The catalogue claim `id` (the multi-GPU ones too), with spins of `spin`.
+pub fn claim(id: &str, spin: Duration) -> Option<Claim> {
+    FILES
+        .iter()
+        .flat_map(|(name, _)| file(name, spin))
+        .find(|c| c.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_reads_at_every_spin_it_may_run_with() {
+        for spin in [
+            MIN_SPIN,
+            Duration::from_nanos(1_001),
+            DEFAULT_SPIN,
+            MAX_SPIN,
+        ] {
+            let n: usize = FILES.iter().map(|(name, _)| file(name, spin).len()).sum();
+            assert_eq!(n, 89, "{spin:?}");
+        }
+    }
+
+    #[test]
+    fn spins_scale_with_the_spin_length() {
+        let short = claim("fifo.blocking", DEFAULT_SPIN).unwrap();
+        let long = claim("fifo.blocking", DEFAULT_SPIN * 4).unwrap();
+        let ns = |c: &Claim| -> Vec<u64> {
+            c.program
+                .ops
+                .iter()
+                .filter_map(|op| match op.kind {
+                    crate::program::OpKind::Spin { duration_ns, .. } => Some(duration_ns),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(ns(&short), [50_000, 12_500, 50_000, 12_500]);
+        assert_eq!(ns(&long), [200_000, 50_000, 200_000, 50_000]);
+    }
 }

@@ -29,9 +29,9 @@ pub(crate) struct RunArgs {
     /// Run only claims whose id contains this text (repeatable; each must match a claim).
     #[arg(long = "filter", short = 'f', value_parser = filter)]
     pub(crate) filters: Vec<String>,
-    /// Spin length of the catalogue's kernels, in microseconds (1..=1000000).
+    /// Spin length of the catalogue's kernels, in microseconds (1..=8000): each lasts a number of spins.
     #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64,
-          value_parser = spin_us)]
+          value_parser = catalogue_spin_us)]
     pub(crate) spin_us: u64,
     #[command(flatten)]
     pub(crate) options: RunOptions,
@@ -79,6 +79,10 @@ pub(crate) struct CheckArgs {
     /// used (docs/checking-your-program.md).
     #[arg(long = "trace", value_name = "TRACE", num_args = 1..)]
     pub(crate) traces: Vec<PathBuf>,
+    /// What a duration in `spin`s in the claim files stands for, in microseconds (1..=1000000).
+    #[arg(long, default_value_t = catalogue::DEFAULT_SPIN.as_micros() as u64,
+          value_parser = spin_us)]
+    pub(crate) spin_us: u64,
     #[command(flatten)]
     pub(crate) options: RunOptions,
 }
@@ -242,6 +246,12 @@ pub fn overhead_pairs(s: &str) -> Result<u32, String> {
 /// A spin length in µs: 1 µs up to the programs' own limit ([`MAX_SPIN_NS`]).
 pub fn spin_us(s: &str) -> Result<u64, String> {
     in_range(s, 1, MAX_SPIN_NS / 1000, " µs")
+}
+
+/// The catalogue's spin length in µs: its kernels last 0.04 to 120 spins, so 1 µs up to
+/// [`catalogue::MAX_SPIN`], where its longest kernel reaches the programs' limit.
+pub fn catalogue_spin_us(s: &str) -> Result<u64, String> {
+    in_range(s, 1, catalogue::MAX_SPIN.as_micros() as u64, " µs")
 }
 
 /// Random programs for `fuzz`: 1..=[`MAX_FUZZ_CASES`].

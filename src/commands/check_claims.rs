@@ -75,7 +75,8 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         };
         return super::traced::check_traced(parsed, &args.traces, &args.filters, &outputs);
     }
-    let (claims, files) = load_all(&args.files)?;
+    let spin = std::time::Duration::from_micros(args.spin_us);
+    let (claims, files) = load_all(&args.files, spin)?;
     let claims: Vec<Claim> =
         super::filters::kept(claims, |c| c.id.as_str(), &args.filters, "in these files")?;
     let outputs = (args.options.json.iter().chain(&args.options.junit))
@@ -92,6 +93,7 @@ pub fn check(mut args: CheckArgs) -> CliResult {
         }
     }
     print_environments(&claims)?;
+    let claims = super::run_catalogue::split_multi(claims)?;
     super::run_catalogue::run_claims(&claims, &args.options)
 }
 
@@ -111,11 +113,14 @@ fn print_environments(claims: &[Claim]) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The claims of every file, in order, and the files read (a directory stands for its `*.litmus`
+/// The claims of every file, in order (durations in `spin`s as multiples of `spin`), and the files read (a directory stands for its `*.litmus`
 /// files, in name order, searched recursively; each real folder and file once, however many
 /// links lead to it). On any error, each problem is printed and the exit code is 2. Claims are
 /// held to the results file's rules here, and their ids must be unique across files.
-pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliError> {
+pub fn load_all(
+    paths: &[PathBuf],
+    spin: std::time::Duration,
+) -> Result<(Vec<Claim>, Vec<PathBuf>), CliError> {
     let walk = walk(paths);
     let mut failed = !walk.problems.is_empty();
     for problem in &walk.problems {
@@ -124,7 +129,7 @@ pub fn load_all(paths: &[PathBuf]) -> Result<(Vec<Claim>, Vec<PathBuf>), CliErro
     let mut claims = Vec::new();
     let mut defined: HashMap<String, &Path> = HashMap::new();
     for path in &walk.files {
-        match litmus::load(path) {
+        match litmus::load_with_spin(path, spin) {
             Ok(more) => {
                 for c in more {
                     if let Some(first) = defined.get(&c.id) {

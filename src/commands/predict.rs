@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use stream_litmus::litmus;
 
 pub fn predict(files: &[PathBuf]) -> CliResult {
-    let (claims, _) = super::check_claims::load_all(files)?;
+    let (claims, _) = super::check_claims::load_all(files, stream_litmus::catalogue::DEFAULT_SPIN)?;
     for (i, claim) in claims.iter().enumerate() {
         if i > 0 {
             outln!();

@@ -28,26 +28,23 @@ pub fn run(args: RunArgs) -> CliResult {
     run_claims(&claims, &args.options)
 }
 
-/// Leaves out the multi-GPU claims where the machine has fewer than
-/// [`catalogue::multi_gpu::DEVICES`] devices, printing one `skip` line for each: they are not run,
-/// not counted, and not failures.
-fn split_multi(claims: Vec<Claim>) -> Result<Vec<Claim>, CliError> {
-    let needed = catalogue::multi_gpu::DEVICES;
-    if !claims.iter().any(|c| c.program.device_count() >= needed) {
+/// Leaves out the claims whose programs use more GPUs than the machine has (the catalogue's
+/// `multi.*` family needs [`catalogue::MULTI_GPU_DEVICES`]), printing one `skip` line for each:
+/// they are not run, not counted, and not failures. `run` and `check` share it.
+pub(super) fn split_multi(claims: Vec<Claim>) -> Result<Vec<Claim>, CliError> {
+    if !claims.iter().any(|c| c.program.device_count() > 1) {
         return Ok(claims);
     }
     let have = stream_litmus::device_count();
-    if have >= needed {
-        return Ok(claims);
-    }
     let (multi, single): (Vec<Claim>, Vec<Claim>) = claims
         .into_iter()
-        .partition(|c| c.program.device_count() >= needed);
+        .partition(|c| c.program.device_count() > have);
     // No device at all: the GPU error that follows says why, alone.
     for c in multi.iter().filter(|_| have > 0) {
         outln!(
-            "skip {:<36} needs {needed} GPUs (this machine has {have})",
-            c.id
+            "skip {:<36} needs {} GPUs (this machine has {have})",
+            c.id,
+            c.program.device_count()
         );
     }
     Ok(single)

@@ -166,6 +166,8 @@ pub(super) enum Stmt {
     },
     Op {
         label: Option<Name>,
+        /// `D0..D99: spin …`: the last label of a run of ops, one per number.
+        last: Option<Name>,
         op: OpSyntax,
     },
     Check {

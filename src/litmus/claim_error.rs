@@ -173,6 +173,9 @@ impl std::error::Error for LitmusError {}
 pub(super) struct Cx<'a> {
     pub path: &'a str,
     pub text: &'a str,
+    /// What a duration in `spin`s stands for: the run's spin length (`--spin-us`) for claims the
+    /// lab runs; `None` for claims on traces, which have no spin length.
+    pub spin_ns: Option<u64>,
 }
 
 impl Cx<'_> {

@@ -71,8 +71,23 @@ pub const MAX_FILE_BYTES: usize = 1 << 20;
 
 /// The claims in `text`; `path` names the file in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<Claim>, LitmusError> {
+    parse_with_spin(path, text, crate::program::DEFAULT_SPIN)
+}
+
+/// The claims in `text`, their durations in `spin`s (`0.25spin`) taken as multiples of `spin`
+/// (`--spin-us`); [`parse`] takes the default, 50 µs. The catalogue is read this way.
+pub fn parse_with_spin(
+    path: &str,
+    text: &str,
+    spin: std::time::Duration,
+) -> Result<Vec<Claim>, LitmusError> {
     let (text, lines) = lines(path, text)?;
-    let cx = claim_error::Cx { path, text };
+    let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
+    let cx = claim_error::Cx {
+        path,
+        text,
+        spin_ns: Some(spin_ns),
+    };
     if let Some(block) = blocks(&lines)
         .into_iter()
         .find(|b| trace_claim_file::is_traced(b))
@@ -100,7 +115,11 @@ fn traced_claims(
     text: &str,
     lines: &[syntax::Line],
 ) -> Result<Vec<TraceClaim>, LitmusError> {
-    let cx = claim_error::Cx { path, text };
+    let cx = claim_error::Cx {
+        path,
+        text,
+        spin_ns: None,
+    };
     let blocks = blocks(lines);
     if let Some(block) = blocks.iter().find(|b| !trace_claim_file::is_traced(b)) {
         let span = block.first().map_or(0..0, |l| l.span.clone());
@@ -189,8 +208,14 @@ fn blocks(lines: &[syntax::Line]) -> Vec<&[syntax::Line]> {
 
 /// The claims in the file at `path`, read up to [`MAX_FILE_BYTES`].
 pub fn load(path: &Path) -> Result<Vec<Claim>, LitmusError> {
+    load_with_spin(path, crate::program::DEFAULT_SPIN)
+}
+
+/// The claims in the file at `path`, with durations in `spin`s taken as multiples of `spin`
+/// (as [`parse_with_spin`] reads them).
+pub fn load_with_spin(path: &Path, spin: std::time::Duration) -> Result<Vec<Claim>, LitmusError> {
     let (shown, text) = read_text(path)?;
-    parse(&shown, &text)
+    parse_with_spin(&shown, &text, spin)
 }
 
 /// The text of the file at `path`, up to [`MAX_FILE_BYTES`], as UTF-8.

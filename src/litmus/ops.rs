@@ -272,7 +272,7 @@ fn unit_error(
     q: &Quantity,
     e: UnitError,
     what: &str,
-    units: &[(&str, u64)],
+    units: &str,
     example: &str,
 ) -> LitmusError {
     let unit_span = q.unit.as_ref().map_or(q.span.clone(), |u| u.span.clone());
@@ -281,10 +281,7 @@ fn unit_error(
             &q.span,
             format!("{what} without a unit"),
             "add a unit",
-            &format!(
-                "write it with its unit ({}), e.g. `{example}`",
-                units::names(units)
-            ),
+            &format!("write it with its unit ({units}), e.g. `{example}`"),
         ),
         UnitError::Unknown => cx.err(
             &unit_span,
@@ -292,7 +289,7 @@ fn unit_error(
                 "unknown unit `{}`",
                 q.unit.as_ref().map_or("", |u| u.text.as_str())
             ),
-            &format!("expected one of {}", units::names(units)),
+            &format!("expected one of {units}"),
         ),
         UnitError::Inexact => cx.err(
             &q.span,
@@ -304,12 +301,27 @@ fn unit_error(
 }
 
 fn spin_ns(cx: Cx<'_>, q: &Quantity, what: &str) -> R<u64> {
-    let ns = units::scaled(
-        &q.number,
-        q.unit.as_ref().map(|u| u.text.as_str()),
-        &units::DURATIONS,
-    )
-    .map_err(|e| unit_error(cx, q, e, "a duration", &units::DURATIONS, "50us"))?;
+    let unit = q.unit.as_ref().map(|u| u.text.as_str());
+    let ns = if unit == Some(units::SPIN) {
+        let Some(spin_ns) = cx.spin_ns else {
+            return Err(cx.err(
+                &q.span,
+                "a duration in `spin`s in a claim on traces",
+                "no spin length here",
+            ));
+        };
+        units::spins(&q.number, spin_ns)
+    } else {
+        units::scaled(&q.number, unit, &units::DURATIONS)
+    }
+    .map_err(|e| {
+        let names = format!(
+            "{}, or {} for the run's spin length",
+            units::names(&units::DURATIONS),
+            units::SPIN
+        );
+        unit_error(cx, q, e, "a duration", &names, "50us")
+    })?;
     if ns == 0 {
         return Err(cx.err(&q.span, format!("a {what} must last at least 1ns"), "zero"));
     }
@@ -325,7 +337,7 @@ pub(super) fn bytes(cx: Cx<'_>, q: &Quantity) -> R<u64> {
         q.unit.as_ref().map(|u| u.text.as_str()),
         &units::SIZES,
     )
-    .map_err(|e| unit_error(cx, q, e, "a size", &units::SIZES, "4KiB"))?;
+    .map_err(|e| unit_error(cx, q, e, "a size", &units::names(&units::SIZES), "4KiB"))?;
     if b == 0 || b > MAX_BYTES {
         return Err(cx.err(
             &q.span,

@@ -112,7 +112,24 @@ impl Draft {
                 self.buffer_line(cx, name, contents, read_back, device.as_ref())?
             }
             Stmt::PeerAccess => self.program.peer_access = true,
-            Stmt::Op { label, op } => self.op_line(cx, label, &op, line.span)?,
+            Stmt::Op {
+                label: Some(first),
+                last: Some(last),
+                op,
+            } => {
+                for label in numbered_run(cx, &first, &last)? {
+                    self.op_line(
+                        cx,
+                        Some(Name {
+                            text: label,
+                            span: first.span.clone(),
+                        }),
+                        &op,
+                        line.span.clone(),
+                    )?;
+                }
+            }
+            Stmt::Op { label, op, .. } => self.op_line(cx, label, &op, line.span)?,
             Stmt::Check {
                 observe,
                 relation,
@@ -388,6 +405,51 @@ impl Draft {
 }
 
 /// The error for a stream, event or buffer `n` declared again (`twice`).
+/// The labels of `D0..D99: …`, a run of ops one per number: the two labels must be one prefix
+/// and two numbers without leading zeros, the first not above the last, and the run no longer
+/// than a program may be.
+fn numbered_run(cx: Cx<'_>, first: &Name, last: &Name) -> R<Vec<String>> {
+    let split = |n: &Name| -> R<(String, u64)> {
+        let digits = n.text.len() - n.text.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, number) = n.text.split_at(n.text.len() - digits);
+        let value = (!number.is_empty() && (number == "0" || !number.starts_with('0')))
+            .then(|| number.parse::<u64>().ok())
+            .flatten();
+        match value {
+            Some(v) => Ok((prefix.to_string(), v)),
+            None => Err(cx.help(
+                &n.span,
+                "a run of ops needs labels that end in a number",
+                "no number at the end",
+                "write the first and last labels of the run, such as `D0..D99: spin 2us on s1`",
+            )),
+        }
+    };
+    let (prefix, from) = split(first)?;
+    let (end_prefix, to) = split(last)?;
+    if end_prefix != prefix {
+        return Err(cx.err(
+            &last.span,
+            format!(
+                "the run starts at `{}` but ends at `{}`",
+                first.text, last.text
+            ),
+            "another prefix",
+        ));
+    }
+    if to < from || to - from >= crate::border::limits::MAX_PROGRAM_OPS as u64 {
+        return Err(cx.err(
+            &last.span,
+            format!(
+                "a run of ops from {from} to {to}: the last must be at least the first, and a run at most {} ops",
+                crate::border::limits::MAX_PROGRAM_OPS
+            ),
+            "out of range",
+        ));
+    }
+    Ok((from..=to).map(|n| format!("{prefix}{n}")).collect())
+}
+
 fn declared_twice(cx: Cx<'_>, twice: bool, n: &Name, what: &str) -> R<()> {
     if twice {
         return Err(cx.err(

@@ -75,13 +75,15 @@ fn line(i: &mut In<'_>) -> Res<Option<Line>> {
 /// function named beside it.
 fn stmt(i: &mut In<'_>) -> Res<Stmt> {
     let start = i.checkpoint();
-    if let Some(label) = opt(terminated(name, (ws, ":"))).parse_next(i)? {
+    let labels = (name, opt(preceded((ws, ".."), cut_err(name))));
+    if let Some((label, last)) = opt(terminated(labels, (ws, ":"))).parse_next(i)? {
         ws(i)?;
         let kw = cut_err(ident.verify(|w: &str| OPS.contains(&w)))
             .context(expected("an op after the label, such as `spin 50us on s1`"))
             .parse_next(i)?;
         return op(i, kw).map(|op| Stmt::Op {
             label: Some(label),
+            last,
             op,
         });
     }
@@ -130,6 +132,7 @@ fn stmt(i: &mut In<'_>) -> Res<Stmt> {
         "select" => select_line(i)?,
         _ if OPS.contains(&kw) => Stmt::Op {
             label: None,
+            last: None,
             op: op(i, kw)?,
         },
         _ => {

@@ -23,6 +23,11 @@ pub(super) const SIZES: [(&str, u64); 4] = [
     ("GiB", 1 << 30),
 ];
 
+/// The unit of a duration relative to the run's spin length (`--spin-us`, 50 µs by default):
+/// `0.25spin` is a quarter of it, so a claim written in it scales with `--spin-us` (the
+/// catalogue's claims are). The value is rounded down to whole nanoseconds.
+pub(super) const SPIN: &str = "spin";
+
 /// Why a number and unit do not make a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum UnitError {
@@ -66,6 +71,15 @@ pub(super) fn scaled(
         .and_then(|w| w.checked_add(frac_scaled / denominator))
         .ok_or(UnitError::Overflow)?;
     u64::try_from(total).map_err(|_| UnitError::Overflow)
+}
+
+/// `number` spin lengths of `spin_ns` nanoseconds each, rounded down to whole nanoseconds:
+/// `0.25` of 50 µs is 12 500 ns. Exact for up to 9 decimals (more are [`UnitError::Inexact`]).
+pub(super) fn spins(number: &str, spin_ns: u64) -> Result<u64, UnitError> {
+    const BILLION: u64 = 1_000_000_000;
+    let billionths = scaled(number, Some(SPIN), &[(SPIN, BILLION)])?;
+    let ns = u128::from(billionths) * u128::from(spin_ns) / u128::from(BILLION);
+    u64::try_from(ns).map_err(|_| UnitError::Overflow)
 }
 
 /// `value` in the largest of `units` (listed smallest first) that is not above it, with the
@@ -149,6 +163,22 @@ mod tests {
             let (number, unit) = text.split_at(split);
             assert_eq!(scaled(number, Some(unit), &SIZES), Ok(b), "{text}");
         }
+    }
+
+    #[test]
+    fn spins_scale_the_spin_length_and_round_down() {
+        assert_eq!(spins("1", 50_000), Ok(50_000));
+        assert_eq!(spins("0.25", 50_000), Ok(12_500));
+        assert_eq!(spins("1.625", 1_000), Ok(1_625));
+        assert_eq!(spins("0.04", 1_000), Ok(40));
+        // 13/8 of 1 001 ns is 1 626.625 ns: rounded down, as `Duration * 13 / 8` is.
+        assert_eq!(spins("1.625", 1_001), Ok(1_626));
+        assert_eq!(spins("120", 8_000_000), Ok(960_000_000));
+        assert_eq!(spins("0.0000000001", 50_000), Err(UnitError::Inexact));
+        assert_eq!(
+            spins("99999999999999999999", 50_000),
+            Err(UnitError::Overflow)
+        );
     }
 
     #[test]

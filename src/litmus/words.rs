@@ -124,6 +124,7 @@ pub(super) fn quantity(i: &mut In<'_>) -> Res<Quantity> {
             .iter()
             .chain(&super::units::SIZES)
             .any(|(k, _)| *k == u)
+            || u == super::units::SPIN
     };
     let attached = take_while(1.., |c: char| c.is_alphabetic());
     let spaced = preceded(

@@ -23,7 +23,9 @@ pub use buffer::{Buffer, BufferId, CopyDir, Place};
 pub use builder::{ProgramBuilder, DEFAULT_BLOCK};
 pub(crate) use stream::is_zero;
 pub use stream::{Priority, Stream, StreamKind};
-pub use validate::{ProgramError, Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS};
+pub use validate::{
+    ProgramError, Warning, DEFAULT_SPIN, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -13,6 +13,12 @@ use std::collections::HashSet;
 /// The longest spin a program may ask for. Claims need microseconds; a second already makes
 /// a catalogue run feel hung, so anything longer is taken for a unit mistake.
 pub const MAX_SPIN_NS: u64 = 1_000_000_000;
+
+/// The spin length (`--spin-us`) unless told otherwise: what a duration of `1spin` in a claim
+/// file stands for, and the unit of the catalogue's kernels. A kernel must still be running
+/// when the ops issued after it reach the GPU (a few µs per launch, plus the launch jitter), or
+/// its relations are undecided; see docs/claims.md for how short it could go.
+pub const DEFAULT_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// Most blocks in one spin op (x dimension); each block's stamp takes 32 bytes.
 pub const MAX_GRID: u32 = 1 << 20;
 /// Most threads in one block, the CUDA limit.

@@ -4,13 +4,27 @@
 //! table its [`Claim::table`](crate::Claim::table) names; a row's name is its id after the
 //! first two segments (`scenario.pipeline.4` → `4`).
 
-use crate::catalogue::scenarios::{DEPENDENCIES, PIPELINE_CHUNKS};
 use crate::judge::claim::Table;
 use crate::judge::relation::Check;
 use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
 use crate::record::ClaimRecord;
 use std::fmt::Write;
+
+/// Chunks seed 004's pipeline claims split their data into (`H0`..`H7` in
+/// claims/catalogue/scenarios.litmus; a test below reads them).
+pub const PIPELINE_CHUNKS: usize = 8;
+
+/// The five event dependencies of seed 002's §4, in its order, as the prefetch table names its
+/// rows `…without_dep1` to `…without_dep5`: 1–3 make add i+1 wait for the load of its weights,
+/// 4–5 make a load wait for the add that last read the buffer it refills.
+pub const DEPENDENCIES: [&str; 5] = [
+    "vector_add_1 after lod_weight_0",
+    "vector_add_2 after lod_weight_1",
+    "vector_add_3 after lod_weight_2",
+    "lod_weight_1 after vector_add_0",
+    "lod_weight_2 after vector_add_1",
+];
 
 /// The records of the claims in `table`.
 fn rows(records: &[ClaimRecord], table: Table) -> Vec<&ClaimRecord> {
@@ -309,4 +323,34 @@ pub fn tables(records: &[ClaimRecord]) -> Vec<String> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table's shape is the catalogue files': chunks `H0`..`H7`, and one prefetch row per
+    /// dependency.
+    #[test]
+    fn the_tables_fit_the_catalogue_claims() {
+        let claims = crate::catalogue::scenarios(crate::catalogue::DEFAULT_SPIN);
+        let pipeline = claims
+            .iter()
+            .find(|c| c.id == "scenario.pipeline.8")
+            .unwrap();
+        let has = |l: String| pipeline.program.ops.iter().any(|op| op.label == l);
+        assert!(has(format!("H{}", PIPELINE_CHUNKS - 1)));
+        assert!(!has(format!("H{PIPELINE_CHUNKS}")));
+        for regime in ["slow_kernels", "fast_kernels"] {
+            for k in 1..=DEPENDENCIES.len() {
+                let id = format!("scenario.prefetch.{regime}.without_dep{k}");
+                assert!(claims.iter().any(|c| c.id == id), "{id}");
+            }
+            let past = format!(
+                "scenario.prefetch.{regime}.without_dep{}",
+                DEPENDENCIES.len() + 1
+            );
+            assert!(!claims.iter().any(|c| c.id == past));
+        }
+    }
 }

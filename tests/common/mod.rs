@@ -29,6 +29,12 @@ pub fn lab() -> &'static Lab {
     lab
 }
 
+/// The catalogue's claim `id` (claims/catalogue/), at the default spin.
+pub fn catalogue_claim(id: &str) -> Claim {
+    stream_litmus::catalogue::claim(id, stream_litmus::catalogue::DEFAULT_SPIN)
+        .unwrap_or_else(|| panic!("no catalogue claim `{id}`"))
+}
+
 /// Runs a claim and asserts that its verdict is the expected one; on failure, prints the claim,
 /// the deciding measurement with its tolerances, and a picture of the witness trial.
 pub fn assert_claim(claim: &Claim) -> ClaimRecord {

@@ -24,7 +24,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("trace", &["model", "measured", "program", "border"]),
     ("judge", &["model", "measured", "program", "border"]),
     ("record", &["judge", "measured", "program", "border"]),
-    ("catalogue", &["judge", "program", "border"]),
     (
         "trace_claims",
         &["trace", "judge", "model", "measured", "program", "border"],
@@ -45,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "border",
         ],
     ),
+    ("catalogue", &["litmus", "judge", "program", "border"]),
     ("fuzz", &["judge", "model", "measured", "program", "border"]),
     (
         "lab",

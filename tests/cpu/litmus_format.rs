@@ -15,7 +15,7 @@ use stream_litmus::litmus;
 fn every_catalogue_claim_round_trips(#[case] spin: Duration) {
     // The claims of several GPUs too: devices, device syncs, all-reduces, peer copies.
     let mut claims = catalogue::all(spin);
-    claims.extend(catalogue::multi_gpu::multi_gpu(spin));
+    claims.extend(catalogue::multi_gpu(spin));
     assert!(claims.iter().any(|c| c.program.is_multi_device()));
     for claim in &claims {
         let text = litmus::print_claim(claim);
@@ -43,7 +43,7 @@ fn every_catalogue_claim_round_trips(#[case] spin: Duration) {
 
 #[test]
 fn a_claim_prints_as_it_reads() {
-    let claim = catalogue::event_wait_orders(DEFAULT_SPIN);
+    let claim = catalogue::claim("event.wait_orders", DEFAULT_SPIN).unwrap();
     let text = litmus::print_claim(&claim);
     assert!(
         text.starts_with("claim event.wait_orders\nstatement \""),
@@ -155,6 +155,12 @@ fn comments_crlf_chain_and_indices() {
     1,
     "a second time"
 )]
+#[case::run_of_two_prefixes("D0..E3: spin 1us on s", 8, 5, "ends at `E3`")]
+#[case::run_backwards("D3..D0: spin 1us on s", 8, 5, "at least the first")]
+#[case::run_without_numbers("D..E: spin 1us on s", 8, 1, "end in a number")]
+#[case::run_leading_zero("D00..D10: spin 1us on s", 8, 1, "end in a number")]
+#[case::too_many_spins("K: spin 50000000spin on s", 8, 9, "over the limit")]
+#[case::no_spin_at_all("K: spin 0.0000001spin on s", 8, 9, "at least 1ns")]
 fn errors_point_at_the_culprit(
     #[case] line: &str,
     #[case] at_line: usize,
@@ -173,6 +179,27 @@ fn errors_point_at_the_culprit(
         "{shown}"
     );
     assert!(shown.contains('^'), "{shown}");
+}
+
+/// A duration in `spin`s is that many spin lengths, rounded down; a run of ops `D0..D2` is
+/// three ops; both print back in full.
+#[test]
+fn spins_and_runs_of_ops() {
+    let text = "claim c\nstatement \"s\"\nsource \"f\" section \"x\"\nexpect holds\n\n\
+                stream s = blocking\n\nD0..D2: spin 0.25spin on s\nK: host_fn 3spin on s\n\n\
+                check precedes(D0, D2)\n";
+    let spin = Duration::from_nanos(1_001);
+    let claims = litmus::parse_with_spin("c.litmus", text, spin).unwrap();
+    let ops = &claims[0].program.ops;
+    let labels: Vec<&str> = ops.iter().map(|o| o.label.as_str()).collect();
+    assert_eq!(labels, ["D0", "D1", "D2", "K"]);
+    let printed = litmus::print_claim(&claims[0]);
+    assert!(printed.contains("D1: spin 250ns on s"), "{printed}");
+    assert!(printed.contains("K: host_fn 3.003us on s"), "{printed}");
+    assert_eq!(litmus::parse("p.litmus", &printed).unwrap(), claims);
+    // At the default spin length, 50 µs.
+    let default = litmus::parse("c.litmus", text).unwrap();
+    assert!(litmus::print_claim(&default[0]).contains("D2: spin 12.5us on s"));
 }
 
 /// Control characters of any width (C0, DEL, C1) are refused at their position, without panic.
@@ -251,7 +278,7 @@ mod properties {
         /// Damaging a valid claim file anywhere gives claims or an error, never a panic.
         #[test]
         fn damaged_files_fail_cleanly(at in 0usize..2000, junk in "\\PC{0,4}") {
-            let claim = stream_litmus::catalogue::syncs_return_after_work(std::time::Duration::from_micros(50));
+            let claim = stream_litmus::catalogue::claim("host.syncs_return_after_work", stream_litmus::catalogue::DEFAULT_SPIN).unwrap();
             let mut text = litmus::print_claim(&claim);
             let mut at = at.min(text.len());
             while !text.is_char_boundary(at) { at -= 1; }

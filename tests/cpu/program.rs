@@ -149,7 +149,7 @@ fn catalogue_sources_are_seed_files_that_exist() {
 
 #[test]
 fn a_claim_survives_json_and_prints_as_a_listing() {
-    let claim = catalogue::null_barrier(catalogue::DEFAULT_SPIN);
+    let claim = catalogue::claim("null.barrier", catalogue::DEFAULT_SPIN).unwrap();
     let json = serde_json::to_string(&claim).unwrap();
     let back: stream_litmus::Claim = serde_json::from_str(&json).unwrap();
     assert_eq!(back, claim);

@@ -6,22 +6,22 @@
 //! observed verdict equals the claim's expectation. Without a GPU these tests are ignored with a
 //! reason; with `GPU_TESTS=1` and no usable GPU they fail naming the cause.
 
-use crate::common::{assert_claim, lab};
+use crate::common::{assert_claim, catalogue_claim, lab};
 use rstest::rstest;
 use serial_test::serial;
-use stream_litmus::catalogue::{self, DEFAULT_SPIN};
+use stream_litmus::catalogue::DEFAULT_SPIN;
 use stream_litmus::{Program, StreamKind, Verdict};
 
 /// Same-stream FIFO on every stream kind.
 #[rstest]
-#[case::legacy_null(StreamKind::LegacyNull)]
-#[case::per_thread(StreamKind::PerThread)]
-#[case::blocking(StreamKind::Blocking)]
-#[case::non_blocking(StreamKind::NonBlocking)]
+#[case::legacy_null("fifo.legacy-null")]
+#[case::per_thread("fifo.per-thread")]
+#[case::blocking("fifo.blocking")]
+#[case::non_blocking("fifo.non-blocking")]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
-fn same_stream_fifo(#[case] kind: StreamKind) {
-    assert_claim(&catalogue::fifo(kind, DEFAULT_SPIN));
+fn same_stream_fifo(#[case] id: &str) {
+    assert_claim(&catalogue_claim(id));
 }
 
 /// The legacy null stream is a barrier for blocking streams.
@@ -29,7 +29,7 @@ fn same_stream_fifo(#[case] kind: StreamKind) {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn null_stream_is_a_barrier_for_blocking_streams() {
-    assert_claim(&catalogue::null_barrier(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("null.barrier"));
 }
 
 /// Non-blocking streams are independent of the null stream, in both issue orders.
@@ -37,7 +37,7 @@ fn null_stream_is_a_barrier_for_blocking_streams() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn non_blocking_streams_ignore_the_null_stream() {
-    assert_claim(&catalogue::non_blocking_exempt(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("null.non_blocking_exempt"));
 }
 
 /// Two non-blocking streams overlap.
@@ -45,7 +45,7 @@ fn non_blocking_streams_ignore_the_null_stream() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn two_non_blocking_streams_overlap() {
-    assert_claim(&catalogue::non_blocking_pair(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("streams.non_blocking_pair"));
 }
 
 /// An event wait orders two streams...
@@ -53,7 +53,7 @@ fn two_non_blocking_streams_overlap() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn event_wait_orders_two_streams() {
-    assert_claim(&catalogue::event_wait_orders(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("event.wait_orders"));
 }
 
 /// ...and only up to the record it captured.
@@ -61,7 +61,7 @@ fn event_wait_orders_two_streams() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn event_wait_does_not_cover_later_work() {
-    assert_claim(&catalogue::event_wait_snapshot(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("event.wait_snapshot"));
 }
 
 /// Default connections: B1 overlaps A1.
@@ -69,7 +69,7 @@ fn event_wait_does_not_cover_later_work() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn default_connections_keep_streams_independent() {
-    assert_claim(&catalogue::connections_default(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("connections.default.independent"));
 }
 
 /// One connection: B1 waits for A1 (a false dependency)...
@@ -77,7 +77,7 @@ fn default_connections_keep_streams_independent() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn one_connection_adds_a_false_dependency() {
-    assert_claim(&catalogue::connections_one_false_dependency(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("connections.one.false_dependency"));
 }
 
 /// ...but does not make one stream of two: B1 still runs beside A2 (expected Violated).
@@ -85,7 +85,7 @@ fn one_connection_adds_a_false_dependency() {
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn one_connection_is_not_one_stream() {
-    assert_claim(&catalogue::connections_one_single_stream(DEFAULT_SPIN));
+    assert_claim(&catalogue_claim("connections.one.single_stream"));
 }
 
 /// The calibration the tolerances come from is sane: a timer that moves, a clock within the

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::TOL;
+use common::{catalogue_claim, TOL};
 use std::time::Duration;
 use stream_litmus::catalogue::{self, DEFAULT_SPIN};
 use stream_litmus::model::{HappensBefore, Refinement};
@@ -148,7 +148,7 @@ fn the_multi_family_is_not_part_of_the_default_catalogue() {
 
 #[test]
 fn legacy_null_streams_and_device_syncs_are_per_device() {
-    let claim = catalogue::multi_gpu::null_per_device(SPIN);
+    let claim = catalogue_claim("multi.null.per_device");
     let hb = HappensBefore::of(&claim.program);
     // N on gpu1's null stream, A on gpu0's blocking stream: no order either way.
     assert!(hb.may_overlap(OpId(0), OpId(1)));
@@ -161,7 +161,7 @@ fn legacy_null_streams_and_device_syncs_are_per_device() {
         .retain(|o| !matches!(o.kind, OpKind::DeviceSync { .. }));
     assert!(HappensBefore::of(&one).must_precede(OpId(0), OpId(1)));
 
-    let sync = catalogue::multi_gpu::device_sync_own_device(SPIN);
+    let sync = catalogue_claim("multi.device_sync.own_device");
     let hb = HappensBefore::of(&sync.program);
     // L (gpu1), A (gpu0), sync gpu0: the sync covers A only.
     assert!(hb.must_precede(OpId(1), OpId(2)));
@@ -170,11 +170,11 @@ fn legacy_null_streams_and_device_syncs_are_per_device() {
 
 #[test]
 fn events_across_devices_and_all_reduces_order_work() {
-    let claim = catalogue::multi_gpu::event_across_devices(SPIN);
+    let claim = catalogue_claim("multi.event.across_devices");
     let hb = HappensBefore::of(&claim.program);
     let (a, b) = (OpId(0), OpId(3));
     assert!(hb.must_precede(a, b));
-    let barrier = catalogue::multi_gpu::all_reduce_barrier(SPIN);
+    let barrier = catalogue_claim("multi.all_reduce.barrier");
     let hb = HappensBefore::of(&barrier.program);
     assert!(hb.must_precede(OpId(0), OpId(3)), "A on gpu0 → B on gpu1");
 }
@@ -184,7 +184,11 @@ fn hardware_queues_are_per_device() {
     // Under one connection the comm-first hook orders B2 after the all-reduce, per device; the
     // comm-after hook leaves the hook free to overlap B2 (the claim's expected violation).
     for (comm_first, ordered) in [(true, true), (false, false)] {
-        let claim = catalogue::multi_gpu::hook_one_connection(comm_first, SPIN);
+        let claim = catalogue_claim(if comm_first {
+            "multi.hook.one_connection.comm_first"
+        } else {
+            "multi.hook.one_connection.comm_after"
+        });
         let hb = HappensBefore::with(&claim.program, Refinement::Queues(1));
         for check in &claim.checks {
             if let Check::Precedes { before, after } = *check {
@@ -206,7 +210,7 @@ fn hardware_queues_are_per_device() {
 /// A on device 0 from 1 000 000 to 1 050 000; B on device 1, moved onto device 0's axis,
 /// starting `gap` after A's end; alignment errors 600 ns and 500 ns.
 fn two_devices(gap: i64) -> (Program, Timeline) {
-    let claim = catalogue::multi_gpu::event_across_devices(SPIN);
+    let claim = catalogue_claim("multi.event.across_devices");
     let (a, b) = (OpId(0), OpId(3));
     let start = (1_050_000 + gap) as u64;
     let mut spans = vec![
@@ -305,7 +309,7 @@ fn multi_gpu_claims_hold_as_expected() {
 #[test]
 fn a_two_device_results_file_loads_judges_and_renders() {
     let (program, t) = two_devices(3_000);
-    let mut claim = catalogue::multi_gpu::event_across_devices(SPIN);
+    let mut claim = catalogue_claim("multi.event.across_devices");
     claim.program = program;
     let trials = stream_litmus::Trials {
         calibration: common::hand_made::calibration(2_000),

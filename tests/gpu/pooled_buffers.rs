@@ -4,17 +4,19 @@
 //! nothing, reads back its own fill value in every trial; and the race claim, run again on reused
 //! buffers, keeps its verdict.
 
-use crate::common::{assert_claim, lab};
+use crate::common::{assert_claim, catalogue_claim, lab};
 use serial_test::serial;
 use std::time::Duration;
-use stream_litmus::catalogue::{self, RACE_ELEMENTS};
 use stream_litmus::{Place, ProgramBuilder, StreamKind};
+
+/// The f32 elements of each of the race claims' buffers (4 MiB in claims/catalogue/copies.litmus).
+const RACE_ELEMENTS: u64 = 1 << 20;
 
 #[test]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
 fn a_pooled_buffer_starts_every_trial_from_its_fill_value() {
-    let race = catalogue::racing_writers(true);
+    let race = catalogue_claim("race.event_orders_writers");
     assert_claim(&race); // leaves `out` (the 4th buffer) holding 2s, then gives it back
 
     let bytes = RACE_ELEMENTS * 4;
@@ -50,7 +52,7 @@ fn a_pooled_buffer_starts_every_trial_from_its_fill_value() {
     }
 
     // Both race claims again, on reused buffers: the same verdicts.
-    assert_claim(&catalogue::racing_writers(false));
+    assert_claim(&catalogue_claim("race.unsynchronized_writers"));
     assert_claim(&race);
 }
 

@@ -4,53 +4,50 @@
 //! Last, the newcomers' claims of issue 13 whose orders the host makes (tests/cpu/host_order.rs judges
 //! them on hand-made timelines).
 
-use crate::common::assert_claim;
+use crate::common::{assert_claim, catalogue_claim};
 use rstest::rstest;
 use serial_test::serial;
 use std::time::Duration;
-use stream_litmus::catalogue::Between;
-use stream_litmus::catalogue::{self, DEFAULT_SPIN};
-use stream_litmus::{
-    ApiCall, Claim, ClaimBuilder, Expect, HostFnApi, Source, StreamKind, SyncTarget, Verdict,
-};
+use stream_litmus::catalogue::DEFAULT_SPIN;
+use stream_litmus::{Claim, ClaimBuilder, Expect, Source, StreamKind, SyncTarget, Verdict};
 
 #[rstest]
-#[case::per_thread_independent_of_blocking(catalogue::per_thread_vs_blocking)]
-#[case::per_thread_syncs_with_legacy(catalogue::per_thread_vs_legacy)]
-#[case::event_rerecord(catalogue::event_rerecord)]
-#[case::event_third_stream(catalogue::event_third_stream)]
-#[case::seed002_non_blocking(catalogue::seed002_non_blocking)]
-#[case::seed002_without_kernel2(catalogue::seed002_without_null)]
-#[case::one_connection_adjacent_streams(catalogue::connections_one_adjacent)]
-#[case::training_hook_same_stream(catalogue::hook_on_compute_stream)]
-#[case::training_hook_own_stream(catalogue::hook_on_comm_stream)]
-#[case::training_hook_one_connection(catalogue::hook_one_connection)]
-#[case::priority_high_jumps_ahead(catalogue::priority_jumps_ahead)]
-#[case::priority_no_preemption(catalogue::priority_no_preemption)]
-#[case::priority_equal_waits_behind(catalogue::priority_equal_waits)]
-#[case::event_elapsed_time(catalogue::event_elapsed_time)]
-#[case::host_launch_host_func(|s| catalogue::host_fn_in_stream_order(HostFnApi::LaunchHostFunc, s))]
-#[case::host_stream_add_callback(|s| catalogue::host_fn_in_stream_order(HostFnApi::StreamAddCallback, s))]
-#[case::host_launch_returns_early(catalogue::launch_returns_early)]
-#[case::host_queries_until_done(catalogue::queries_until_done)]
-#[case::host_syncs_return_after_work(catalogue::syncs_return_after_work)]
-#[case::implicit_mem_alloc(|s| catalogue::implicit_sync(Between::Api(ApiCall::MemAlloc), s))]
-#[case::implicit_mem_free(|s| catalogue::implicit_sync(Between::Api(ApiCall::MemFree), s))]
-#[case::implicit_host_alloc(|s| catalogue::implicit_sync(Between::Api(ApiCall::HostAlloc), s))]
-#[case::implicit_host_free(|s| catalogue::implicit_sync(Between::Api(ApiCall::HostFree), s))]
-#[case::implicit_memset(|s| catalogue::implicit_sync(Between::Api(ApiCall::Memset), s))]
-#[case::implicit_copy_d2d(|s| catalogue::implicit_sync(Between::Api(ApiCall::CopyD2D), s))]
-#[case::implicit_context_sync(|s| catalogue::implicit_sync(Between::ContextSync, s))]
-#[case::implicit_unrelated_stream_sync(|s| catalogue::implicit_sync(Between::UnrelatedStreamSync, s))]
-#[case::alloc_async_same_stream(catalogue::alloc_async_same_stream)]
-#[case::alloc_async_other_stream(catalogue::alloc_async_other_stream)]
-#[case::graph_keeps_captured_order(catalogue::graph_keeps_order)]
-#[case::graph_launch_cost_100(|s| catalogue::graph_launch_cost(100, s))]
-#[case::graph_launch_cost_1000(|s| catalogue::graph_launch_cost(1000, s))]
+#[case::per_thread_independent_of_blocking("per_thread.independent_of_blocking")]
+#[case::per_thread_syncs_with_legacy("per_thread.syncs_with_legacy")]
+#[case::event_rerecord("event.rerecord")]
+#[case::event_third_stream("event.third_stream_keeps_running")]
+#[case::seed002_non_blocking("null.seed002_non_blocking")]
+#[case::seed002_without_kernel2("null.seed002_without_kernel2")]
+#[case::one_connection_adjacent_streams("connections.one.adjacent_streams")]
+#[case::training_hook_same_stream("training.hook_same_stream")]
+#[case::training_hook_own_stream("training.hook_own_stream")]
+#[case::training_hook_one_connection("training.hook_one_connection")]
+#[case::priority_high_jumps_ahead("priority.high_jumps_ahead")]
+#[case::priority_no_preemption("priority.no_preemption")]
+#[case::priority_equal_waits_behind("priority.equal_waits_behind")]
+#[case::event_elapsed_time("event.elapsed_time")]
+#[case::host_launch_host_func("host.launch_host_func")]
+#[case::host_stream_add_callback("host.stream_add_callback")]
+#[case::host_launch_returns_early("host.launch_returns_early")]
+#[case::host_queries_until_done("host.queries_until_done")]
+#[case::host_syncs_return_after_work("host.syncs_return_after_work")]
+#[case::implicit_mem_alloc("implicit.mem_alloc")]
+#[case::implicit_mem_free("implicit.mem_free")]
+#[case::implicit_host_alloc("implicit.host_alloc")]
+#[case::implicit_host_free("implicit.host_free")]
+#[case::implicit_memset("implicit.memset")]
+#[case::implicit_copy_d2d("implicit.copy_d2d")]
+#[case::implicit_context_sync("implicit.context_sync")]
+#[case::implicit_unrelated_stream_sync("implicit.unrelated_stream_sync")]
+#[case::alloc_async_same_stream("alloc_async.same_stream_reuses")]
+#[case::alloc_async_other_stream("alloc_async.other_stream")]
+#[case::graph_keeps_captured_order("graph.keeps_captured_order")]
+#[case::graph_launch_cost_100("graph.launch_cost.100")]
+#[case::graph_launch_cost_1000("graph.launch_cost.1000")]
 #[cfg_attr(not(gpu), ignore = "needs a CUDA GPU (GPU_TESTS=1)")]
 #[serial(gpu)]
-fn synchronization_claim(#[case] claim: fn(Duration) -> Claim) {
-    assert_claim(&claim(DEFAULT_SPIN));
+fn synchronization_claim(#[case] id: &str) {
+    assert_claim(&catalogue_claim(id));
 }
 
 // ---- orders made by the host: the newcomers' claims of issue 13, written with the builder -----
