@@ -8,8 +8,8 @@
 //! its selections by stream and device (and rank, where the trace has one), its trials as
 //! `explain` cut them, and the trace it was found in.
 
-use super::print::quote;
 use crate::explain::{lane_name, Explanation, Lane};
+use crate::program::text::quote;
 use crate::trace::{Trace, TrialSpec};
 use std::fmt::Write;
 

@@ -27,7 +27,7 @@
 //! The layers: `syntax` (the grammar, `winnow`) turns text into statements with spans;
 //! `resolve` and `check_lines` turn statements into [`Claim`]s, looking names up and enforcing units
 //! and limits; `claim_error` renders every error as rustc does, with file, line, column and a caret;
-//! `print` writes claims back; `prediction` asks the happens-before model about each check;
+//! `print` writes claims back (their programs with `program::text`, the one printer of programs); `prediction` asks the happens-before model about each check;
 //! `trace_claim_file` reads claims on traces (`select`, `trial`, quantified checks).
 //! docs/writing-claims.md has the grammar.
 //!
@@ -53,6 +53,7 @@ mod traced_checks;
 mod units;
 mod words;
 
+pub(crate) use crate::program::text::default_label;
 pub use check_lines::RELATIONS;
 pub use claim_error::LitmusError;
 pub use explained::claims_from;
@@ -60,7 +61,6 @@ pub use prediction::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 
 use crate::judge::claim::Claim;
-use crate::program::{OpKind, Program};
 use crate::trace_claims::TraceClaim;
 use std::io::Read;
 use std::path::Path;
@@ -281,27 +281,4 @@ fn found(rest: &str) -> (String, usize) {
         Some('\n' | '\r') => ("found the end of the line".to_string(), 0),
         Some(c) => (format!("found `{c}`"), c.len_utf8()),
     }
-}
-
-/// The label the builder gives an op of `kind` when none is written (`record E`, `host sync`),
-/// or `None` where the builder asks for one (spins, host functions, queries, copies...).
-pub(crate) fn default_label(program: &Program, kind: &OpKind) -> Option<String> {
-    let event = |e: crate::program::EventId| {
-        program
-            .events
-            .get(e.0)
-            .map_or(format!("e{}", e.0), |e| e.label.clone())
-    };
-    Some(match *kind {
-        OpKind::Record { event: e, .. } => format!("record {}", event(e)),
-        OpKind::Wait { event: e, .. } => format!("wait {}", event(e)),
-        OpKind::HostSync { .. } => "host sync".to_string(),
-        OpKind::Elapsed { from, to } => format!("elapsed {}→{}", event(from), event(to)),
-        OpKind::Api { call, .. } => call.name().to_string(),
-        OpKind::FreeAsync { alloc, .. } => format!("free {}", program.label(alloc)),
-        OpKind::BeginCapture { .. } => "begin capture".to_string(),
-        OpKind::EndCapture { .. } => "end capture".to_string(),
-        OpKind::GraphLaunch { .. } => "graph launch".to_string(),
-        _ => return None,
-    })
 }

@@ -15,13 +15,9 @@ pub(super) const DURATIONS: [(&str, u64); 6] = [
     ("s", 1_000_000_000),
 ];
 
-/// Size units and their length in bytes.
-pub(super) const SIZES: [(&str, u64); 4] = [
-    ("B", 1),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-];
+/// Size units and their length in bytes (the printer's: `program::text`).
+pub(super) use crate::program::text::SIZES;
+pub(super) use crate::program::text::{format_duration, format_size};
 
 /// The unit of a duration relative to the run's spin length (`--spin-us`, 50 µs by default):
 /// `0.25spin` is a quarter of it, so a claim written in it scales with `--spin-us` (the
@@ -80,48 +76,6 @@ pub(super) fn spins(number: &str, spin_ns: u64) -> Result<u64, UnitError> {
     let billionths = scaled(number, Some(SPIN), &[(SPIN, BILLION)])?;
     let ns = u128::from(billionths) * u128::from(spin_ns) / u128::from(BILLION);
     u64::try_from(ns).map_err(|_| UnitError::Overflow)
-}
-
-/// `value` in the largest of `units` (listed smallest first) that is not above it, with the
-/// decimals it needs: 12 500 ns is `12.5us`.
-fn format(value: u64, units: &[(&str, u64)]) -> String {
-    let (unit, scale) = units
-        .iter()
-        .rev()
-        .find(|(_, s)| value >= *s)
-        .copied()
-        .unwrap_or(units[0]);
-    let whole = value / scale;
-    let rest = value % scale;
-    if rest == 0 {
-        return format!("{whole}{unit}");
-    }
-    let digits = scale.ilog10() as usize;
-    let frac = format!("{rest:0digits$}");
-    format!("{whole}.{}{unit}", frac.trim_end_matches('0'))
-}
-
-pub(super) fn format_duration(ns: u64) -> String {
-    format(
-        ns,
-        &[
-            ("ns", 1),
-            ("us", 1_000),
-            ("ms", 1_000_000),
-            ("s", 1_000_000_000),
-        ],
-    )
-}
-
-/// `bytes` in the largest unit that divides it: `1536KiB`, `4100B`.
-pub(super) fn format_size(bytes: u64) -> String {
-    let (unit, scale) = SIZES
-        .iter()
-        .rev()
-        .find(|(_, s)| bytes >= *s && bytes % s == 0)
-        .copied()
-        .unwrap_or(SIZES[0]);
-    format!("{}{unit}", bytes / scale)
 }
 
 pub(super) fn names(units: &[(&str, u64)]) -> String {

@@ -1,7 +1,8 @@
 //! Programs: what a claim asks the GPU to do, as plain data.
 //!
 //! A [`Program`] is a list of streams, events and ops in issue order. It holds no handles and
-//! touches no driver, so it can be printed, serialized to JSON, sent to a child process (for
+//! touches no driver, so it can be printed (as a claim file writes it: `text.rs`, the one
+//! printer of programs), serialized to JSON, sent to a child process (for
 //! environment variables the driver reads once, such as `CUDA_DEVICE_MAX_CONNECTIONS`), analysed
 //! by a model of stream semantics, and replayed. The executor in [`crate::gpu`] is the only code
 //! that turns it into driver calls.
@@ -14,8 +15,8 @@
 mod buffer;
 mod builder;
 mod devices;
-mod display;
 mod stream;
+pub(crate) mod text;
 mod validate;
 mod warning;
 
