@@ -54,21 +54,15 @@
 
 // The layers, from the ground up; each folder's module docs say what it may import, and
 // `tests/cpu/layers.rs` holds every `use crate::` line to that.
-mod border;
-pub mod catalogue;
-pub mod explain;
+// The floors below this crate are crates of their own (`crates/`): Cargo keeps every arrow
+// pointing down. Their layers keep their names here (`crate::judge`, …).
+pub use stream_litmus_claims::{catalogue, litmus};
+pub use stream_litmus_core::model;
+use stream_litmus_core::{border, judge, measured, program, record};
+use stream_litmus_gpu::{gpu, lab};
+pub use stream_litmus_traces::{explain, trace, trace_claims};
 pub mod fuzz;
-mod gpu;
-mod judge;
-mod lab;
-pub mod litmus;
-mod measured;
-pub mod model;
-mod program;
-mod record;
 pub mod report;
-pub mod trace;
-pub mod trace_claims;
 
 // Modules that were public before the layers had folders keep their paths.
 pub use border::{allowed_env, atomic_write, bounded_json, digest, heap, input_file, limits};

@@ -401,7 +401,7 @@ fn a_trace_of_more_ops_than_its_budget_is_refused_as_it_is_read() {
     assert!(k4 > 3 * k1 && k4 < 5 * k1, "{k1} then {k4} records kept");
 }
 
-/// `traceEvents` is taken out of the text one event at a time (src/trace/split.rs): damage in
+/// `traceEvents` is taken out of the text one event at a time (crates/traces/src/trace/split.rs): damage in
 /// it is placed at its event; the key written with an escape, or the word as another key's key
 /// or value, reads as before.
 #[test]

@@ -82,7 +82,9 @@ fn every_subcommand_and_option_is_in_docs_cli() {
 fn every_environment_variable_the_code_reads_is_in_docs_cli() {
     let cli = doc("docs/cli.md");
     let mut names = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    // The root crate's and every member crate's sources (crates/*/src).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("src"), root.join("crates")];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(d).unwrap().flatten() {
             let p = e.path();

@@ -1,4 +1,4 @@
-//! The stall rule (src/judge/disturbance) on the CPU: on runs recorded on an idle GPU it disturbs
+//! The stall rule (crates/core/src/judge/disturbance) on the CPU: on runs recorded on an idle GPU it disturbs
 //! nothing; on runs recorded beside a neighbour it leaves no wrong decided verdict; and at its
 //! boundaries, on hand-made timelines, a real wait is never a stall and an unexplained idle
 //! stretch or a paused block is.

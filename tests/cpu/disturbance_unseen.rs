@@ -1,4 +1,4 @@
-//! What the stamps cannot show (src/judge/disturbance): amounts of time and copies beside a busy
+//! What the stamps cannot show (crates/core/src/judge/disturbance): amounts of time and copies beside a busy
 //! neighbour, which slows them without stopping them, and a host whose thread was preempted or
 //! whose CPU ran slow while it issued a trial. Split from `disturbance.rs`, which holds the stall
 //! rule.
@@ -99,7 +99,7 @@ fn a_copy_beside_a_busy_neighbour_decides_nothing() {
     assert_eq!((j.counts.disturbed, j.verdict), (0, Verdict::Holds));
     // C on a stream of its own ran beside K: no neighbour makes two of our ops run together, so
     // in a clock-synced trial the overlap counts beside the same neighbour
-    // (src/judge/disturbance/overlap.rs).
+    // (crates/core/src/judge/disturbance/overlap.rs).
     let (p, mut t) = kernel_then_copy(20_000, false);
     t.clock = Some(stream_litmus::ClockSync {
         shared: false,

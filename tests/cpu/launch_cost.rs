@@ -1,4 +1,4 @@
-//! Launch costs beside a neighbour (src/judge/disturbance/launch.rs): a launch-cost trial that
+//! Launch costs beside a neighbour (crates/core/src/judge/disturbance/launch.rs): a launch-cost trial that
 //! may have shared the GPU counts only if its outcome survives every launch call that could have
 //! waited for the GPU: a call longer than the stall threshold counted as nothing, and a wait of up
 //! to the threshold at the end of each time slice the launches could have met.

@@ -1,5 +1,7 @@
-//! The house's plan, held against the code: the folders under `src/` are the pipeline's layers,
-//! and a layer imports only the layers below it (docs/design.md, "Where each concern lives").
+//! The house's plan, held against the code: the folders under `src/` and under the floors'
+//! crates (`crates/{core,gpu,traces,claims}/src/`) are the pipeline's layers, and a layer imports
+//! only the layers below it (docs/design.md, "Where each concern lives"). Cargo keeps a crate
+//! from importing a crate above it; this test keeps the layers inside one crate in order too.
 //!
 //! Read from the source text, as `farm-studio` reads it: every path that starts with `crate::` or
 //! `super::` on a line that is not a comment, `use` lines and paths written inline alike. Three
@@ -71,18 +73,33 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The source folders of the house: the root crate's, then the floors' (the injection crate,
+/// a library loaded into other programs, holds no layer).
+fn roots() -> Vec<PathBuf> {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let floors =
+        ["core", "gpu", "traces", "claims"].map(|c| top.join("crates").join(c).join("src"));
+    std::iter::once(top.join("src")).chain(floors).collect()
 }
 
-/// Every `.rs` file under `dir`, as a path relative to `src/`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file under `dir`, as a path relative to `root` (its crate's `src/`), with the
+/// file's own path. A floor's `lib.rs` only names its layers: it is no file of the house.
+fn rust_files(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, out);
+            rust_files(root, &path, out);
         } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path.strip_prefix(src()).unwrap().to_path_buf());
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            let floor = root != roots()[0];
+            if floor && rel == Path::new("lib.rs") {
+                continue;
+            }
+            assert!(
+                out.insert(rel.clone(), path).is_none(),
+                "{} twice",
+                rel.display()
+            );
         }
     }
 }
@@ -201,17 +218,21 @@ fn layer_of(file: &Path) -> Option<&'static str> {
 
 struct House {
     files: BTreeSet<PathBuf>,
+    /// file → where it is on disk.
+    paths: BTreeMap<PathBuf, PathBuf>,
     /// file → the files it imports.
     edges: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
 }
 
 fn house() -> House {
-    let mut list = Vec::new();
-    rust_files(&src(), &mut list);
-    let files: BTreeSet<PathBuf> = list.into_iter().collect();
+    let mut paths = BTreeMap::new();
+    for root in roots() {
+        rust_files(&root, &root, &mut paths);
+    }
+    let files: BTreeSet<PathBuf> = paths.keys().cloned().collect();
     let mut edges = BTreeMap::new();
     for file in &files {
-        let text = std::fs::read_to_string(src().join(file)).unwrap();
+        let text = std::fs::read_to_string(&paths[file]).unwrap();
         let mut to = BTreeSet::new();
         for path in named_paths(file, &text) {
             if let Some(target) = file_of(&path, &files) {
@@ -222,7 +243,11 @@ fn house() -> House {
         }
         edges.insert(file.clone(), to);
     }
-    House { files, edges }
+    House {
+        files,
+        paths,
+        edges,
+    }
 }
 
 #[test]
@@ -253,6 +278,13 @@ fn every_folder_of_src_is_a_layer_and_no_file_is_loose() {
         loose.is_empty(),
         "files outside every layer (add them to a layer's folder, or a layer to LAYERS): {loose:?}"
     );
+    // And every layer is found, in whichever crate holds it.
+    for (layer, _) in LAYERS {
+        assert!(
+            h.files.iter().any(|f| layer_of(f) == Some(layer)),
+            "no file of layer `{layer}` under src/ or crates/*/src/"
+        );
+    }
 }
 
 #[test]
@@ -334,12 +366,15 @@ fn only_the_gpu_layer_names_cudarc() {
         if layer_of(f) == Some("gpu") {
             continue;
         }
-        let text = std::fs::read_to_string(src().join(f)).unwrap();
+        let text = std::fs::read_to_string(&h.paths[f]).unwrap();
         if code_lines(&text).iter().any(|l| l.contains("cudarc")) {
             named.push(f.display().to_string());
         }
     }
-    assert!(named.is_empty(), "cudarc named outside src/gpu: {named:?}");
+    assert!(
+        named.is_empty(),
+        "cudarc named outside crates/gpu/src/gpu: {named:?}"
+    );
 }
 
 #[test]
@@ -416,16 +451,17 @@ fn the_binarys_reader_sees_an_arrow_back_up() {
 /// not see (`crate::` is the binary's root in these files, not the library's).
 #[test]
 fn commands_never_import_the_binarys_root() {
-    let mut list = Vec::new();
-    rust_files(&src().join("commands"), &mut list);
+    let src = &roots()[0];
+    let mut list = BTreeMap::new();
+    rust_files(src, &src.join("commands"), &mut list);
     assert!(!list.is_empty());
     let mut up = Vec::new();
-    for file in &list {
-        let text = std::fs::read_to_string(src().join(file)).unwrap();
+    for (file, path) in &list {
+        let text = std::fs::read_to_string(path).unwrap();
         up.extend(paths_out_of_commands(file, &text));
     }
     assert!(up.is_empty(), "commands/ imports main.rs: {up:#?}");
-    let main = std::fs::read_to_string(src().join("main.rs")).unwrap();
+    let main = std::fs::read_to_string(src.join("main.rs")).unwrap();
     assert!(
         !code_lines(&main)
             .iter()

@@ -1,6 +1,6 @@
 //! The model's compact edges against the rules written out in full.
 //!
-//! `src/model/rules.rs` writes a device sync's edges from the last op of each stream only, and a
+//! `crates/core/src/model/rules.rs` writes a device sync's edges from the last op of each stream only, and a
 //! host sync's edges to the ops up to the next host sync only: the rest follow by stream order
 //! and by the next sync. Here the rules are written as the documentation reads, every covered op
 //! and every later op an edge of its own (quadratic: fine for programs of tens of ops), and the

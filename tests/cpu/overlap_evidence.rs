@@ -1,4 +1,4 @@
-//! Overlaps as evidence beside a neighbour (src/judge/disturbance/overlap.rs), at their
+//! Overlaps as evidence beside a neighbour (crates/core/src/judge/disturbance/overlap.rs), at their
 //! boundaries on hand-made timelines: a neighbour delays and pauses our work but cannot make two
 //! of our ops run together, so a disturbed trial still counts where its outcome rests on an
 //! overlap of a kernel with a kernel or copy of ours; an overlap one timer step short, a reversal,

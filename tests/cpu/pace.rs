@@ -1,4 +1,4 @@
-//! The pace rules (src/judge/disturbance/copy_pace.rs) at their boundaries, on hand-made timelines: a
+//! The pace rules (crates/core/src/judge/disturbance/copy_pace.rs) at their boundaries, on hand-made timelines: a
 //! copy is judged by how fast it moved its bytes against the rate its kind reaches alone, and by
 //! the claim's own other trials, not by whether a neighbour was on the GPU; and the old-file rule
 //! sets aside trials without a clock sync in a run that shows a neighbour.
@@ -35,7 +35,7 @@ fn rates(alone: bool) -> Tolerances {
 /// K (a kernel, 0–500 µs) beside copies on other streams, each issued at 10 µs and started at
 /// once, taking the given times; K2 follows the first copy in its stream, 1 µs after it. Checked:
 /// K2 waited for the first copy, an order a copy's speed moves (an overlap would count beside any
-/// neighbour: src/judge/disturbance/overlap.rs).
+/// neighbour: crates/core/src/judge/disturbance/overlap.rs).
 fn copies(dir: CopyDir, place: Place, took: &[u64]) -> (Program, Vec<Check>, Timeline) {
     let mut p = Program::builder("pace");
     let s1 = p.stream(StreamKind::NonBlocking);

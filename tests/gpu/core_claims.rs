@@ -1,7 +1,7 @@
 //! The lab's five core claims, each run on the GPU.
 //!
 //! Where they come from: the study notes in `shared/seeds/` (cited per claim in
-//! `src/catalogue/`), checked against the CUDA Driver API's "Stream synchronization behavior".
+//! `crates/claims/src/catalogue/`), checked against the CUDA Driver API's "Stream synchronization behavior".
 //! Every test runs the catalogue's claim with the catalogue's default spin and passes when the
 //! observed verdict equals the claim's expectation. Without a GPU these tests are ignored with a
 //! reason; with `GPU_TESTS=1` and no usable GPU they fail naming the cause.

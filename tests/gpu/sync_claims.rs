@@ -1,6 +1,6 @@
 //! The synchronization claims of the notes (issue 3), each run on the GPU: streams and events,
 //! priorities, host functions and host asynchrony, implicit synchronization, the stream-ordered
-//! allocator and graphs. Sources are cited in `src/catalogue/`; docs/claims.md has their measured verdicts.
+//! allocator and graphs. Sources are cited in `crates/claims/src/catalogue/`; docs/claims.md has their measured verdicts.
 //! Last, the newcomers' claims of issue 13 whose orders the host makes (tests/cpu/host_order.rs judges
 //! them on hand-made timelines).
 
