@@ -215,59 +215,73 @@ pub(crate) enum Command {
     Child,
 }
 
-fn in_range(s: &str, lo: u64, hi: u64, unit: &str) -> Result<u64, String> {
-    let n: u64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a whole number"))?;
+/// Why an option's value was refused; clap prints it after the option's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("'{0}' is not a whole number")]
+    NotANumber(String),
+    /// `unit` follows the range: " trials", " µs".
+    #[error("must be {lo}..={hi}{unit}, not {n}")]
+    OutOfRange {
+        lo: u64,
+        hi: u64,
+        unit: &'static str,
+        n: u64,
+    },
+    #[error("an empty filter matches every claim; leave --filter out to run all")]
+    EmptyFilter,
+}
+
+fn in_range(s: &str, lo: u64, hi: u64, unit: &'static str) -> Result<u64, ArgError> {
+    let n: u64 = (s.trim().parse()).map_err(|_| ArgError::NotANumber(s.into()))?;
     if n < lo || n > hi {
-        return Err(format!("must be {lo}..={hi}{unit}, not {n}"));
+        return Err(ArgError::OutOfRange { lo, hi, unit, n });
     }
     Ok(n)
 }
 
 /// Trials per claim or per program: 1..=[`MAX_TRIALS`].
-pub fn trials(s: &str) -> Result<usize, String> {
+pub fn trials(s: &str) -> Result<usize, ArgError> {
     in_range(s, 1, MAX_TRIALS as u64, " trials").map(|n| n as usize)
 }
 
 /// `--exclusive`'s timeout: 1 s to a day. Waiting is for a GPU that becomes free; a day is
 /// already beyond any batch job's patience.
-pub fn exclusive_secs(s: &str) -> Result<u64, String> {
+pub fn exclusive_secs(s: &str) -> Result<u64, ArgError> {
     in_range(s, 1, 86_400, " s")
 }
 
 /// `trace --overhead=PAIRS`: untraced and traced runs in turn, 1..=20 pairs (each pair runs the
 /// user's command twice).
-pub fn overhead_pairs(s: &str) -> Result<u32, String> {
+pub fn overhead_pairs(s: &str) -> Result<u32, ArgError> {
     in_range(s, 1, 20, " pairs").map(|n| n as u32)
 }
 
 /// A spin length in µs: 1 µs up to the programs' own limit ([`MAX_SPIN_NS`]).
-pub fn spin_us(s: &str) -> Result<u64, String> {
+pub fn spin_us(s: &str) -> Result<u64, ArgError> {
     in_range(s, 1, MAX_SPIN_NS / 1000, " µs")
 }
 
 /// The catalogue's spin length in µs: its kernels last 0.04 to 120 spins, so 1 µs up to
 /// [`catalogue::MAX_SPIN`], where its longest kernel reaches the programs' limit.
-pub fn catalogue_spin_us(s: &str) -> Result<u64, String> {
+pub fn catalogue_spin_us(s: &str) -> Result<u64, ArgError> {
     in_range(s, 1, catalogue::MAX_SPIN.as_micros() as u64, " µs")
 }
 
 /// Random programs for `fuzz`: 1..=[`MAX_FUZZ_CASES`].
-pub fn cases(s: &str) -> Result<usize, String> {
+pub fn cases(s: &str) -> Result<usize, ArgError> {
     in_range(s, 1, MAX_FUZZ_CASES as u64, " cases").map(|n| n as usize)
 }
 
 /// Streams for the hardware-queue sweep: 1..=[`MAX_SWEEP_STREAMS`].
-pub fn streams(s: &str) -> Result<usize, String> {
+pub fn streams(s: &str) -> Result<usize, ArgError> {
     in_range(s, 1, MAX_SWEEP_STREAMS as u64, " streams").map(|n| n as usize)
 }
 
 /// A claim filter: any text but the empty one, which would match every claim by accident.
-pub fn filter(s: &str) -> Result<String, String> {
+pub fn filter(s: &str) -> Result<String, ArgError> {
     if s.is_empty() {
-        return Err("an empty filter matches every claim; leave --filter out to run all".into());
+        return Err(ArgError::EmptyFilter);
     }
     Ok(s.to_owned())
 }

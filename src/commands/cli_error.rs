@@ -19,9 +19,9 @@ pub struct CliError {
 
 impl CliError {
     /// Bad usage or input: exit status 2.
-    pub fn usage(message: impl Into<String>) -> CliError {
+    pub fn usage(message: impl std::fmt::Display) -> CliError {
         CliError {
-            message: message.into(),
+            message: message.to_string(),
             code: 2,
         }
     }

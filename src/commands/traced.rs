@@ -17,7 +17,7 @@ use std::time::Instant;
 use stream_litmus::atomic_write::Writer;
 use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
-use stream_litmus::trace::{GpuKind, Trace};
+use stream_litmus::trace::{GpuKind, Trace, TraceError};
 use stream_litmus::trace_claims::{
     judge_in_run, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
 };
@@ -73,7 +73,7 @@ pub fn check_traced(
         Some(dir) => Some(outputs_checked(dir, &claims, traces)?),
         None => None,
     };
-    let mut read: HashMap<Key, Result<Trace, String>> = HashMap::new();
+    let mut read: HashMap<Key, Result<Trace, TraceError>> = HashMap::new();
     let mut tally = Tally::default();
     // What the run judges in all, over its claims (`trace_claims/run_budget.rs`).
     let mut budget = RunBudget::default();
@@ -101,7 +101,13 @@ pub fn check_traced(
                     errln!("error: {e}\n");
                 }
                 tally.errors += 1;
-                done.push((file, claim, Some(key), Err(e.clone()), 0.0));
+                done.push((
+                    file,
+                    claim,
+                    Some(key),
+                    Err(Unjudged::Refused(e.clone())),
+                    0.0,
+                ));
                 continue;
             }
         };
@@ -121,13 +127,18 @@ pub fn check_traced(
             Err(Unjudged::Refused(e)) => {
                 errln!("error: {}: {e}\n", stream_litmus::report::shown::path(file));
                 tally.errors += 1;
-                Err(e)
+                Err(Unjudged::Refused(e))
             }
             Err(Unjudged::PastRunBudget(why)) => {
                 skipped(file, claim, &why, tally.past_budget)?;
                 tally.past_budget += 1;
                 tally.errors += 1;
-                Err(why)
+                Err(Unjudged::PastRunBudget(why))
+            }
+            Err(e @ Unjudged::NoTraces(_)) => {
+                errln!("error: {e}\n");
+                tally.errors += 1;
+                Err(e)
             }
         };
         done.push((
@@ -182,7 +193,7 @@ type Done<'a> = (
     &'a PathBuf,
     &'a TraceClaim,
     Option<Key>,
-    Result<TraceJudgement, String>,
+    Result<TraceJudgement, Unjudged>,
     f64,
 );
 
@@ -211,7 +222,7 @@ fn write_json(path: &Path, done: &[Done]) -> Result<(), CliError> {
             file: file.display().to_string(),
             claim,
             traces: key.as_ref().and_then(|k| digests.get(k)).map_or(&[], |d| d),
-            outcome: outcome.as_ref().map_err(Clone::clone),
+            outcome: outcome.as_ref(),
         })
         .collect();
     let doc = traced_json(&rows);
@@ -246,7 +257,7 @@ fn write_junit(path: &Path, done: &[Done]) -> Result<(), CliError> {
                 Err(why) => (
                     Outcome::Error {
                         message: "not judged".into(),
-                        text: why.clone(),
+                        text: why.to_string(),
                     },
                     "not judged".into(),
                 ),
@@ -367,17 +378,17 @@ fn claims_kept(
 
 /// The traces `claim` is judged on: those given with `--trace`, or else those its file names;
 /// an error when it names none or names recordings `--trace` cannot give.
-fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Result<Key, String> {
+fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Result<Key, Unjudged> {
     let paths = match traces.is_empty() {
         false => traces.to_vec(),
         true => claim.trace_paths(file),
     };
     if paths.is_empty() {
-        return Err(format!(
+        return Err(Unjudged::NoTraces(format!(
             "{}: claim `{}` names no trace: add `trace \"FILE\"` to it or give `--trace FILE`",
             stream_litmus::report::shown::path(file),
             one_line(&claim.id)
-        ));
+        )));
     }
     // Recordings are named in the claim file; traces given on the command line are one.
     let runs = match traces.is_empty() {
@@ -385,12 +396,12 @@ fn traces_of(file: &Path, claim: &TraceClaim, traces: &[PathBuf]) -> Result<Key,
         false => Vec::new(),
     };
     if !traces.is_empty() && claim.selections.iter().any(|s| s.run.is_some()) {
-        return Err(format!(
+        return Err(Unjudged::NoTraces(format!(
             "{}: claim `{}` selects from named recordings (`from NAME`): name its traces in the \
              claim file (`trace \"FILE\" as NAME`), not with `--trace`",
             stream_litmus::report::shown::path(file),
             one_line(&claim.id)
-        ));
+        )));
     }
     Ok((paths, runs))
 }

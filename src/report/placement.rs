@@ -110,6 +110,8 @@ pub enum Unplaced {
     NoHostCall,
     /// Host times cannot be placed: no clock sync and nothing stamped or witnessed.
     NoClock,
+    /// A run of ops drawn as one row ([`super::thin`]), none of which has a place.
+    NoneOfRun,
 }
 
 impl fmt::Display for Unplaced {
@@ -121,6 +123,7 @@ impl fmt::Display for Unplaced {
             Unplaced::NoHostSpan => "the host function left no span (it did not run)",
             Unplaced::NoHostCall => "no host call of it was recorded",
             Unplaced::NoClock => "no clock sync and nothing stamped to place host times",
+            Unplaced::NoneOfRun => "none placed",
         })
     }
 }

@@ -2,7 +2,9 @@
 //! spent, and, for claims that did not meet their expectation, the evidence and a text picture of
 //! the witness trial.
 
-use super::placement::{count_of, describe, extent, origin, placed_ops, Lane, Mark, Source};
+use super::placement::{
+    count_of, describe, extent, origin, placed_ops, Lane, Mark, Source, Unplaced,
+};
 use super::thin::{thin, Drawn};
 use crate::judge::verdict::{Judgement, Verdict};
 use crate::measured::calibration::Calibration;
@@ -290,7 +292,7 @@ pub fn picture(program: &Program, timeline: &Timeline, width: usize) -> String {
 }
 
 /// Where a row's op (or run of ops) is, and the source that placed it; why not, if it is not.
-type At = Result<(Mark, &'static str), String>;
+type At = Result<(Mark, &'static str), Unplaced>;
 
 /// A row of the picture before its bar: the op's label, its fill, where it is and the tail.
 fn row(program: &Program, lane: Lane, d: &Drawn) -> (String, char, At, String) {
@@ -298,9 +300,7 @@ fn row(program: &Program, lane: Lane, d: &Drawn) -> (String, char, At, String) {
         Drawn::One { placed: p, .. } => {
             let kind = program.op(p.op).map(|o| &o.kind);
             let tail = format!("{} [op {}]", describe(program, p.op), p.op.0);
-            let at =
-                p.at.map(|m| (m, m.source.name()))
-                    .map_err(|e| e.to_string());
+            let at = p.at.map(|m| (m, m.source.name()));
             (program.label(p.op), fill(kind, lane), at, tail)
         }
         Drawn::Run(r) => {
@@ -315,7 +315,7 @@ fn row(program: &Program, lane: Lane, d: &Drawn) -> (String, char, At, String) {
                     },
                     r.source.map_or("mixed sources", Source::name),
                 )),
-                _ => Err("none placed".to_string()),
+                _ => Err(Unplaced::NoneOfRun),
             };
             let kind = program.op(r.first).map(|o| &o.kind);
             let tail = format!(

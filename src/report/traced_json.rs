@@ -4,7 +4,7 @@
 //! docs/schemas/check.schema.json; its `version` changes whenever a field does.
 
 use crate::judge::verdict::Verdict;
-use crate::trace_claims::{TraceClaim, TraceJudgement};
+use crate::trace_claims::{TraceClaim, TraceJudgement, Unjudged};
 use serde_json::{json, Value};
 
 /// The version of the schema written.
@@ -25,7 +25,7 @@ pub struct Row<'a> {
     pub file: String,
     pub claim: &'a TraceClaim,
     pub traces: &'a [TraceDigest],
-    pub outcome: Result<&'a TraceJudgement, String>,
+    pub outcome: Result<&'a TraceJudgement, &'a Unjudged>,
 }
 
 fn claim_json(r: &Row) -> Value {
@@ -74,7 +74,7 @@ fn claim_json(r: &Row) -> Value {
             "line": "not judged",
             "evidence": "",
             "tolerances": "",
-            "error": why,
+            "error": why.to_string(),
             "trials": [],
         }),
     };

@@ -236,7 +236,7 @@ fn parts_of(process: &Process, acts: &[usize], sub: &mut Issued) {
 
 /// Compares the recording at `path` with `programs`, the programs its fuzz run generated.
 pub fn compare(path: &Path, programs: &[Program]) -> Result<Compared, String> {
-    let trace = Trace::read(&[path.to_path_buf()])?;
+    let trace = Trace::read(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
     let file = &trace.files[0];
     let behind = &trace.behind[0];
     let name = |o: usize| &*file.ops[o].name;
@@ -335,9 +335,9 @@ pub fn compare(path: &Path, programs: &[Program]) -> Result<Compared, String> {
         acts_of.push(acts.iter().zip(&want).map(|(&a, &o)| (a, o)).collect());
     }
     // The waits and the model's pairs, step by step (each recorded trial to the next).
-    let spec = TrialSpec::EachKernel(Pattern::new("clock_ping")?);
-    let e = explain(&trace, &spec)?;
-    let trials = trace.trials(&spec)?;
+    let spec = TrialSpec::EachKernel(Pattern::new("clock_ping").map_err(|e| e.to_string())?);
+    let e = explain(&trace, &spec).map_err(|e| e.to_string())?;
+    let trials = trace.trials(&spec).map_err(|e| e.to_string())?;
     let skip = trials.len().saturating_sub(programs.len());
     for (k, (trial, step)) in trials.iter().zip(&e.steps).skip(skip).enumerate() {
         c.checked += step.pairs;

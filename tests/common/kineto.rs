@@ -87,7 +87,7 @@ pub fn judged(trace: &str, lines: &str) -> stream_litmus::trace_claims::TraceJud
 pub fn try_judged(
     trace: &str,
     lines: &str,
-) -> Result<stream_litmus::trace_claims::TraceJudgement, String> {
+) -> Result<stream_litmus::trace_claims::TraceJudgement, stream_litmus::trace::TraceError> {
     let (trace, claim) = read_with_claim(trace, lines);
     stream_litmus::trace_claims::judge(&claim, &trace)
 }

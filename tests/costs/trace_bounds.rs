@@ -76,7 +76,7 @@ fn a_value_of_the_wrong_type_is_quoted_short() {
     let text = trace("a", "b").replacen("\"ts\":7.000", &format!("\"ts\":\"{long}\""), 1);
     assert_ne!(text, trace("a", "b"), "the test changes a timestamp");
     std::fs::write(&t, text).unwrap();
-    let err = Trace::read(&[t]).unwrap_err();
+    let err = Trace::read(&[t]).unwrap_err().to_string();
     assert!(err.len() < 1000, "{} bytes: {}", err.len(), &err[..200]);
     let left_out: usize = err
         .split(" more bytes left out")
@@ -97,7 +97,9 @@ fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
     let t = dir.path().join("t.json");
     let text = trace("a", "b").replacen("\"dur\":100.000", "\"dur\":1e300", 1);
     std::fs::write(&t, &text).unwrap();
-    let err = Trace::read(std::slice::from_ref(&t)).unwrap_err();
+    let err = Trace::read(std::slice::from_ref(&t))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("lasts 1e300 µs") && err.len() < 300, "{err}");
     let ranked = |rank: u32, world: u32| {
         let head = format!(r#"{{"distributedInfo":{{"rank":{rank},"world_size":{world}}},"#);
@@ -106,7 +108,7 @@ fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
     let (r2, r4) = (dir.path().join("r2.json"), dir.path().join("r4.json"));
     std::fs::write(&r2, ranked(0, 1)).unwrap();
     std::fs::write(&r4, ranked(1, 4)).unwrap();
-    let err = Trace::read(&[r2, r4]).unwrap_err();
+    let err = Trace::read(&[r2, r4]).unwrap_err().to_string();
     assert!(
         err.contains("of a run of 1 ranks") && err.contains("of 4"),
         "{err}"
@@ -115,7 +117,7 @@ fn absurd_numbers_and_world_sizes_are_shown_as_numbers() {
     // Rank 9 of a world of 2 names no rank of it (issue 51, point 10).
     let r9 = dir.path().join("r9.json");
     std::fs::write(&r9, ranked(9, 2)).unwrap();
-    let err = Trace::read(&[r9]).unwrap_err();
+    let err = Trace::read(&[r9]).unwrap_err().to_string();
     assert!(err.contains("is rank 9 of a run of 2 ranks"), "{err}");
 }
 
@@ -423,19 +425,27 @@ fn damage_in_trace_events_is_placed_at_its_event() {
     );
     assert_eq!(read(&elsewhere), Ok(5));
     let end = good.rfind(']').unwrap();
-    let err = read(&format!("{},{}", &good[..end], &good[end..])).unwrap_err();
+    let err = read(&format!("{},{}", &good[..end], &good[end..]))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("an empty item at event 11"), "{err}");
-    let err = read(&good[..end - 5]).unwrap_err();
+    let err = read(&good[..end - 5]).unwrap_err().to_string();
     assert!(err.contains("ends in the middle (in event 10 of"), "{err}");
-    let err = read(&good.replacen(r#""ts":150.000"#, r#""ts" 150.000"#, 1)).unwrap_err();
+    let err = read(&good.replacen(r#""ts":150.000"#, r#""ts" 150.000"#, 1))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("event 9 of `traceEvents`: expected `:`"),
         "{err}"
     );
-    let err = read(&good.replacen(r#""dur":100.000"#, r#""dur":-1"#, 1)).unwrap_err();
+    let err = read(&good.replacen(r#""dur":100.000"#, r#""dur":-1"#, 1))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("event 7 (kernel `a`) has a negative"), "{err}");
     // After the events, a place in the text: its line, the events' line breaks counted.
-    let err = read(&good.replacen("]}", "], \"x\": tru}", 1)).unwrap_err();
+    let err = read(&good.replacen("]}", "], \"x\": tru}", 1))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("at line 10 column"), "{err}");
 }
 

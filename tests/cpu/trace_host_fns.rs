@@ -89,13 +89,13 @@ fn judged(text: &str, selects: &str, check: &str) -> Result<(Verdict, String), S
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.json");
     std::fs::write(&path, text).unwrap();
-    let trace = Trace::read(&[path])?;
+    let trace = Trace::read(&[path]).map_err(|e| e.to_string())?;
     let claim = format!(
         "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
          trial each \"repetition\"\n{selects}\ncheck {check}\n"
     );
     let claims = litmus::parse_traced("t.litmus", &claim).map_err(|e| e.to_string())?;
-    let j = judge(&claims[0], &trace)?;
+    let j = judge(&claims[0], &trace).map_err(|e| e.to_string())?;
     Ok((j.verdict, j.evidence(&claims[0])))
 }
 

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::kineto::two_kernels as trace;
 use stream_litmus::litmus;
-use stream_litmus::trace::Trace;
+use stream_litmus::trace::{Trace, TraceError};
 use stream_litmus::trace_claims::judge;
 use stream_litmus::Verdict;
 
@@ -55,7 +55,9 @@ fn names_that_match_nothing_are_listed_nearest_first() {
         let text = format!(
             "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n{claim}\n"
         );
-        judge(&litmus::parse_traced("t.litmus", &text).unwrap()[0], &trace).unwrap_err()
+        judge(&litmus::parse_traced("t.litmus", &text).unwrap()[0], &trace)
+            .unwrap_err()
+            .to_string()
     };
     let err = judged(
         "trial each kernel \"my_wanted_kernl*\"\nselect A = kernel\ncheck exists overlaps(A, A)",
@@ -88,6 +90,8 @@ fn a_range_trial_on_a_trace_of_no_ranges_says_none_and_why() {
     let text = "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\n\
                 trial each \"ProfilerStep#*\"\nselect A = kernel\ncheck exists overlaps(A, A)\n";
     let err = judge(&litmus::parse_traced("t.litmus", text).unwrap()[0], &trace).unwrap_err();
+    assert!(matches!(err, TraceError::Trials(_)), "{err}");
+    let err = err.to_string();
     assert!(
         err.contains("the trace's ranges are: none (") && err.contains("\"B\" and \"E\""),
         "{err}"

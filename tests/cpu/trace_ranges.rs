@@ -68,7 +68,7 @@ fn in_takes_the_ranges_own_thread_and_during_any_thread() {
     let during = "select K = kernel during \"backward\"\ncheck exists overlaps(K, K)";
     assert_eq!(first_trial_members(&trace(), during), [2]);
     // `in` takes none, and says where the ops are.
-    let err = claim("in").unwrap_err();
+    let err = claim("in").unwrap_err().to_string();
     assert!(
         err.contains("other threads issued 2 that match while it was open")
             && err.contains("`during \"backward\"` takes them"),

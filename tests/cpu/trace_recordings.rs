@@ -28,8 +28,8 @@ fn judged(lines: &str) -> Result<TraceJudgement, String> {
         stream_litmus::litmus::parse_traced("t.litmus", &text).map_err(|e| e.to_string())?;
     let c = &claims[0];
     assert_eq!(c.runs, ["SLOW", "FAST"]);
-    let trace = Trace::read_runs(&[slow, fast], &c.runs)?;
-    judge(c, &trace)
+    let trace = Trace::read_runs(&[slow, fast], &c.runs).map_err(|e| e.to_string())?;
+    judge(c, &trace).map_err(|e| e.to_string())
 }
 
 #[test]

@@ -6,7 +6,7 @@ use crate::common;
 
 use common::hand_traces::{file, judged, kineto, kineto_at, two, Op, AB};
 use stream_litmus::litmus;
-use stream_litmus::trace::{GpuKind, HostMemory, Trace};
+use stream_litmus::trace::{GpuKind, HostMemory, Trace, TraceError};
 use stream_litmus::trace_claims::judge;
 use stream_litmus::CopyDir;
 use stream_litmus::Verdict;
@@ -208,12 +208,14 @@ fn a_selection_of_nothing_names_what_is_there() {
     let text = "claim t.c\nstatement \"s\"\nsource \"x\" section \"y\"\nexpect holds\nselect A = kernel \"allgather*\"\nselect B = kernel\ncheck exists overlaps(A, B)\n";
     let claims = litmus::parse_traced("t.litmus", text).unwrap();
     let e = judge(&claims[0], &trace).unwrap_err();
+    assert!(matches!(e, TraceError::Unjudgeable(_)), "{e}");
+    let e = e.to_string();
     assert!(e.contains("holds no op") && e.contains("`gemm_a`"), "{e}");
 }
 
 fn refused(text: &str) -> String {
     let (_d, path) = file(text);
-    Trace::read(&[path]).unwrap_err()
+    Trace::read(&[path]).unwrap_err().to_string()
 }
 
 #[test]
@@ -268,7 +270,8 @@ fn traces_of_different_runs_are_refused_together() {
     let later = kineto_at(9e6, &ops, &[]);
     let (_b, pb) = file(&later);
     let e = Trace::read(&[pa, pb]).unwrap_err();
-    assert!(e.contains("different runs"), "{e}");
+    assert!(matches!(e, TraceError::NotOneRun(_)), "{e}");
+    assert!(e.to_string().contains("different runs"), "{e}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! the trace reader joins to the call (`trace/host_fns.rs`). Optional: a CUPTI that refuses the
 //! subscription (another tool holds it) is a note, and the host functions' streams stay unknown.
 
+use crate::inject_error::InjectError;
 use cudarc::cupti::sys;
 use std::ffi::c_void;
 use std::fmt::Write as _;
@@ -24,25 +25,22 @@ const CALLS: [(Cbid, u8); 4] = [
 ];
 
 /// Subscribes to the calls that enqueue host functions; why not, where CUPTI refused.
-pub(crate) fn record() -> Result<(), String> {
+pub(crate) fn record() -> Result<(), InjectError> {
     let mut subscriber: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
     // SAFETY: an out-pointer to a handle, and a callback that never unwinds into CUPTI.
     let ok = unsafe { sys::cuptiSubscribe(&mut subscriber, Some(entered), std::ptr::null_mut()) };
     if ok != sys::CUptiResult::CUPTI_SUCCESS {
-        return Err(format!(
-            "host functions' streams are not recorded: cuptiSubscribe failed ({ok:?}; another \
-             tool may hold CUPTI's callbacks)"
-        ));
+        return Err(InjectError::Subscribe(format!("{ok:?}")));
     }
     for (cbid, _) in CALLS {
         let domain = sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API;
         // SAFETY: the handle CUPTI gave above, a domain and a callback id of that domain.
         let ok = unsafe { sys::cuptiEnableCallback(1, subscriber, domain, cbid as u32) };
         if ok != sys::CUptiResult::CUPTI_SUCCESS {
-            return Err(format!(
-                "host functions' streams are not recorded: cuptiEnableCallback({cbid:?}) \
-                 failed ({ok:?})"
-            ));
+            return Err(InjectError::EnableCallback {
+                call: format!("cuptiEnableCallback({cbid:?})"),
+                code: format!("{ok:?}"),
+            });
         }
     }
     Ok(())
@@ -53,12 +51,12 @@ pub(crate) fn record() -> Result<(), String> {
 ///
 /// # Safety
 /// `data` is the `CUpti_CallbackData` CUPTI hands a driver-API callback of id `cbid`.
-unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Result<u32, String> {
+unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Result<u32, InjectError> {
     let Some(&(which, per_thread)) = CALLS.iter().find(|(c, _)| *c as u32 == cbid) else {
-        return Err(format!("callback {cbid} is none of the four"));
+        return Err(InjectError::NotOurs(cbid));
     };
     if data.functionParams.is_null() {
-        return Err("no parameters".into());
+        return Err(InjectError::NoParameters);
     }
     // Both calls' parameters begin with the stream.
     let stream = match which {
@@ -83,10 +81,12 @@ unsafe fn stream_of(cbid: u32, data: &sys::CUpti_CallbackData) -> Result<u32, St
     let plain = unsafe { sys::cuptiGetStreamId(data.context as _, stream as _, &mut id) };
     match plain == sys::CUptiResult::CUPTI_SUCCESS {
         true => Ok(id),
-        false => Err(format!(
-            "cuptiGetStreamIdEx: {ex:?}, cuptiGetStreamId: {plain:?} (context {:?}, stream {:?})",
-            data.context, stream
-        )),
+        false => Err(InjectError::StreamId {
+            ex: format!("{ex:?}"),
+            plain: format!("{plain:?}"),
+            context: format!("{:?}", data.context),
+            stream: format!("{stream:?}"),
+        }),
     }
 }
 

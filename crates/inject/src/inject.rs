@@ -14,6 +14,7 @@
 //! CUPTI is left alone; no panic crosses the C boundary.
 
 use crate::activity_lines::Lines;
+use crate::inject_error::InjectError;
 use crate::trace_out::{lock, note, Out};
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
@@ -53,20 +54,23 @@ const KINDS: [sys::CUpti_ActivityKind; 5] = [
 pub extern "C" fn InitializeInjection() -> std::ffi::c_int {
     let _ = std::panic::catch_unwind(|| {
         if let Err(e) = start() {
-            note(&e);
+            note(&e.to_string());
         }
     });
     1
 }
 
-fn start() -> Result<(), String> {
-    let dir = std::env::var_os(TRACE_DIR_ENV).ok_or("no trace directory set")?;
+fn start() -> Result<(), InjectError> {
+    let dir = std::env::var_os(TRACE_DIR_ENV).ok_or(InjectError::NoTraceDir)?;
     let path = std::path::Path::new(&dir).join(format!("trace-{}.jsonl", std::process::id()));
     let file = std::fs::OpenOptions::new()
         .create_new(true)
         .write(true)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|source| InjectError::Open {
+            path: path.display().to_string(),
+            source,
+        })?;
     let base_ns = std::env::var(TRACE_BASE_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -77,17 +81,14 @@ fn start() -> Result<(), String> {
     });
     write_env();
     if crate::find_cupti().is_none() {
-        return Err("libcupti not found by the loader (add its directory, e.g. \
-                    /usr/local/cuda/extras/CUPTI/lib64, to LD_LIBRARY_PATH)"
-            .into());
+        return Err(InjectError::NoCupti);
     }
     // SAFETY: only dlopens CUPTI by the names cudarc tries.
     if !unsafe { sys::is_culib_present() } {
-        return Err("libcupti loads, but not under the names cudarc tries".into());
+        return Err(InjectError::OtherName);
     }
-    activity::register_callbacks(Some(crate::buffers::requested), Some(completed)).map_err(|e| {
-        format!("cuptiActivityRegisterCallbacks failed ({e:?}): another tool (Nsight, a profiler) may hold CUPTI")
-    })?;
+    activity::register_callbacks(Some(crate::buffers::requested), Some(completed))
+        .map_err(|e| InjectError::Callbacks(format!("{e:?}")))?;
     // One kind of thread id for calls and NVTX ranges alike (the kernel's), so that a range is
     // known to be on a thread that made no CUDA call: a host function's (`trace/host_fns.rs`).
     if let Err(e) = cudarc::cupti::result::set_thread_id_type(
@@ -108,15 +109,17 @@ fn start() -> Result<(), String> {
     if !tune.skip.contains(&"sync") {
         record_syncs();
         if let Err(e) = crate::host_fn_streams::record() {
-            note(&e);
+            note(&e.to_string());
         }
     }
     for kind in KINDS {
         if tune.skip.contains(&kind_word(kind)) {
             continue;
         }
-        activity::enable(kind)
-            .map_err(|e| format!("cuptiActivityEnable({kind:?}) failed: {e:?}"))?;
+        activity::enable(kind).map_err(|e| InjectError::Call {
+            call: format!("cuptiActivityEnable({kind:?})"),
+            code: format!("{e:?}"),
+        })?;
     }
     let period = std::env::var(TRACE_PERIOD_ENV)
         .ok()

@@ -12,6 +12,7 @@ mod activity_lines;
 pub mod buffers;
 mod host_fn_streams;
 mod inject;
+mod inject_error;
 mod json;
 mod trace_out;
 

@@ -16,13 +16,23 @@ use std::fmt::Write;
 /// The most claims one file gets: the pairs of lanes of the busiest GPUs first.
 const MAX_CLAIMS: usize = 32;
 
+/// No pair of lanes was decided in every one of the trace's `steps` steps.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no pair of streams ran together in every one of the {steps} steps, or waited for each other \
+     in every one: nothing to write as a claim"
+)]
+pub struct NothingToClaim {
+    pub steps: usize,
+}
+
 /// The claim file, or why none can be written (no pair of lanes decided in every step).
 pub fn claims_from(
     e: &Explanation,
     trace: &Trace,
     spec: &TrialSpec,
     traces: &[String],
-) -> Result<String, String> {
+) -> Result<String, NothingToClaim> {
     let steps = e.steps.len();
     // For each pair of lanes: the steps it met in, and those with a wait between them.
     let facts: Vec<((Lane, Lane), bool)> = (e.lanes.iter())
@@ -35,10 +45,7 @@ pub fn claims_from(
         .take(MAX_CLAIMS)
         .collect();
     if facts.is_empty() {
-        return Err(format!(
-            "no pair of streams ran together in every one of the {steps} steps, or waited for \
-             each other in every one: nothing to write as a claim"
-        ));
+        return Err(NothingToClaim { steps });
     }
     let mut s = format!(
         "# Written by `stream-litmus explain --claims` from {}: what the trace showed in each of\n\

@@ -56,7 +56,7 @@ mod words;
 pub use crate::program::text::default_label;
 pub use check_lines::RELATIONS;
 pub use claim_error::LitmusError;
-pub use explained::claims_from;
+pub use explained::{claims_from, NothingToClaim};
 pub use prediction::{predict, Answer, Prediction, MAX_MODEL_OPS};
 pub use print::{claim as print_claim, claims as print_claims};
 

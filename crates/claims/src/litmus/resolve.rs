@@ -83,9 +83,16 @@ impl Draft {
             }
             Stmt::Table(t) => {
                 once(self.table.is_some(), "table")?;
-                let table = t.text.parse().map_err(|e: String| {
-                    cx.err(&t.span, e, "expected `sleep`, `pipeline` or `prefetch`")
-                })?;
+                let table = t
+                    .text
+                    .parse()
+                    .map_err(|e: crate::judge::claim::UnknownTable| {
+                        cx.err(
+                            &t.span,
+                            e.to_string(),
+                            "expected `sleep`, `pipeline` or `prefetch`",
+                        )
+                    })?;
                 self.table = Some(table);
             }
             Stmt::Program(p) => {
@@ -164,11 +171,13 @@ impl Draft {
             ));
         }
         crate::border::allowed_env::check(&name.text, value.as_ref().map(|v| v.text.as_str()))
-            .map_err(|e| match &value {
-                Some(v) if e.contains("cannot be") => {
-                    cx.err(&v.span, e, "a value this variable does not take")
-                }
-                _ => cx.err(&name.span, e, "not allowed in a claim file"),
+            .map_err(|e| match (&value, &e) {
+                (Some(v), crate::border::error::EnvError::BadValue { .. }) => cx.err(
+                    &v.span,
+                    e.to_string(),
+                    "a value this variable does not take",
+                ),
+                _ => cx.err(&name.span, e.to_string(), "not allowed in a claim file"),
             })?;
         self.env.push(EnvVar {
             name: name.text,

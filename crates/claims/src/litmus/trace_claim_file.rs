@@ -193,7 +193,7 @@ fn recordings(
 
 /// A name pattern, refused where it is too long to be one.
 fn glob(cx: Cx<'_>, n: &Name) -> R<Pattern> {
-    Pattern::new(n.text.as_str()).map_err(|e| cx.err(&n.span, e, "this pattern"))
+    Pattern::new(n.text.as_str()).map_err(|e| cx.err(&n.span, e.to_string(), "this pattern"))
 }
 
 fn quoted(cx: Cx<'_>, n: &Name) -> bool {

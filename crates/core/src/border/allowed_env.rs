@@ -13,6 +13,8 @@
 //! The Rust builder ([`crate::ClaimBuilder::env`]) is not held to this list: Rust code already
 //! runs as its user, so it keeps full power.
 
+use super::error::EnvError;
+
 /// The variables the CUDA driver reads as a process starts that change how its work waits
 /// (one hardware queue, lazy module loading, blocking launches): `stream-litmus trace` records
 /// them for each process it traces (`crates/inject/src/inject.rs`), and a trace's causes name them
@@ -106,27 +108,21 @@ const MAX_VALUE_BYTES: usize = 64;
 
 /// Whether a claim file may set `name` to `value` (`None`: unset it). The error says why and
 /// what is allowed.
-pub fn check(name: &str, value: Option<&str>) -> Result<(), String> {
+pub fn check(name: &str, value: Option<&str>) -> Result<(), EnvError> {
     let Some(allowed) = ALLOWED.iter().find(|a| a.name == name) else {
-        return Err(format!(
-            "a claim file may not set `{}`: it may set only {} (docs/writing-claims.md, \"Opening \
-             files from others\"); a variable that chooses a library, a path or a program would \
-             run code on the machine of whoever checks the file",
-            name.escape_debug(),
-            names()
-        ));
+        return Err(EnvError::NotAllowed {
+            name: name.escape_debug().to_string(),
+            allowed: names(),
+        });
     };
     let Some(value) = value else {
         return Ok(());
     };
-    let bad = || {
-        format!(
-            "`{}` cannot be {:?}: {} ({})",
-            allowed.name,
-            value.chars().take(MAX_VALUE_BYTES).collect::<String>(),
-            expected(allowed.values),
-            allowed.why
-        )
+    let bad = || EnvError::BadValue {
+        name: allowed.name,
+        value: value.chars().take(MAX_VALUE_BYTES).collect(),
+        expected: expected(allowed.values),
+        why: allowed.why,
     };
     if value.len() > MAX_VALUE_BYTES {
         return Err(bad());
@@ -191,7 +187,8 @@ mod tests {
             "cuda_device_max_connections",
         ] {
             let err = check(name, Some("1")).unwrap_err();
-            assert!(err.contains("may not set"), "{name}: {err}");
+            assert!(matches!(err, EnvError::NotAllowed { .. }), "{name}: {err}");
+            assert!(err.to_string().contains("may not set"), "{name}: {err}");
             assert!(check(name, None).is_err(), "{name} unset");
         }
     }
@@ -214,7 +211,7 @@ mod tests {
             "1e3",
         ] {
             let err = check("CUDA_DEVICE_MAX_CONNECTIONS", Some(bad)).unwrap_err();
-            assert!(err.contains("from 1 to 32"), "{bad}: {err}");
+            assert!(err.to_string().contains("from 1 to 32"), "{bad}: {err}");
         }
         check("CUDA_DEVICE_MAX_CONNECTIONS", None).unwrap();
     }
@@ -229,6 +226,6 @@ mod tests {
         assert!(check("NCCL_NVLS_ENABLE", Some("1")).is_err());
         let long = "1".repeat(10_000);
         let err = check("CUDA_LAUNCH_BLOCKING", Some(&long)).unwrap_err();
-        assert!(err.len() < 400, "{err}");
+        assert!(err.to_string().len() < 400, "{err}");
     }
 }

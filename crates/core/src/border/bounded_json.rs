@@ -26,23 +26,45 @@ use std::io::Read;
 /// The deepest nesting the lexer follows; serde_json stops at 128 levels already.
 const MAX_DEPTH: usize = 256;
 
+/// Why JSON read through [`read_json`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// The guard stopped the bytes at a limit.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// Nothing but blanks came.
+    #[error("it is empty")]
+    Empty,
+    /// The source could not be read (the I/O error's message).
+    #[error("{0}")]
+    Read(String),
+    /// The text is not JSON of the type asked for (serde_json's message).
+    #[error("{0}")]
+    Syntax(String),
+    /// Something follows the value (serde_json's message).
+    #[error("data follows its JSON object ({0}); a results file is one object")]
+    Trailing(String),
+}
+
 /// Parses one JSON value of type `T` from `reader`, reading at most `limit` bytes and holding
-/// every string, array and blank run to its limit while reading. The message says what was
-/// wrong; one that starts with "larger than" is the read limit.
-pub fn read_json<T: DeserializeOwned>(reader: impl Read, limit: u64) -> Result<T, String> {
+/// every string, array and blank run to its limit while reading.
+pub fn read_json<T: DeserializeOwned>(reader: impl Read, limit: u64) -> Result<T, JsonError> {
     let mut guarded = Guarded::new(reader, limit);
     let mut text = Vec::new();
     if let Err(e) = guarded.read_to_end(&mut text) {
-        return Err(guarded.lexer.refused.unwrap_or_else(|| e.to_string()));
+        return Err(guarded
+            .lexer
+            .refused
+            .map_or_else(|| JsonError::Read(e.to_string()), JsonError::Refused));
     }
     if !guarded.lexer.started {
-        return Err("it is empty".into());
+        return Err(JsonError::Empty);
     }
     serde_json::from_slice(&text).map_err(|e| {
         let e = e.to_string();
         match e.starts_with("trailing characters") {
-            true => format!("data follows its JSON object ({e}); a results file is one object"),
-            false => e,
+            true => JsonError::Trailing(e),
+            false => JsonError::Syntax(e),
         }
     })
 }
@@ -80,8 +102,8 @@ impl<R> Guarded<R> {
     }
 
     /// Why the guard stopped the bytes, if it did.
-    pub fn refused(&self) -> Option<String> {
-        self.lexer.refused.clone()
+    pub fn refused(&self) -> Option<Refusal> {
+        self.lexer.refused
     }
 
     /// Whether anything but blanks came through.
@@ -92,23 +114,18 @@ impl<R> Guarded<R> {
 
 impl<R: Read> Read for Guarded<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if let Some(why) = &self.lexer.refused {
-            return Err(std::io::Error::other(why.clone()));
+        if let Some(why) = self.lexer.refused {
+            return Err(std::io::Error::other(why));
         }
         let n = self.inner.read(buf)?;
         self.read = self.read.saturating_add(n as u64);
         if self.read > self.limit {
-            let why = format!(
-                "larger than the {} read limit (after decompression), far beyond any real run; \
-                 if it is real, raise the limit with {}=<MiB>",
-                describe_bytes(self.limit),
-                crate::border::limits::READ_LIMIT_ENV
-            );
-            self.lexer.refused = Some(why.clone());
+            let why = Refusal::TooLarge(self.limit);
+            self.lexer.refused = Some(why);
             return Err(std::io::Error::other(why));
         }
         if let Err(why) = self.lexer.feed(&buf[..n]) {
-            self.lexer.refused = Some(why.clone());
+            self.lexer.refused = Some(why);
             return Err(std::io::Error::other(why));
         }
         Ok(n)
@@ -130,7 +147,7 @@ struct Lexer {
     blanks: u64,
     /// Per open bracket: `Some((commas, most items))` for an array, `None` for an object.
     open: Vec<Option<(u64, u64)>>,
-    refused: Option<String>,
+    refused: Option<Refusal>,
     /// The depth whose closes are noted, and where they were in the bytes last fed.
     watch: Option<usize>,
     closes: Vec<usize>,
@@ -143,14 +160,14 @@ impl Lexer {
     /// Follows `bytes`: a string's bytes are taken in runs up to its next quote or backslash,
     /// each run counted before the next is looked at; a number's or a literal's bytes in one run
     /// ([`json_bytes`]); every other byte one at a time. Each step says why it refused in a
-    /// [`Refusal`] of two words, made a message only then: stepping byte by byte with a `String`
-    /// for an error took a third of the time `judge` spent on a results file.
-    fn feed(&mut self, bytes: &[u8]) -> Result<(), String> {
+    /// [`Refusal`] of two words, made a message only when shown: stepping byte by byte with a
+    /// `String` for an error took a third of the time `judge` spent on a results file.
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), Refusal> {
         self.closes.clear();
         let mut i = 0;
         while i < bytes.len() {
             if self.in_string {
-                i = self.string_run(bytes, i).map_err(Refusal::message)?;
+                i = self.string_run(bytes, i)?;
                 continue;
             }
             let run = match self.started {
@@ -165,7 +182,7 @@ impl Lexer {
                 continue;
             }
             let b = bytes[i];
-            self.step(b).map_err(Refusal::message)?;
+            self.step(b)?;
             if matches!(b, b'}' | b']') && self.watch.is_some_and(|w| self.open.len() <= w) {
                 self.closes.push(i);
             }
@@ -267,35 +284,34 @@ impl Lexer {
     }
 }
 
-/// Why the lexer stopped the bytes, in two words; [`Refusal::message`] says it.
-#[derive(Clone, Copy)]
-enum Refusal {
+/// Why the guard stopped the bytes, in two words (the message is made only when shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// More bytes than the read limit (after decompression).
+    #[error(
+        "larger than the {} read limit (after decompression), far beyond any real run; if it is \
+         real, raise the limit with {}=<MiB>",
+        describe_bytes(*.0),
+        crate::border::limits::READ_LIMIT_ENV
+    )]
+    TooLarge(u64),
+    #[error(
+        "it holds a string longer than {}, which no file we read has",
+        describe_bytes(MAX_STRING_BYTES)
+    )]
     LongString,
+    #[error(
+        "it holds a run of over {} of blanks, which no file we read has",
+        describe_bytes(MAX_BLANK_RUN)
+    )]
     Blanks,
+    #[error("it does not start with a JSON object ('{{')")]
     NotAnObject,
+    #[error("it nests deeper than {MAX_DEPTH} levels")]
     Deep,
     /// An array of over this many items.
+    #[error("it holds an array of over {0} items, more than any file we read holds there")]
     Items(u64),
-}
-
-impl Refusal {
-    fn message(self) -> String {
-        match self {
-            Refusal::LongString => format!(
-                "it holds a string longer than {}, which no file we read has",
-                describe_bytes(MAX_STRING_BYTES)
-            ),
-            Refusal::Blanks => format!(
-                "it holds a run of over {} of blanks, which no file we read has",
-                describe_bytes(MAX_BLANK_RUN)
-            ),
-            Refusal::NotAnObject => "it does not start with a JSON object ('{')".into(),
-            Refusal::Deep => format!("it nests deeper than {MAX_DEPTH} levels"),
-            Refusal::Items(most) => format!(
-                "it holds an array of over {most} items, more than any file we read holds there"
-            ),
-        }
-    }
 }
 
 /// Deserializes a `Vec` of at most `MAX` items, refusing the item past the limit before it is
@@ -331,7 +347,7 @@ where
 mod tests {
     use super::*;
 
-    fn read(text: &[u8]) -> Result<serde_json::Value, String> {
+    fn read(text: &[u8]) -> Result<serde_json::Value, JsonError> {
         read_json(text, 1 << 30)
     }
 
@@ -339,15 +355,22 @@ mod tests {
     fn a_source_that_is_not_json_ends_at_its_first_bytes() {
         let zeros = std::io::repeat(0).take(1 << 40);
         let err = read_json::<serde_json::Value>(zeros, 1 << 40).unwrap_err();
-        assert!(err.contains("does not start with a JSON object"), "{err}");
+        assert_eq!(err, JsonError::Refused(Refusal::NotAnObject));
+        assert!(
+            err.to_string()
+                .contains("does not start with a JSON object"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_source_over_the_limit_is_refused_with_the_limit() {
         let long = b"{\"a\": [".chain(std::io::repeat(b'0').take(3 << 20));
         let err = read_json::<serde_json::Value>(long, 2 << 20).unwrap_err();
+        assert_eq!(err, JsonError::Refused(Refusal::TooLarge(2 << 20)));
         assert!(
-            err.starts_with("larger than the 2.0 MiB read limit"),
+            err.to_string()
+                .starts_with("larger than the 2.0 MiB read limit"),
             "{err}"
         );
         assert_eq!(read(b"{ }").unwrap(), serde_json::json!({}));
@@ -356,7 +379,9 @@ mod tests {
     #[test]
     fn strings_arrays_blanks_and_nesting_are_counted_while_reading() {
         let long = b"{\"a\": \"".chain(std::io::repeat(b'x').take(MAX_STRING_BYTES + 1));
-        let err = read_json::<serde_json::Value>(long, 1 << 40).unwrap_err();
+        let err = read_json::<serde_json::Value>(long, 1 << 40)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("a string longer than 16.0 MiB"), "{err}");
         // Escaped quotes stay inside the string; a string at the limit passes.
         let mut fits = b"{\"a\": \"\\\"".to_vec();
@@ -365,10 +390,12 @@ mod tests {
         assert!(read(&fits).is_ok());
         let items = b"{\"a\": [0".chain(std::io::repeat(b',').take(MAX_ARRAY_ITEMS));
         let err = read_json::<serde_json::Value>(items, 1 << 40).unwrap_err();
-        assert!(err.contains("an array of over"), "{err}");
+        assert_eq!(err, JsonError::Refused(Refusal::Items(MAX_ARRAY_ITEMS)));
         // A `timelines` array has its own, smaller limit.
         let many = b"{\"timelines\" : [{}".chain(std::io::repeat(b',').take(MAX_TIMELINES as u64));
-        let err = read_json::<serde_json::Value>(many, 1 << 40).unwrap_err();
+        let err = read_json::<serde_json::Value>(many, 1 << 40)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains(&format!("an array of over {MAX_TIMELINES} items")),
             "{err}"
@@ -382,18 +409,21 @@ mod tests {
         // Commas inside strings or objects are not items.
         assert!(read(b"{\"a\": [\",,,\", {\"b\": 1, \"c\": 2}]}").is_ok());
         let blanks = b"{".chain(std::io::repeat(b' ').take(MAX_BLANK_RUN + 1));
-        let err = read_json::<serde_json::Value>(blanks, 1 << 40).unwrap_err();
+        let err = read_json::<serde_json::Value>(blanks, 1 << 40)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("run of over"), "{err}");
         let deep = [b"{\"a\":".as_slice(), &[b'['; MAX_DEPTH + 1]].concat();
-        assert!(read(&deep).unwrap_err().contains("nests deeper"));
+        assert_eq!(read(&deep).unwrap_err(), Refusal::Deep.into());
     }
 
     #[test]
     fn anything_after_the_value_is_refused() {
         let err = read(b"{} {}").unwrap_err();
-        assert!(err.contains("trailing characters"), "{err}");
+        assert!(matches!(err, JsonError::Trailing(_)), "{err}");
+        assert!(err.to_string().contains("trailing characters"), "{err}");
         assert!(read(b"{}\n  ").is_ok());
-        assert!(read(b"").unwrap_err().contains("empty"));
+        assert_eq!(read(b"").unwrap_err(), JsonError::Empty);
     }
 
     #[test]
@@ -410,7 +440,9 @@ mod tests {
                 .len(),
             3
         );
-        let err = read_json::<T>(&b"{\"v\": [1,2,3,4]}"[..], 99).unwrap_err();
+        let err = read_json::<T>(&b"{\"v\": [1,2,3,4]}"[..], 99)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("more than 3 items"), "{err}");
     }
 }

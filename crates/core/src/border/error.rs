@@ -1,4 +1,7 @@
-//! One error type for the whole crate. Every variant's message says what happened and what to do.
+//! The lab's error type ([`Error`], which results files record for a claim that failed), and
+//! [`EnvError`] for the environment a user or a claim file sets. Every variant's message says what
+//! happened and what to do; the other layers' errors are typed beside their concerns
+//! (docs/design.md, 7).
 
 use std::fmt;
 
@@ -74,6 +77,36 @@ impl Error {
             Error::NoDriver | Error::NoNvrtc | Error::NoDevice { .. }
         )
     }
+}
+
+/// Why a variable set in the environment, or asked for by a claim file, was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvError {
+    /// A count variable ([`crate::border::limits::COUNT_ENVS`]) that is not a positive whole
+    /// number; `value` is its first 64 characters, on one line.
+    #[error(
+        "{name}={value} is not a positive whole number (digits alone, no unit); set it to one, \
+         or unset it for the default"
+    )]
+    NotACount { name: &'static str, value: String },
+    /// A variable a claim file may not set; `allowed` lists those it may.
+    #[error(
+        "a claim file may not set `{name}`: it may set only {allowed} (docs/writing-claims.md, \
+         \"Opening files from others\"); a variable that chooses a library, a path or a program \
+         would run code on the machine of whoever checks the file"
+    )]
+    NotAllowed { name: String, allowed: String },
+    /// A value the variable does not take; `value` is its first 64 characters.
+    #[error("`{name}` cannot be {value:?}: {expected} ({why})")]
+    BadValue {
+        name: &'static str,
+        value: String,
+        expected: String,
+        why: &'static str,
+    },
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` outside the driver's 1 to 32; its first 64 characters.
+    #[error("CUDA_DEVICE_MAX_CONNECTIONS={0:?} is not a count of 1 to 32 connections")]
+    Connections(String),
 }
 
 /// Crate-wide result.

@@ -10,25 +10,33 @@
 use std::fs::{File, FileType};
 use std::path::Path;
 
+/// Why a path a user named could not be opened as input; the caller puts the path in front.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Opening it, or reading its type, failed.
+    #[error("cannot read it: {0}")]
+    Io(#[from] std::io::Error),
+    /// It is not a regular file: `kind` says what it is ([`describe`]).
+    #[error(
+        "it is {kind}, not a regular file; stream-litmus reads claim and results files only from \
+         regular files (save the data to a file first)"
+    )]
+    NotRegular { kind: &'static str },
+}
+
 /// Opens `path` for reading if it is a regular file (through symbolic links); the error says
 /// what it is instead, or why it could not be opened.
-pub fn open_regular(path: &Path) -> Result<File, String> {
+pub fn open_regular(path: &Path) -> Result<File, OpenError> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let kind = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?
-        .file_type();
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
     if !kind.is_file() {
-        return Err(format!(
-            "it is {}, not a regular file; stream-litmus reads claim and results files only \
-             from regular files (save the data to a file first)",
-            describe(kind)
-        ));
+        return Err(OpenError::NotRegular {
+            kind: describe(kind),
+        });
     }
     // Reads of a regular file never block; the flag is cleared all the same, so that the handle
     // behaves as any other.
@@ -81,15 +89,28 @@ mod tests {
         let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
-        let err = open_regular(&fifo).unwrap_err();
+        let err = open_regular(&fifo).unwrap_err().to_string();
         assert!(
             err.contains("a FIFO (named pipe), not a regular file"),
             "{err}"
         );
         let err = open_regular(Path::new("/dev/zero")).unwrap_err();
-        assert!(err.contains("a character device"), "{err}");
+        assert!(
+            matches!(
+                err,
+                OpenError::NotRegular {
+                    kind: "a character device"
+                }
+            ),
+            "{err}"
+        );
         let err = open_regular(dir.path()).unwrap_err();
-        assert!(err.contains("a folder"), "{err}");
+        assert!(
+            matches!(err, OpenError::NotRegular { kind: "a folder" }),
+            "{err}"
+        );
+        let err = open_regular(&dir.path().join("absent")).unwrap_err();
+        assert!(matches!(err, OpenError::Io(_)), "{err}");
         let file = dir.path().join("ok");
         std::fs::write(&file, "x").unwrap();
         let mut text = String::new();

@@ -155,18 +155,17 @@ pub fn positive_env(name: &str) -> Option<u64> {
 /// Every count variable ([`COUNT_ENVS`]) that is set holds a positive whole number; else why not,
 /// naming it (`STREAM_LITMUS_READ_LIMIT_MIB=1MiB`, `1.0`, `0x1`, `0`, `-1` were once taken for
 /// the default without a word).
-pub fn check_env() -> Result<(), String> {
+pub fn check_env() -> Result<(), super::error::EnvError> {
     for name in COUNT_ENVS {
         let Some(v) = std::env::var_os(name) else {
             continue;
         };
         let v = v.to_string_lossy();
         if positive_count(&v).is_none() {
-            return Err(format!(
-                "{name}={} is not a positive whole number (digits alone, no unit); set it to \
-                 one, or unset it for the default",
-                super::shown::one_line(&v.chars().take(64).collect::<String>())
-            ));
+            return Err(super::error::EnvError::NotACount {
+                name,
+                value: super::shown::one_line(&v.chars().take(64).collect::<String>()).into_owned(),
+            });
         }
     }
     Ok(())

@@ -102,13 +102,18 @@ impl std::fmt::Display for Table {
     }
 }
 
+/// A table name that is none of [`Table::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown table `{0}`")]
+pub struct UnknownTable(pub String);
+
 impl std::str::FromStr for Table {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Table, String> {
+    type Err = UnknownTable;
+    fn from_str(s: &str) -> Result<Table, UnknownTable> {
         Table::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("unknown table `{s}`"))
+            .ok_or_else(|| UnknownTable(s.into()))
     }
 }
 

@@ -86,29 +86,47 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Blocks, D::Error> 
     d.deserialize_any(Either)
 }
 
+/// Why block columns do not make blocks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColumnsError {
+    #[error("block columns of different lengths (start {start}, length {length}, sm {sm}, cycles {cycles})")]
+    Lengths {
+        start: usize,
+        length: usize,
+        sm: usize,
+        cycles: usize,
+    },
+    /// Block `0`'s start or end, from the base and its columns, is not a clock value.
+    #[error("block {0}: its start or end lies outside the clock's range")]
+    OutOfRange(usize),
+    /// Block `0`'s pause, from its start, is not a clock value.
+    #[error("block {0}: its pause lies outside the clock's range")]
+    PauseOutOfRange(usize),
+    #[error("a pause names block {block} of {of}")]
+    NoSuchBlock { block: usize, of: usize },
+}
+
 /// The blocks of `c`, packed as they are made (a million blocks never sit in memory as
 /// [`BlockStamp`]s). Every block is checked first, then every pause in the file's order
 /// (`pauses`, then `paused`), so that a damaged file is told what it was told when the blocks
 /// were built whole; where two pauses name one block, the later stands.
-fn from_columns(c: Columns) -> Result<Blocks, String> {
+fn from_columns(c: Columns) -> Result<Blocks, ColumnsError> {
     let n = c.start.len();
     if [c.length.len(), c.sm.len(), c.cycles.len()] != [n; 3] {
-        return Err(format!(
-            "block columns of different lengths (start {n}, length {}, sm {}, cycles {})",
-            c.length.len(),
-            c.sm.len(),
-            c.cycles.len()
-        ));
+        return Err(ColumnsError::Lengths {
+            start: n,
+            length: c.length.len(),
+            sm: c.sm.len(),
+            cycles: c.cycles.len(),
+        });
     }
-    let span = |i: usize| -> Result<(u64, u64), String> {
+    let span = |i: usize| -> Result<(u64, u64), ColumnsError> {
         let start_ns = c.base_ns.checked_add(c.start[i]);
         let end_ns =
             start_ns.and_then(|s| u64::try_from(i128::from(s) + i128::from(c.length[i])).ok());
         match (start_ns, end_ns) {
             (Some(start_ns), Some(end_ns)) => Ok((start_ns, end_ns)),
-            _ => Err(format!(
-                "block {i}: its start or end lies outside the clock's range"
-            )),
+            _ => Err(ColumnsError::OutOfRange(i)),
         }
     };
     for i in 0..n {
@@ -117,18 +135,16 @@ fn from_columns(c: Columns) -> Result<Blocks, String> {
     let mut named = Vec::with_capacity(c.pauses.len() + c.paused.len());
     for (i, at_ns, ns) in c.pauses.iter().copied() {
         if i >= n {
-            return Err(format!("a pause names block {i} of {n}"));
+            return Err(ColumnsError::NoSuchBlock { block: i, of: n });
         }
         named.push((i, Pause { at_ns, ns }));
     }
     for (i, from_start, ns) in c.paused.iter().copied() {
         if i >= n {
-            return Err(format!("a pause names block {i} of {n}"));
+            return Err(ColumnsError::NoSuchBlock { block: i, of: n });
         }
         let Ok(at_ns) = u64::try_from(i128::from(span(i)?.0) + i128::from(from_start)) else {
-            return Err(format!(
-                "block {i}: its pause lies outside the clock's range"
-            ));
+            return Err(ColumnsError::PauseOutOfRange(i));
         };
         named.push((i, Pause { at_ns, ns }));
     }

@@ -56,15 +56,16 @@ impl Refinement {
     /// documented default of 8 connections. A value that is not a count of 1 to 32 connections
     /// (the driver's range) is an error, not a guess: `abc`, `0` or `-1` say nothing the model
     /// could rely on.
-    pub fn for_connections(value: Option<&str>) -> Result<Refinement, String> {
+    pub fn for_connections(
+        value: Option<&str>,
+    ) -> Result<Refinement, crate::border::error::EnvError> {
         let Some(v) = value else {
             return Ok(Refinement::Queues(DEFAULT_CONNECTIONS));
         };
         match v.parse::<usize>() {
             Ok(n @ 1..=32) if v.bytes().all(|b| b.is_ascii_digit()) => Ok(Refinement::Queues(n)),
-            _ => Err(format!(
-                "CUDA_DEVICE_MAX_CONNECTIONS={:?} is not a count of 1 to 32 connections",
-                v.chars().take(64).collect::<String>()
+            _ => Err(crate::border::error::EnvError::Connections(
+                v.chars().take(64).collect(),
             )),
         }
     }

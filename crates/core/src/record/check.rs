@@ -26,8 +26,27 @@ use crate::measured::timeline::Timeline;
 use crate::program::{OpId, OpKind, Program};
 use std::collections::HashSet;
 
+/// The first rule of the format a results file (or a claim) breaks: the message names the claim
+/// and the field (`claim 'x': trials.timelines[3].spans[0]: …`), each caller adding where it
+/// looked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Broken(pub String);
+
+impl From<String> for Broken {
+    fn from(message: String) -> Broken {
+        Broken(message)
+    }
+}
+
+impl From<&str> for Broken {
+    fn from(message: &str) -> Broken {
+        Broken(message.into())
+    }
+}
+
 /// The run's own fields: its calibration and trial count.
-pub fn header(record: &RunRecord) -> Result<(), String> {
+pub fn header(record: &RunRecord) -> Result<(), Broken> {
     if let Some(cal) = &record.calibration {
         calibration(cal).map_err(|e| format!("calibration: {e}"))?;
     }
@@ -35,7 +54,8 @@ pub fn header(record: &RunRecord) -> Result<(), String> {
         return Err(format!(
             "trials_per_claim is {}; it must be 1..={MAX_TRIALS}",
             record.trials_per_claim
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -45,24 +65,25 @@ pub fn claim_in_file(
     i: usize,
     rec: &super::run::ClaimRecord,
     ids: &mut HashSet<String>,
-) -> Result<(), String> {
+) -> Result<(), Broken> {
     let id = &rec.claim.id;
     if !ids.insert(id.clone()) {
         return Err(format!(
             "claim '{}' (claims[{i}]) appears twice; every claim id must be unique, or its trials \
              would be counted twice",
             id.escape_debug()
-        ));
+        )
+        .into());
     }
-    claim(rec).map_err(|e| format!("claim '{}': {e}", id.escape_debug()))
+    claim(rec).map_err(|e| Broken(format!("claim '{}': {e}", id.escape_debug())))
 }
 
-fn claim(rec: &super::run::ClaimRecord) -> Result<(), String> {
+fn claim(rec: &super::run::ClaimRecord) -> Result<(), Broken> {
     let c = &rec.claim;
     let p = &c.program;
     // Sizes first, whatever the outcome: every report loops over a claim's devices and ops.
     if let Some(problem) = p.size_problem() {
-        return Err(format!("program: {problem}"));
+        return Err(format!("program: {problem}").into());
     }
     let Outcome::Ran { trials: t, .. } = &rec.outcome else {
         // A claim that failed (an invalid program among them) is reported by its error alone:
@@ -76,7 +97,7 @@ fn claim(rec: &super::run::ClaimRecord) -> Result<(), String> {
 /// What a results file holds every claim that ran to, its trials aside: a valid program with at
 /// least one op, at least one check, and every op and buffer a check names. `check` asks it of
 /// claim files before the GPU opens, so a run is never lost to a refusal at the end.
-pub fn claim_rules(c: &crate::judge::claim::Claim) -> Result<(), String> {
+pub fn claim_rules(c: &crate::judge::claim::Claim) -> Result<(), Broken> {
     let p = &c.program;
     p.validate()
         .map_err(|e| format!("program: {}", e.problems.join("; ")))?;
@@ -95,7 +116,7 @@ pub fn claim_rules(c: &crate::judge::claim::Claim) -> Result<(), String> {
 }
 
 /// Every op and buffer `check` names exists; its op ranges run forwards.
-fn check_refs(p: &Program, check: &Check) -> Result<(), String> {
+fn check_refs(p: &Program, check: &Check) -> Result<(), Broken> {
     for op in check.ops() {
         op_ref(p, op)?;
     }
@@ -108,7 +129,8 @@ fn check_refs(p: &Program, check: &Check) -> Result<(), String> {
             "names buffer b{}, which the program does not have ({} buffers)",
             b.0,
             p.buffers.len()
-        ));
+        )
+        .into());
     }
     let ranges = match *check {
         Check::Faster { slow, fast } => vec![slow, fast],
@@ -116,30 +138,32 @@ fn check_refs(p: &Program, check: &Check) -> Result<(), String> {
         _ => vec![],
     };
     if let Some((a, b)) = ranges.into_iter().find(|(a, b)| a > b) {
-        return Err(format!("its op range {}..={} runs backwards", a.0, b.0));
+        return Err(format!("its op range {}..={} runs backwards", a.0, b.0).into());
     }
     Ok(())
 }
 
-fn op_ref(p: &Program, op: OpId) -> Result<(), String> {
+fn op_ref(p: &Program, op: OpId) -> Result<(), Broken> {
     if p.op(op).is_none() {
         return Err(format!(
             "names op {}, which the program does not have ({} ops)",
             op.0,
             p.ops.len()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
-fn calibration(c: &Calibration) -> Result<(), String> {
+fn calibration(c: &Calibration) -> Result<(), Broken> {
     if !c.cycles_per_ns.is_finite() || !CYCLES_PER_NS.contains(&c.cycles_per_ns) {
         return Err(format!(
             "cycles_per_ns is {}; a GPU clock gives {}..={}",
             crate::border::shown::number(c.cycles_per_ns),
             CYCLES_PER_NS.start(),
             CYCLES_PER_NS.end()
-        ));
+        )
+        .into());
     }
     if c.timer_step_ns == 0 {
         return Err("timer_step_ns is 0; the timer advances by at least 1 ns".into());
@@ -166,23 +190,21 @@ fn calibration(c: &Calibration) -> Result<(), String> {
     Ok(())
 }
 
-fn bounded_tolerance(name: &str, v: u64) -> Result<(), String> {
+fn bounded_tolerance(name: &str, v: u64) -> Result<(), Broken> {
     if v > MAX_TOLERANCE_NS {
         return Err(format!(
             "{name} is {v} ns, over the {MAX_TOLERANCE_NS} ns bound; measured values are \
              nanoseconds to microseconds"
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
-fn trials(p: &Program, t: &Trials) -> Result<(), String> {
+fn trials(p: &Program, t: &Trials) -> Result<(), Broken> {
     calibration(&t.calibration).map_err(|e| format!("trials.calibration: {e}"))?;
     if !(1..=MAX_TRIALS).contains(&t.wanted) {
-        return Err(format!(
-            "trials.wanted is {}; it must be 1..={MAX_TRIALS}",
-            t.wanted
-        ));
+        return Err(format!("trials.wanted is {}; it must be 1..={MAX_TRIALS}", t.wanted).into());
     }
     let most = MAX_TRIAL_FACTOR * t.wanted;
     if t.timelines.len() > most {
@@ -190,7 +212,8 @@ fn trials(p: &Program, t: &Trials) -> Result<(), String> {
             "trials.timelines holds {} trials; the lab runs at most {most} for {} wanted",
             t.timelines.len(),
             t.wanted
-        ));
+        )
+        .into());
     }
     for (i, tl) in t.timelines.iter().enumerate() {
         timeline(p, tl).map_err(|e| format!("trials.timelines[{i}].{e}"))?;
@@ -205,53 +228,51 @@ fn sorted_ops(
     ops: impl Iterator<Item = OpId>,
     kind_ok: impl Fn(&OpKind) -> bool,
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), Broken> {
     let mut last: Option<OpId> = None;
     for (i, op) in ops.enumerate() {
         op_ref(p, op).map_err(|e| format!("{field}[{i}]: {e}"))?;
         if !p.op(op).is_some_and(|o| kind_ok(&o.kind)) {
-            return Err(format!("{field}[{i}]: op {} is not {what}", op.0));
+            return Err(format!("{field}[{i}]: op {} is not {what}", op.0).into());
         }
         if last.is_some_and(|l| l >= op) {
             return Err(format!(
                 "{field}[{i}]: op {} is out of order or repeated; entries are sorted by op",
                 op.0
-            ));
+            )
+            .into());
         }
         last = Some(op);
     }
     Ok(())
 }
 
-fn stamp(field: &str, v: i128) -> Result<(), String> {
+fn stamp(field: &str, v: i128) -> Result<(), Broken> {
     stamp_with(|| field.to_string(), v)
 }
 
 /// [`stamp`], naming the field only when it is refused (a claim may hold millions of stamps).
-fn stamp_with(field: impl Fn() -> String, v: i128) -> Result<(), String> {
+fn stamp_with(field: impl Fn() -> String, v: i128) -> Result<(), Broken> {
     if v.unsigned_abs() > u128::from(MAX_STAMP_NS) {
-        return Err(format!("{} is {v}, beyond ±{MAX_STAMP_NS} ns", field()));
+        return Err(format!("{} is {v}, beyond ±{MAX_STAMP_NS} ns", field()).into());
     }
     Ok(())
 }
 
-fn ordered(field: &str, start: i128, end: i128) -> Result<(), String> {
+fn ordered(field: &str, start: i128, end: i128) -> Result<(), Broken> {
     ordered_with(|| field.to_string(), start, end)
 }
 
-fn ordered_with(field: impl Fn() -> String, start: i128, end: i128) -> Result<(), String> {
+fn ordered_with(field: impl Fn() -> String, start: i128, end: i128) -> Result<(), Broken> {
     stamp_with(&field, start)?;
     stamp_with(&field, end)?;
     if end < start {
-        return Err(format!(
-            "{}: ends ({end}) before it starts ({start})",
-            field()
-        ));
+        return Err(format!("{}: ends ({end}) before it starts ({start})", field()).into());
     }
     Ok(())
 }
 
-fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
+fn timeline(p: &Program, t: &Timeline) -> Result<(), Broken> {
     sorted_lists(p, t)?;
     // On the %globaltimer axis: every instant the analysis compares.
     let mut instants: Vec<i128> = Vec::new();
@@ -267,7 +288,8 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
                 "host_calls[{i}]: ends {} ns after the trial began, beyond the {} s window",
                 c.end_ns,
                 TRIAL_WINDOW_NS / 1_000_000_000
-            ));
+            )
+            .into());
         }
     }
     for (i, r) in t.readings.iter().enumerate() {
@@ -308,7 +330,7 @@ fn timeline(p: &Program, t: &Timeline) -> Result<(), String> {
 }
 
 /// Each list of a timeline in op order, of the ops its kind of entry is for.
-fn sorted_lists(p: &Program, t: &Timeline) -> Result<(), String> {
+fn sorted_lists(p: &Program, t: &Timeline) -> Result<(), Broken> {
     let any = |_: &OpKind| true;
     sorted_ops(
         p,
@@ -332,10 +354,10 @@ fn sorted_lists(p: &Program, t: &Timeline) -> Result<(), String> {
 
 /// The spans' block stamps: one per block of the grid, each ordered; their extreme instants go
 /// to `instants`.
-fn span_stamps(p: &Program, t: &Timeline, instants: &mut Vec<i128>) -> Result<(), String> {
+fn span_stamps(p: &Program, t: &Timeline, instants: &mut Vec<i128>) -> Result<(), Broken> {
     for (i, s) in t.spans.iter().enumerate() {
         if s.blocks.is_empty() {
-            return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0));
+            return Err(format!("spans[{i}]: op {} has no block stamps", s.op.0).into());
         }
         // The kernel stamps one block of its grid each: more stamps than blocks are made up (a
         // file of a million stamps for a kernel of one block).
@@ -345,7 +367,8 @@ fn span_stamps(p: &Program, t: &Timeline, instants: &mut Vec<i128>) -> Result<()
                 "spans[{i}]: {} block stamps, but op {} launches a grid of {grid} blocks",
                 s.blocks.len(),
                 s.op.0
-            ));
+            )
+            .into());
         }
         for (b, block) in s.blocks.iter().enumerate() {
             let field = || format!("spans[{i}].blocks[{b}]");
@@ -360,7 +383,7 @@ fn span_stamps(p: &Program, t: &Timeline, instants: &mut Vec<i128>) -> Result<()
 }
 
 /// The instants of a trial within the window a trial may span, and stamps themselves.
-fn within_a_trial(instants: &[i128]) -> Result<(), String> {
+fn within_a_trial(instants: &[i128]) -> Result<(), Broken> {
     let (lo, hi) = (instants.iter().min(), instants.iter().max());
     if let (Some(lo), Some(hi)) = (lo, hi) {
         if hi - lo > i128::from(TRIAL_WINDOW_NS) {
@@ -369,7 +392,8 @@ fn within_a_trial(instants: &[i128]) -> Result<(), String> {
                  clock offset is damaged",
                 hi - lo,
                 TRIAL_WINDOW_NS / 1_000_000_000
-            ));
+            )
+            .into());
         }
         stamp("an instant placed on the GPU clock", *lo)?;
         stamp("an instant placed on the GPU clock", *hi)?;
@@ -378,13 +402,14 @@ fn within_a_trial(instants: &[i128]) -> Result<(), String> {
 }
 
 /// A buffer summary: an existing buffer, counts that add up to the elements read.
-fn contents(p: &Program, c: &crate::measured::contents::Contents) -> Result<(), String> {
+fn contents(p: &Program, c: &crate::measured::contents::Contents) -> Result<(), Broken> {
     let Some(buf) = p.buffer(c.buffer) else {
         return Err(format!(
             "names buffer b{}, which the program does not have ({} buffers)",
             c.buffer.0,
             p.buffers.len()
-        ));
+        )
+        .into());
     };
     if c.elements > buf.elements() {
         return Err(format!(
@@ -392,7 +417,8 @@ fn contents(p: &Program, c: &crate::measured::contents::Contents) -> Result<(), 
             c.elements,
             buf.label,
             buf.elements()
-        ));
+        )
+        .into());
     }
     let counted = c
         .values
@@ -403,7 +429,8 @@ fn contents(p: &Program, c: &crate::measured::contents::Contents) -> Result<(), 
             "the value counts and other add up to {}, not the {} elements read",
             counted.map_or("more than 2^64".into(), |n| n.to_string()),
             c.elements
-        ));
+        )
+        .into());
     }
     Ok(())
 }

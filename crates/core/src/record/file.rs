@@ -2,6 +2,7 @@
 //! ([`super::check`]), every write atomic.
 
 use super::check;
+use super::error::RecordError;
 use super::run::{ClaimRecord, RunRecord, SCHEMA_VERSION};
 use crate::border::error::Error;
 use std::path::Path;
@@ -51,27 +52,24 @@ impl RunRecord {
             path: crate::border::shown::path(path),
             detail,
         };
-        let damaged = |e: String| {
+        let damaged = |e: &dyn std::fmt::Display| {
             file_err(format!(
                 "{e}. The file is damaged or was edited; nothing in it was used (re-record it, \
                  or restore it from version control)"
             ))
         };
-        let file = crate::border::input_file::open_regular(path).map_err(file_err)?;
+        let file =
+            crate::border::input_file::open_regular(path).map_err(|e| file_err(e.to_string()))?;
         let limit = crate::border::limits::read_limit();
         let mut ids = std::collections::HashSet::new();
-        // An error of `each` is the caller's, passed through as it is.
-        let mut theirs = None;
-        let mut one = |i: usize, mut c: ClaimRecord| -> Result<(), String> {
+        let mut one = |i: usize, mut c: ClaimRecord| -> Result<(), RecordError> {
             // Files written before claims carried `table` name a scenario row only by its id.
             if c.claim.table.is_none() {
                 c.claim.table = crate::judge::claim::Table::from_legacy_id(&c.claim.id);
             }
             check::claim_in_file(i, &c, &mut ids)?;
-            each(c).map_err(|e| {
-                theirs = Some(e);
-                String::new()
-            })
+            // An error of `each` is the caller's, passed through as it is.
+            each(c).map_err(|e| RecordError::Caller(Box::new(e)))
         };
         // Concatenated gzip members are one gzip stream; whatever follows the object is refused.
         let read = if super::writer::is_gzip(path) {
@@ -80,13 +78,11 @@ impl RunRecord {
         } else {
             super::reader::read_claims(BufReader::new(file), limit, whole, &mut one)
         };
-        if let Some(e) = theirs {
-            return Err(e);
-        }
-        let skeleton = read.map_err(|e| match e.starts_with("larger than") {
-            true => file_err(e),
-            false if e.starts_with("claims[") => damaged(e),
-            false => file_err(format!("not a stream-litmus results file: {e}")),
+        let skeleton = read.map_err(|e| match e {
+            RecordError::Caller(theirs) => *theirs,
+            e if e.is_read_limit() => file_err(e.to_string()),
+            e if e.is_in_a_claim() => damaged(&e),
+            e => file_err(format!("not a stream-litmus results file: {e}")),
         })?;
         let record: RunRecord = serde_json::from_slice(&skeleton).map_err(|e| {
             let e = crate::border::error::shortened(&e.to_string());
@@ -105,7 +101,7 @@ impl RunRecord {
                 record.schema
             )));
         }
-        check::header(&record).map_err(damaged)?;
+        check::header(&record).map_err(|e| damaged(&e))?;
         Ok(record)
     }
 

@@ -35,13 +35,13 @@ impl Flow {
     /// Charges `n` more bytes held by `mine` (bytes of the charger's own, already charged, that
     /// are part of the total), waiting while others' text fills the budget. An error once the
     /// parser has stopped: the cutter then ends.
-    pub(super) fn charge(&self, n: u64, mine: u64) -> Result<(), String> {
+    pub(super) fn charge(&self, n: u64, mine: u64) -> Result<(), super::RecordError> {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while !s.stopped && s.held > mine && s.held.saturating_add(n) > IN_FLIGHT_BYTES {
             s = self.changed.wait(s).unwrap_or_else(PoisonError::into_inner);
         }
         if s.stopped {
-            return Err("the claims' reader stopped".into());
+            return Err(super::RecordError::Stopped);
         }
         s.held = s.held.saturating_add(n);
         Ok(())

@@ -13,6 +13,7 @@
 //! read by the reports, neither of which it knows.
 
 pub mod check;
+mod error;
 mod file;
 mod flow;
 mod gzip;
@@ -21,6 +22,7 @@ mod run;
 mod splitter;
 mod writer;
 
+pub use error::{ClaimProblem, RecordError};
 pub use run::{
     ClaimRecord, Outcome, Rejudging, RunRecord, RunTiming, Trials, KEPT_TRIALS, SCHEMA_VERSION,
 };

@@ -18,9 +18,10 @@
 //! their text), and the file's length only costs time, linear in it. A file of the whole
 //! catalogue at 1,000 trials reads back in one claim's memory.
 
+use super::error::{ClaimProblem, RecordError};
 use super::flow::{Flow, PIECE_BYTES};
 use super::run::{ClaimRecord, KEPT_TRIALS};
-use super::splitter::{too_large, Piece, Sink, Splitter, TIMELINES};
+use super::splitter::{Piece, Sink, Splitter, TIMELINES};
 use crate::border::bounded_json::Guarded;
 use crate::measured::timeline::Timeline;
 use std::io::Read;
@@ -31,8 +32,7 @@ use std::io::Read;
 /// keeps of all claims together: their whole text where `whole` (a run loaded whole), else the
 /// part of each claim's text that its kept trials make up (`ClaimRecord::kept`: the first
 /// [`KEPT_TRIALS`] and the witness), so that a small gzip of a million little claims cannot
-/// fill memory through what is kept of each. The message says what was wrong; one that starts
-/// with "larger than" is the read limit.
+/// fill memory through what is kept of each.
 ///
 /// Two threads share the work: one decompresses, guards and cuts the text ([`cut`]), the
 /// caller's parses and judges what was cut ([`Assembler`]), the pieces handed over in order,
@@ -44,8 +44,8 @@ pub fn read_claims(
     reader: impl Read + Send,
     limit: u64,
     whole: bool,
-    each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), String>,
-) -> Result<Vec<u8>, String> {
+    each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), RecordError>,
+) -> Result<Vec<u8>, RecordError> {
     let (hand, taken) = std::sync::mpsc::channel::<Piece>();
     let flow = Flow::default();
     std::thread::scope(|scope| {
@@ -53,7 +53,7 @@ pub fn read_claims(
         let cutter = std::thread::Builder::new()
             .name("results-cutter".into())
             .spawn_scoped(scope, move || cut(reader, limit, Cutter { hand, flow }))
-            .map_err(|e| format!("could not start a thread to read it: {e}"))?;
+            .map_err(|e| RecordError::Thread(e.to_string()))?;
         // However this thread leaves (a refusal, or a panic of `each`), the cutter is told
         // before the scope waits for it: it waits no more, and its next hand-over fails.
         let stop = flow.stop_on_drop();
@@ -82,25 +82,23 @@ struct Cutter<'a> {
 }
 
 impl Sink for Cutter<'_> {
-    fn grow(&mut self, n: usize, so_far: usize) -> Result<(), String> {
+    fn grow(&mut self, n: usize, so_far: usize) -> Result<(), RecordError> {
         self.flow.charge(n as u64, so_far as u64)
     }
 
-    fn hand(&mut self, piece: Piece) -> Result<(), String> {
+    fn hand(&mut self, piece: Piece) -> Result<(), RecordError> {
         // A timeline's text was charged as it grew, and is the cutter's own until sent (it must
         // not wait for itself); a claim's is charged whole.
         match &piece {
             Piece::Claim { text, .. } => self.flow.charge(text.len() as u64 + PIECE_BYTES, 0)?,
             Piece::Timeline { text, .. } => self.flow.charge(PIECE_BYTES, text.len() as u64)?,
         }
-        self.hand
-            .send(piece)
-            .map_err(|_| String::from("the claims' reader stopped"))
+        self.hand.send(piece).map_err(|_| RecordError::Stopped)
     }
 }
 
 /// Reads, guards and cuts `reader`'s text, handing each piece on; returns the skeleton's text.
-fn cut(reader: impl Read, limit: u64, mut sink: Cutter) -> Result<Vec<u8>, String> {
+fn cut(reader: impl Read, limit: u64, mut sink: Cutter) -> Result<Vec<u8>, RecordError> {
     // The guard counts strings, arrays and blanks; its own total is the file's, which memory does
     // not hold, so it is not bounded here.
     let mut guarded = Guarded::new(reader, u64::MAX).watching_closes(TIMELINES as usize);
@@ -108,18 +106,22 @@ fn cut(reader: impl Read, limit: u64, mut sink: Cutter) -> Result<Vec<u8>, Strin
     let mut buf = vec![0u8; 1 << 16];
     loop {
         if sink.flow.stopped() {
-            return Err("the claims' reader stopped".into());
+            return Err(RecordError::Stopped);
         }
         let n = match guarded.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(guarded.refused().unwrap_or_else(|| e.to_string())),
+            Err(e) => {
+                return Err(guarded
+                    .refused()
+                    .map_or_else(|| RecordError::Read(e.to_string()), RecordError::Refused))
+            }
         };
         split.feed(&buf[..n], guarded.closes(), &mut sink)?;
     }
     if !guarded.started() {
-        return Err("it is empty".into());
+        return Err(RecordError::Empty);
     }
     split.finish()
 }
@@ -147,16 +149,18 @@ impl Assembler {
     fn take(
         &mut self,
         piece: Piece,
-        each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), String>,
-    ) -> Result<(), String> {
+        each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
         match piece {
             Piece::Timeline { claim, index, text } => {
-                let timeline = serde_json::from_slice::<Timeline>(&text).map_err(|e| {
-                    format!(
-                        "claims[{claim}]: trials.timelines[{index}]: {}",
-                        crate::border::error::shortened(&e.to_string())
-                    )
-                })?;
+                let timeline =
+                    serde_json::from_slice::<Timeline>(&text).map_err(|e| RecordError::Claim {
+                        claim,
+                        problem: ClaimProblem::Json {
+                            timeline: Some(index),
+                            message: crate::border::error::shortened(&e.to_string()),
+                        },
+                    })?;
                 self.timelines.push(timeline);
                 Ok(())
             }
@@ -169,15 +173,17 @@ impl Assembler {
         i: usize,
         text: &[u8],
         bytes: u64,
-        each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), String>,
-    ) -> Result<(), String> {
+        each: &mut dyn FnMut(usize, ClaimRecord) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
         let timelines = std::mem::take(&mut self.timelines);
-        let mut record = serde_json::from_slice::<ClaimRecord>(text).map_err(|e| {
-            format!(
-                "claims[{i}]: {}",
-                crate::border::error::shortened(&e.to_string())
-            )
-        })?;
+        let mut record =
+            serde_json::from_slice::<ClaimRecord>(text).map_err(|e| RecordError::Claim {
+                claim: i,
+                problem: ClaimProblem::Json {
+                    timeline: None,
+                    message: crate::border::error::shortened(&e.to_string()),
+                },
+            })?;
         if let super::run::Outcome::Ran { trials, .. } = &mut record.outcome {
             trials.timelines = timelines;
         }
@@ -188,10 +194,10 @@ impl Assembler {
         };
         self.held += bytes.saturating_mul(kept.max(1)) / ran.max(1);
         if self.held > self.limit {
-            return Err(too_large(
-                &format!("the claims up to claims[{i}] together"),
-                self.limit,
-            ));
+            return Err(RecordError::TooLarge {
+                what: format!("the claims up to claims[{i}] together"),
+                limit: self.limit,
+            });
         }
         each(i, record)?;
         // The claim's stamps, or all but what the caller keeps, were just dropped.
@@ -206,7 +212,7 @@ mod tests {
     use super::*;
 
     /// Hands the timelines of `text` to an assembler, which parses them.
-    fn assembled(text: &str) -> Result<Vec<Timeline>, String> {
+    fn assembled(text: &str) -> Result<Vec<Timeline>, RecordError> {
         let mut a = Assembler::new(1 << 20, false);
         for p in pieces(text)?.0 {
             if let Piece::Timeline { .. } = p {
@@ -254,11 +260,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.contains("trials.timelines[1] is not an object"),
+            matches!(
+                err,
+                RecordError::Claim {
+                    claim: 0,
+                    problem: ClaimProblem::TimelineNotAnObject(1)
+                }
+            ),
             "{err}"
         );
-        let err =
-            assembled(r#"{"claims": [{"trials": {"timelines": [{"spans": 3}]}}]}"#).unwrap_err();
+        let err = assembled(r#"{"claims": [{"trials": {"timelines": [{"spans": 3}]}}]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("claims[0]: trials.timelines[0]: invalid type"),
             "{err}"
@@ -321,6 +334,7 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(60))
             .expect("the reading ends");
         // The claim itself is not a claim: what matters is that it was reached.
-        assert!(r.unwrap_err().starts_with("claims[0]: "));
+        let err = r.unwrap_err();
+        assert!(matches!(err, RecordError::Claim { claim: 0, .. }), "{err}");
     }
 }

@@ -4,7 +4,8 @@
 //! run's skeleton, with `"claims": []`. Only strings, keys and depth are followed here; the
 //! counting of every size is the guard's, upstream ([`crate::border::bounded_json::Guarded`]).
 
-use crate::border::limits::{describe_bytes, KEPT_TEXT_SHARE, MAX_TIMELINES, READ_LIMIT_ENV};
+use super::error::{ClaimProblem, RecordError};
+use crate::border::limits::{KEPT_TEXT_SHARE, MAX_TIMELINES};
 
 /// The claim being cut out: its text without its trials' timelines (`"timelines": []`), how
 /// many timelines were cut out of it, and how many bytes of text it took in all.
@@ -44,18 +45,18 @@ impl Piece {
 /// Where the pieces go as they are cut; an error stops the reading.
 pub(super) trait Sink {
     /// `n` more bytes are about to be copied into the timeline being cut, which holds `so_far`.
-    fn grow(&mut self, n: usize, so_far: usize) -> Result<(), String>;
+    fn grow(&mut self, n: usize, so_far: usize) -> Result<(), RecordError>;
     /// Takes a piece, cut whole.
-    fn hand(&mut self, piece: Piece) -> Result<(), String>;
+    fn hand(&mut self, piece: Piece) -> Result<(), RecordError>;
 }
 
 /// Pieces kept in a list (no bound on what waits: for tests).
 impl Sink for Vec<Piece> {
-    fn grow(&mut self, _: usize, _: usize) -> Result<(), String> {
+    fn grow(&mut self, _: usize, _: usize) -> Result<(), RecordError> {
         Ok(())
     }
 
-    fn hand(&mut self, piece: Piece) -> Result<(), String> {
+    fn hand(&mut self, piece: Piece) -> Result<(), RecordError> {
         self.push(piece);
         Ok(())
     }
@@ -124,12 +125,12 @@ impl Splitter {
 
     /// Feeds `bytes`; each claim completed is handed to `done`.
     /// The skeleton's text, once the file has ended; an error where it ended inside a claim.
-    pub(super) fn finish(self) -> Result<Vec<u8>, String> {
+    pub(super) fn finish(self) -> Result<Vec<u8>, RecordError> {
         match self.claim {
-            Some(_) => Err(format!(
-                "claims[{}] is cut short: the file ends inside it",
-                self.claims_seen
-            )),
+            Some(_) => Err(RecordError::Claim {
+                claim: self.claims_seen,
+                problem: ClaimProblem::CutShort,
+            }),
             None => Ok(self.skeleton),
         }
     }
@@ -144,7 +145,7 @@ impl Splitter {
         bytes: &[u8],
         closes: &[usize],
         done: &mut dyn Sink,
-    ) -> Result<(), String> {
+    ) -> Result<(), RecordError> {
         let mut i = 0;
         while i < bytes.len() {
             if self.timeline.is_some() {
@@ -172,7 +173,7 @@ impl Splitter {
         closes: &[usize],
         start: usize,
         done: &mut dyn Sink,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, RecordError> {
         let (i, closed) = match closes.get(closes.partition_point(|&c| c < start)) {
             Some(&c) => (c + 1, true),
             None => (bytes.len(), false),
@@ -180,26 +181,22 @@ impl Splitter {
         if closed {
             (self.depth, self.in_string, self.escaped) = (TIMELINES, false, false);
         }
-        let claim = self.claim.as_mut().ok_or("a timeline outside a claim")?;
-        let timeline = self.timeline.as_mut().ok_or("no timeline")?;
+        let claim = (self.claim.as_mut()).ok_or(RecordError::Lost("a timeline outside a claim"))?;
+        let timeline = (self.timeline.as_mut()).ok_or(RecordError::Lost("no timeline"))?;
         done.grow(i - start, timeline.len())?;
         timeline.extend_from_slice(&bytes[start..i]);
         claim.bytes += (i - start) as u64;
         if claim.bytes > self.limit {
-            return Err(too_large(
-                &format!("claims[{}]", self.claims_seen),
-                self.limit,
-            ));
+            return Err(too_large(self.claims_seen, self.limit));
         }
         if closed {
             let text = self.timeline.take().unwrap_or_default();
             let index = claim.timelines;
             if index == MAX_TIMELINES {
-                return Err(format!(
-                    "claims[{}]: trials.timelines: more than {MAX_TIMELINES} items, the most a \
-                     results file may hold here",
-                    self.claims_seen
-                ));
+                return Err(RecordError::Claim {
+                    claim: self.claims_seen,
+                    problem: ClaimProblem::TooManyTimelines,
+                });
             }
             claim.timelines += 1;
             let claim = self.claims_seen;
@@ -210,7 +207,7 @@ impl Splitter {
 
     /// One byte of a claim outside its timelines: kept in the claim's text, except the timelines
     /// and their commas; the claim handed to `done` once closed.
-    fn in_claim(&mut self, b: u8, done: &mut dyn Sink) -> Result<(), String> {
+    fn in_claim(&mut self, b: u8, done: &mut dyn Sink) -> Result<(), RecordError> {
         if !self.in_string {
             match b {
                 b'{' if self.in_timelines && self.depth == TIMELINES => {
@@ -222,11 +219,12 @@ impl Splitter {
                 b',' if self.in_timelines && self.depth == TIMELINES => return self.count(1),
                 b']' if self.in_timelines && self.depth == TIMELINES => {}
                 _ if self.in_timelines && self.depth == TIMELINES && !b.is_ascii_whitespace() => {
-                    return Err(format!(
-                        "claims[{}]: trials.timelines[{}] is not an object; every trial is one",
-                        self.claims_seen,
-                        self.claim.as_ref().map_or(0, |c| c.timelines)
-                    ));
+                    return Err(RecordError::Claim {
+                        claim: self.claims_seen,
+                        problem: ClaimProblem::TimelineNotAnObject(
+                            self.claim.as_ref().map_or(0, |c| c.timelines),
+                        ),
+                    });
                 }
                 _ => {}
             }
@@ -248,7 +246,7 @@ impl Splitter {
         }
         self.keep_in_claim(b)?;
         if self.depth == CLAIMS {
-            let cut = self.claim.take().ok_or("no claim")?;
+            let cut = self.claim.take().ok_or(RecordError::Lost("no claim"))?;
             let index = self.claims_seen;
             self.claims_seen += 1;
             done.hand(Piece::Claim {
@@ -260,27 +258,26 @@ impl Splitter {
         Ok(())
     }
 
-    fn keep_in_claim(&mut self, b: u8) -> Result<(), String> {
-        let text = &mut self.claim.as_mut().ok_or("no claim")?.text;
+    fn keep_in_claim(&mut self, b: u8) -> Result<(), RecordError> {
+        let text = &mut (self.claim.as_mut())
+            .ok_or(RecordError::Lost("no claim"))?
+            .text;
         text.push(b);
         if text.len() as u64 > self.kept_limit {
-            return Err(too_much_kept(
-                &format!("claims[{}]", self.claims_seen),
-                self.kept_limit,
-            ));
+            return Err(RecordError::TooMuchKept {
+                claim: Some(self.claims_seen),
+                limit: self.kept_limit,
+            });
         }
         self.count(1)
     }
 
     /// Counts `n` more bytes of the claim's text against the read limit.
-    fn count(&mut self, n: u64) -> Result<(), String> {
-        let claim = self.claim.as_mut().ok_or("no claim")?;
+    fn count(&mut self, n: u64) -> Result<(), RecordError> {
+        let claim = self.claim.as_mut().ok_or(RecordError::Lost("no claim"))?;
         claim.bytes += n;
         if claim.bytes > self.limit {
-            return Err(too_large(
-                &format!("claims[{}]", self.claims_seen),
-                self.limit,
-            ));
+            return Err(too_large(self.claims_seen, self.limit));
         }
         Ok(())
     }
@@ -321,7 +318,7 @@ impl Splitter {
     }
 
     /// One byte outside every claim: kept in the skeleton, except the claims and their commas.
-    fn outside(&mut self, b: u8) -> Result<(), String> {
+    fn outside(&mut self, b: u8) -> Result<(), RecordError> {
         if !self.in_string && self.in_claims && self.depth == CLAIMS {
             match b {
                 b'{' => {
@@ -337,10 +334,10 @@ impl Splitter {
                 b',' => return Ok(()),
                 b']' => {}
                 _ if !b.is_ascii_whitespace() => {
-                    return Err(format!(
-                        "claims[{}] is not an object; every claim is one",
-                        self.claims_seen
-                    ));
+                    return Err(RecordError::Claim {
+                        claim: self.claims_seen,
+                        problem: ClaimProblem::NotAnObject,
+                    });
                 }
                 _ => {}
             }
@@ -359,33 +356,24 @@ impl Splitter {
         self.keep(b)
     }
 
-    fn keep(&mut self, b: u8) -> Result<(), String> {
+    fn keep(&mut self, b: u8) -> Result<(), RecordError> {
         self.skeleton.push(b);
         if self.skeleton.len() as u64 > self.kept_limit {
-            return Err(too_much_kept("what surrounds its claims", self.kept_limit));
+            return Err(RecordError::TooMuchKept {
+                claim: None,
+                limit: self.kept_limit,
+            });
         }
         Ok(())
     }
 }
 
-pub(super) fn too_large(what: &str, limit: u64) -> String {
-    format!(
-        "larger than the {} read limit (after decompression) in {what}; memory holds one claim \
-         at a time, and this is far beyond any claim we write; if it is real, raise the limit \
-         with {READ_LIMIT_ENV}=<MiB>",
-        describe_bytes(limit)
-    )
-}
-
-/// The refusal of a claim's text (or the skeleton) past its share of the read limit.
-fn too_much_kept(what: &str, limit: u64) -> String {
-    format!(
-        "{what} holds over {} of text besides its trials' timelines (1/{KEPT_TEXT_SHARE} of the \
-         read limit, at least 1 MiB): a claim we write holds at most a few MB there (its program, its checks, \
-         its outcomes), so this is a field no results file has; if it is real, raise the read \
-         limit with {READ_LIMIT_ENV}=<MiB>",
-        describe_bytes(limit)
-    )
+/// Claim `i`'s text past the read limit.
+fn too_large(i: usize, limit: u64) -> RecordError {
+    RecordError::TooLarge {
+        what: format!("claims[{i}]"),
+        limit,
+    }
 }
 
 /// A key as serde reads it: a key written with escapes (`"cl\u0061ims"`) is the key it spells,
@@ -427,19 +415,23 @@ pub(super) mod tests {
 
     /// The pieces of `text`, fed a byte at a time (claims cut across reads are joined), and its
     /// skeleton.
-    pub(in crate::record) fn pieces(text: &str) -> Result<(Vec<Piece>, String), String> {
+    pub(in crate::record) fn pieces(text: &str) -> Result<(Vec<Piece>, String), RecordError> {
         let mut seen = Vec::new();
         let mut s = Splitter::new(1 << 20);
         let mut guard =
             Guarded::new(ByteByByte(text.as_bytes()), u64::MAX).watching_closes(TIMELINES as usize);
         let mut b = [0u8];
-        while guard.read(&mut b).map_err(|e| e.to_string())? == 1 {
+        while guard
+            .read(&mut b)
+            .map_err(|e| RecordError::Read(e.to_string()))?
+            == 1
+        {
             s.feed(&b, guard.closes(), &mut seen)?;
         }
         Ok((seen, String::from_utf8_lossy(&s.skeleton).into_owned()))
     }
 
-    pub(in crate::record) fn split(text: &str) -> Result<(Vec<String>, String), String> {
+    pub(in crate::record) fn split(text: &str) -> Result<(Vec<String>, String), RecordError> {
         let (pieces, skeleton) = pieces(text)?;
         let claims = pieces.into_iter().filter_map(|p| match p {
             Piece::Claim { text, .. } => Some(String::from_utf8_lossy(&text).into_owned()),
@@ -470,8 +462,9 @@ pub(super) mod tests {
                 &mut Vec::new(),
             )
             .unwrap_err();
+        assert!(err.is_read_limit(), "{err}");
         assert!(
-            err.starts_with("larger than") && err.contains("claims[0]"),
+            err.to_string().starts_with("larger than") && err.to_string().contains("claims[0]"),
             "{err}"
         );
         // Its own text, besides the timelines, is kept whole: past 1/32 of the limit (here 32
@@ -484,7 +477,8 @@ pub(super) mod tests {
                 &[],
                 &mut Vec::new(),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("claims[0] holds over")
                 && err.contains("besides its trials' timelines"),
@@ -498,12 +492,17 @@ pub(super) mod tests {
                 &[],
                 &mut Vec::new(),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("what surrounds its claims holds over"),
             "{err}"
         );
         let err = split(r#"{"claims": [{}, 3]}"#).unwrap_err();
-        assert!(err.contains("claims[1] is not an object"), "{err}");
+        assert!(err.is_in_a_claim(), "{err}");
+        assert!(
+            err.to_string().contains("claims[1] is not an object"),
+            "{err}"
+        );
     }
 }

@@ -58,7 +58,7 @@ impl Witness {
         };
         let (mode, note) = match on {
             Ok(()) => (Mode::Cupti, None),
-            Err(why) => (events(program)?, Some(why)),
+            Err(why) => (events(program)?, Some(why.to_string())),
         };
         let (stamps, _) = DeviceWords::take(2 * WORDS_PER_BLOCK, pool)?;
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
@@ -97,9 +97,9 @@ impl Witness {
             return Ok(());
         }
         if let Mode::Cupti = &self.mode {
-            Tracing::collect().map_err(|message| Error::Driver {
+            Tracing::collect().map_err(|e| Error::Driver {
                 call: "CUPTI".into(),
-                message,
+                message: e.to_string(),
             })?;
         }
         Ok(())
@@ -172,9 +172,9 @@ impl Witness {
         let mut witnessed = Vec::new();
         match &self.mode {
             Mode::Cupti => {
-                let records = Tracing::collect().map_err(|message| Error::Driver {
+                let records = Tracing::collect().map_err(|e| Error::Driver {
                     call: "CUPTI".into(),
-                    message,
+                    message: e.to_string(),
                 })?;
                 self.collected.set(true);
                 let Some(matched) = match_records(program, &records) else {

@@ -58,48 +58,68 @@ fn debug() -> bool {
     std::env::var_os("STREAM_LITMUS_CUPTI_DEBUG").is_some()
 }
 
-static STARTED: OnceLock<Result<String, String>> = OnceLock::new();
+static STARTED: OnceLock<Result<String, CuptiError>> = OnceLock::new();
+
+/// Why CUPTI cannot be used, or a call of it failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CuptiError {
+    #[error("hidden by {CUPTI_ENV}=off")]
+    Hidden,
+    #[error(
+        "libcupti not found by the loader (it ships with the CUDA toolkit, under \
+         extras/CUPTI/lib64 or targets/*/lib; add its directory to LD_LIBRARY_PATH)"
+    )]
+    NotFound,
+    /// The library (by this name) loads, but cudarc does not find it.
+    #[error("{0} loads, but not under the names cudarc tries")]
+    OtherName(String),
+    /// A CUPTI call failed: the call and CUPTI's result code.
+    #[error("{call} failed: {code}")]
+    Call { call: String, code: String },
+}
 
 /// Finds CUPTI and registers the buffer callbacks, once per process: the library's name, or why
 /// CUPTI cannot be used.
-pub fn start() -> Result<String, String> {
+pub fn start() -> Result<String, CuptiError> {
     STARTED.get_or_init(try_start).clone()
 }
 
-fn try_start() -> Result<String, String> {
+fn try_start() -> Result<String, CuptiError> {
     if std::env::var(CUPTI_ENV).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
-        return Err(format!("hidden by {CUPTI_ENV}=off"));
+        return Err(CuptiError::Hidden);
     }
     let Some(name) = stream_litmus_inject::find_cupti() else {
-        return Err(
-            "libcupti not found by the loader (it ships with the CUDA toolkit, under \
-                    extras/CUPTI/lib64 or targets/*/lib; add its directory to LD_LIBRARY_PATH)"
-                .into(),
-        );
+        return Err(CuptiError::NotFound);
     };
     // SAFETY: only dlopens CUPTI by the names cudarc tries; a miss returns false.
     if !unsafe { sys::is_culib_present() } {
-        return Err(format!(
-            "{name} loads, but not under the names cudarc tries"
-        ));
+        return Err(CuptiError::OtherName(name));
     }
     activity::register_callbacks(Some(requested), Some(completed))
-        .map_err(|e| format!("cuptiActivityRegisterCallbacks failed: {e:?}"))?;
+        .map_err(|e| failed("cuptiActivityRegisterCallbacks", e))?;
     Ok(name)
+}
+
+/// A failed call's error.
+fn failed(call: &str, code: impl std::fmt::Debug) -> CuptiError {
+    CuptiError::Call {
+        call: call.into(),
+        code: format!("{code:?}"),
+    }
 }
 
 /// Tracing switched on; switched off when dropped.
 pub struct Tracing(());
 
 impl Tracing {
-    pub fn begin() -> Result<Tracing, String> {
+    pub fn begin() -> Result<Tracing, CuptiError> {
         start()?;
         for kind in KINDS {
             if let Err(e) = activity::enable(kind) {
                 for k in KINDS {
                     let _ = activity::disable(k);
                 }
-                return Err(format!("cuptiActivityEnable({kind:?}) failed: {e:?}"));
+                return Err(failed(&format!("cuptiActivityEnable({kind:?})"), e));
             }
         }
         drain();
@@ -111,9 +131,9 @@ impl Tracing {
 
     /// Flushes CUPTI's buffers and takes every record so far, in issue order (call it while a
     /// [`Tracing`] is alive).
-    pub fn collect() -> Result<Vec<Record>, String> {
+    pub fn collect() -> Result<Vec<Record>, CuptiError> {
         // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: hand back buffers even if not full.
-        activity::flush_all(1).map_err(|e| format!("cuptiActivityFlushAll failed: {e:?}"))?;
+        activity::flush_all(1).map_err(|e| failed("cuptiActivityFlushAll", e))?;
         let mut records = drain();
         records.sort_by_key(|r| r.correlation);
         if debug() {

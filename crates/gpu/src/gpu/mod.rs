@@ -83,7 +83,7 @@ pub struct Gpu {
     setup: Duration,
     split: SetupTiming,
     /// NVML on this GPU, opened on the first look (a child process never looks).
-    observer: std::sync::Mutex<Option<Result<neighbours::Observer, String>>>,
+    observer: std::sync::Mutex<Option<Result<neighbours::Observer, neighbours::Unobserved>>>,
     pci_bus_id: Option<String>,
     /// Devices 1.. for programs on several GPUs, opened by the first such program
     /// (`fleet.rs`); declared before `ctx` so they are freed first.
@@ -185,13 +185,13 @@ impl Gpu {
         let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
         let opened = observer.get_or_insert_with(|| match &self.pci_bus_id {
             Some(id) => neighbours::Observer::open(id),
-            None => Err("the GPU's PCI bus id is unknown: NVML cannot find it".into()),
+            None => Err(neighbours::Unobserved::NoBusId),
         });
         match opened {
             Ok(o) => o.look(),
             Err(why) => Look {
                 neighbours: Vec::new(),
-                limit: Some(why.clone()),
+                limit: Some(why.to_string()),
             },
         }
     }

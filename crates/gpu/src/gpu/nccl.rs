@@ -55,15 +55,29 @@ struct Lib {
 }
 
 fn lib() -> Result<&'static Lib, Error> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
-    LIB.get_or_init(load)
-        .as_ref()
-        .map_err(|detail| Error::NoNccl {
-            detail: detail.clone(),
-        })
+    static LIB: OnceLock<Result<Lib, LoadError>> = OnceLock::new();
+    LIB.get_or_init(load).as_ref().map_err(|e| Error::NoNccl {
+        detail: e.to_string(),
+    })
 }
 
-fn load() -> Result<Lib, String> {
+/// Why libnccl could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum LoadError {
+    /// None of `names` loads; `ld_path` is `LD_LIBRARY_PATH` (or "unset").
+    #[error(
+        "libnccl could not be loaded: looked for {names} through the dynamic loader \
+         (LD_LIBRARY_PATH={ld_path}, then the ldconfig cache and the system directories; \
+         {NCCL_ENV}=/path/to/libnccl.so.2 names the file). Install NCCL (libnccl2) or add its \
+         directory to LD_LIBRARY_PATH; only the all-reduce claims need it"
+    )]
+    NotFound { names: String, ld_path: String },
+    /// The library loads but lacks a function.
+    #[error("libnccl has no {symbol}: {detail}")]
+    NoSymbol { symbol: String, detail: String },
+}
+
+fn load() -> Result<Lib, LoadError> {
     load_from(match std::env::var(NCCL_ENV) {
         Ok(path) => vec![path],
         Err(_) => NAMES.iter().map(|n| n.to_string()).collect(),
@@ -71,27 +85,24 @@ fn load() -> Result<Lib, String> {
 }
 
 /// Loads the first of `names` the dynamic loader finds, or says where it looked.
-fn load_from(names: Vec<String>) -> Result<Lib, String> {
+fn load_from(names: Vec<String>) -> Result<Lib, LoadError> {
     // SAFETY: loading NCCL runs its initializers, which only set up the library.
     let lib = names
         .iter()
         .find_map(|n| unsafe { libloading::Library::new(n) }.ok())
-        .ok_or_else(|| {
-            let path = std::env::var("LD_LIBRARY_PATH").unwrap_or_else(|_| "unset".into());
-            format!(
-                "libnccl could not be loaded: looked for {} through the dynamic loader \
-                 (LD_LIBRARY_PATH={path}, then the ldconfig cache and the system directories; \
-                 {NCCL_ENV}=/path/to/libnccl.so.2 names the file). Install NCCL (libnccl2) or \
-                 add its directory to LD_LIBRARY_PATH; only the all-reduce claims need it",
-                names.join(", ")
-            )
+        .ok_or_else(|| LoadError::NotFound {
+            names: names.join(", "),
+            ld_path: std::env::var("LD_LIBRARY_PATH").unwrap_or_else(|_| "unset".into()),
         })?;
     // SAFETY: the signatures are NCCL's (nccl.h, 2.x); the pointers live as long as `_lib`.
     unsafe {
         let get = |name: &[u8]| {
             lib.get::<*const c_void>(name)
                 .map(|s| *s)
-                .map_err(|e| format!("libnccl has no {}: {e}", String::from_utf8_lossy(name)))
+                .map_err(|e| LoadError::NoSymbol {
+                    symbol: String::from_utf8_lossy(name).into_owned(),
+                    detail: e.to_string(),
+                })
         };
         Ok(Lib {
             init_all: std::mem::transmute::<*const c_void, InitAll>(get(b"ncclCommInitAll")?),
@@ -214,6 +225,8 @@ mod tests {
         let Err(why) = super::load_from(vec!["/nonexistent/libnccl.so.2".into()]) else {
             panic!("loaded a library that does not exist");
         };
+        assert!(matches!(why, super::LoadError::NotFound { .. }), "{why}");
+        let why = why.to_string();
         assert!(why.contains("/nonexistent/libnccl.so.2"), "{why}");
         assert!(why.contains("LD_LIBRARY_PATH="), "{why}");
         assert!(why.contains("STREAM_LITMUS_NCCL="), "{why}");

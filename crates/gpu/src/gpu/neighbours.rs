@@ -36,25 +36,40 @@ pub struct Look {
 // from any thread (the `Gpu` keeps the observer behind a mutex).
 unsafe impl Send for Observer {}
 
+/// Why the processes on the GPU cannot be observed at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unobserved {
+    #[error("NVML hidden ({NVML_ENV}=off): other processes on the GPU cannot be listed")]
+    Hidden,
+    #[error("NVML (libnvidia-ml.so.1) not found: other processes on the GPU cannot be listed")]
+    NotFound,
+    /// NVML loads but would not start: its message.
+    #[error("NVML could not start ({0}): other processes cannot be listed")]
+    NoStart(String),
+    #[error("NVML does not know the GPU at {pci_bus_id} ({detail})")]
+    UnknownGpu { pci_bus_id: String, detail: String },
+    /// The driver gave no PCI bus id to find the GPU by.
+    #[error("the GPU's PCI bus id is unknown: NVML cannot find it")]
+    NoBusId,
+}
+
 impl Observer {
     /// Opens NVML on the device with this PCI bus id ("0000:18:00.0"); the error says why not,
     /// in words for the run header.
-    pub fn open(pci_bus_id: &str) -> Result<Observer, String> {
+    pub fn open(pci_bus_id: &str) -> Result<Observer, Unobserved> {
         if std::env::var(NVML_ENV).is_ok_and(|v| v == "off") {
-            return Err(format!(
-                "NVML hidden ({NVML_ENV}=off): other processes on the GPU cannot be listed"
-            ));
+            return Err(Unobserved::Hidden);
         }
         let nvml = Nvml::init().map_err(|e| match e {
-            NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => {
-                "NVML (libnvidia-ml.so.1) not found: other processes on the GPU cannot be listed"
-                    .to_string()
-            }
-            other => format!("NVML could not start ({other}): other processes cannot be listed"),
+            NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => Unobserved::NotFound,
+            other => Unobserved::NoStart(other.to_string()),
         })?;
         let device = nvml
             .device_by_pci_bus_id(pci_bus_id)
-            .map_err(|e| format!("NVML does not know the GPU at {pci_bus_id} ({e})"))?;
+            .map_err(|e| Unobserved::UnknownGpu {
+                pci_bus_id: pci_bus_id.into(),
+                detail: e.to_string(),
+            })?;
         // SAFETY: the handle stays valid while `nvml` is initialized, which the observer owns.
         let device = unsafe { device.handle() }.cast();
         Ok(Observer {

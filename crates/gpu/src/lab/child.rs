@@ -196,7 +196,7 @@ fn wait(
 /// stderr; the error that says why there is none.
 fn reply_of(
     status: std::process::ExitStatus,
-    out: Result<Result<ChildReply, Error>, String>,
+    out: Result<Result<ChildReply, Error>, crate::border::bounded_json::JsonError>,
     err_text: &str,
     request: &ChildRequest,
     fail: &dyn Fn(String) -> Error,

@@ -33,7 +33,7 @@ pub use checked::{RuleKind, Violation};
 pub use text::{lane_name, text, text_each, Class, Listing};
 pub use waits::{Lane, Surprise, Wait, Waits};
 
-use crate::trace::{Pattern, Trace, TrialSpec};
+use crate::trace::{Pattern, Trace, TraceError, TrialSpec};
 
 /// What one step of a trace shows.
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ pub struct Explanation {
 
 /// The steps `trial` names (a range pattern), else each `ProfilerStep#*` where the trace has
 /// them, else the whole trace.
-pub fn steps_of(trace: &Trace, trial: Option<&str>) -> Result<TrialSpec, String> {
+pub fn steps_of(trace: &Trace, trial: Option<&str>) -> Result<TrialSpec, TraceError> {
     if let Some(p) = trial {
         return Ok(TrialSpec::Each(Pattern::new(p)?));
     }
@@ -110,7 +110,7 @@ pub fn steps_of(trace: &Trace, trial: Option<&str>) -> Result<TrialSpec, String>
 
 /// Explains every step `spec` cuts the trace into, every wait of every step kept (for
 /// `--json`, `--out` and `--claims`).
-pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
+pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, TraceError> {
     explain_keeping(trace, spec, true)
 }
 
@@ -119,21 +119,25 @@ pub fn explain(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
 /// the waits of the classes it lists (not asked for, implied), the rest counted and summed. A
 /// trace's waits are about one per op, most of them asked for (an op queued in its stream):
 /// kept, they were a fifth of what `explain` took on the docs' benchmark (issue 51).
-pub fn explain_for_terminal(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, String> {
+pub fn explain_for_terminal(trace: &Trace, spec: &TrialSpec) -> Result<Explanation, TraceError> {
     explain_keeping(trace, spec, false)
 }
 
-fn explain_keeping(trace: &Trace, spec: &TrialSpec, every: bool) -> Result<Explanation, String> {
+fn explain_keeping(
+    trace: &Trace,
+    spec: &TrialSpec,
+    every: bool,
+) -> Result<Explanation, TraceError> {
     // Cut at once, built one at a time: a step's trial is 35 times its cut.
     let cuts = trace.cuts(spec, &|_| true)?;
     if cuts.is_empty() {
-        return Err(match spec {
+        return Err(TraceError::Trials(match spec {
             TrialSpec::Each(p) | TrialSpec::EachKernel(p) => format!(
                 "no range matches `{}`: name one of the trace's ranges with --trial",
                 crate::trace::clip(p.text())
             ),
             TrialSpec::Whole => "the trace holds no GPU op".into(),
-        });
+        }));
     }
     let tol = &trace.tolerances;
     let mut notes = program_notes(trace);

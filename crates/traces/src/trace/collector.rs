@@ -5,6 +5,7 @@
 //! [`TraceFile`](super::events::TraceFile).
 
 use super::chunked::Chunked;
+use super::error::EventError;
 use super::events::{DriverEnv, GpuKind, HostRange, RawCall};
 use super::kept::{Kept, Record};
 use super::names::{clip, clip_at, Names};
@@ -59,18 +60,17 @@ pub(super) struct Collector {
     /// The processes whose syncs were recorded (`stream-litmus trace` says so per process).
     pub(super) sync_pids: HashSet<i64>,
     /// Why `split.rs` stopped the reading, with the event it stopped at.
-    pub(super) stopped: Option<String>,
+    pub(super) stopped: Option<EventError>,
 }
 
 impl Collector {
-    fn intern(&mut self, name: &str) -> Result<crate::trace::names::Name, String> {
-        self.names
-            .intern(name)
-            .map_err(|e| format!("after {} events, {e}", self.events))
+    fn intern(&mut self, name: &str) -> Result<crate::trace::names::Name, EventError> {
+        let events = self.events;
+        (self.names.intern(name)).map_err(|full| EventError::Names { events, full })
     }
 
     /// Takes one event; an error message for a damaged one.
-    pub(super) fn take(&mut self, e: Event) -> Result<(), String> {
+    pub(super) fn take(&mut self, e: Event) -> Result<(), EventError> {
         self.events += 1;
         if e.ph.as_deref() == Some("M") {
             return self.take_metadata(e);
@@ -123,15 +123,16 @@ impl Collector {
         args: &Args,
         at: HostSpan,
         which: &dyn Fn() -> String,
-    ) -> Result<(), String> {
+    ) -> Result<(), EventError> {
         let (Some(device), Some(stream)) = (args.device.0, args.stream.0) else {
-            return Err(format!("{} names no device or stream", which()));
+            return Err(EventError::NoStream { which: which() });
         };
         if !(0..=i64::from(u32::MAX)).contains(&device) || stream < 0 {
-            return Err(format!(
-                "{} has device {device} and stream {stream}",
-                which()
-            ));
+            return Err(EventError::BadStream {
+                which: which(),
+                device,
+                stream,
+            });
         }
         let raw = std::mem::size_of::<RawOp>();
         self.kept.keep(Record::Op { raw }, self.events)?;
@@ -159,7 +160,7 @@ impl Collector {
         name: &str,
         args: &Args,
         at: HostSpan,
-    ) -> Result<(), String> {
+    ) -> Result<(), EventError> {
         if matches!(cat, "user_annotation" | "cpu_op") {
             // A PyTorch op (`aten::div_`) is a host range like a `record_function`: the
             // kernels it launched are those whose call it holds, on its thread (`in`).
@@ -193,31 +194,28 @@ impl Collector {
         ts: Option<f64>,
         dur: Option<f64>,
         which: &dyn Fn() -> String,
-    ) -> Result<(i64, i64), String> {
-        let ts = ts.ok_or_else(|| format!("{} has no `ts`", which()))?;
-        let dur = dur.ok_or_else(|| format!("{} has no `dur`", which()))?;
+    ) -> Result<(i64, i64), EventError> {
+        let ts = ts.ok_or_else(|| EventError::NoTs { which: which() })?;
+        let dur = dur.ok_or_else(|| EventError::NoDur { which: which() })?;
         if !(dur.is_finite() && dur >= 0.0) {
-            return Err(format!(
-                "{} has a negative or invalid duration ({} µs): the trace is damaged",
-                which(),
-                shown_us(dur)
-            ));
+            return Err(EventError::BadDuration {
+                which: which(),
+                us: shown_us(dur),
+            });
         }
         if dur > MAX_DURATION_US {
-            return Err(format!(
-                "{} lasts {} µs, over a day: the trace is damaged",
-                which(),
-                shown_us(dur.round())
-            ));
+            return Err(EventError::OverADay {
+                which: which(),
+                us: shown_us(dur.round()),
+            });
         }
         let limit = MAX_STAMP_NS as f64;
         let begin = ts * 1e3;
         if !(begin.is_finite() && (0.0..limit).contains(&begin)) {
-            return Err(format!(
-                "{} has an absurd timestamp ({} µs)",
-                which(),
-                shown_us(ts)
-            ));
+            return Err(EventError::AbsurdTime {
+                which: which(),
+                us: shown_us(ts),
+            });
         }
         if ts.fract() != 0.0 {
             self.sub_micro = true;
@@ -229,7 +227,7 @@ impl Collector {
     /// A metadata event: a process's recorded environment (`process_env`), an event record
     /// (`cuda_event_record`), a stream (`cuda_stream`) or a host function's stream
     /// (`host_fn_stream`), as `stream-litmus trace` writes them.
-    fn take_metadata(&mut self, e: Event) -> Result<(), String> {
+    fn take_metadata(&mut self, e: Event) -> Result<(), EventError> {
         let pid = e.pid.0.unwrap_or(0);
         let args = e.args.unwrap_or_default();
         let process = args.process.0.unwrap_or(pid);
@@ -298,7 +296,7 @@ impl Collector {
     }
 
     /// A sync (`cuda_sync`): its kind by name, its stream, event and the profiler's join.
-    fn take_sync(&mut self, name: &str, args: Args) -> Result<(), String> {
+    fn take_sync(&mut self, name: &str, args: Args) -> Result<(), EventError> {
         let Some(kind) = SyncKind::of(name) else {
             return Ok(());
         };

@@ -23,19 +23,25 @@ pub struct Pattern {
     glob: Glob,
 }
 
+/// A name pattern longer than [`Pattern::MAX_BYTES`] (`bytes` long).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a name pattern of {bytes} bytes: at most {} are taken",
+    Pattern::MAX_BYTES
+)]
+pub struct PatternError {
+    pub bytes: usize,
+}
+
 impl Pattern {
     /// Longer patterns are refused: a name pattern is a fragment of a kernel's or a range's
     /// name, and the longest names in our traces (CUTLASS templates) are under 1 KB.
     pub const MAX_BYTES: usize = 4096;
 
-    pub fn new(text: impl Into<String>) -> Result<Pattern, String> {
+    pub fn new(text: impl Into<String>) -> Result<Pattern, PatternError> {
         let text = text.into();
         if text.len() > Self::MAX_BYTES {
-            return Err(format!(
-                "a name pattern of {} bytes: at most {} are taken",
-                text.len(),
-                Self::MAX_BYTES
-            ));
+            return Err(PatternError { bytes: text.len() });
         }
         let glob = Glob::new(&text);
         Ok(Pattern { text, glob })

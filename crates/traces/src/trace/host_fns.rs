@@ -49,7 +49,7 @@ pub(super) fn runs(calls: &[RawCall], ranges: &[HostRange]) -> (Vec<GpuOp>, Opti
         let opened = opened_by.remove(&pid).unwrap_or_default();
         match paired(pid, &mine, &opened) {
             Ok(runs) => ops.extend(runs),
-            Err(note) => notes.push(note),
+            Err(note) => notes.push(note.to_string()),
         }
     }
     // A trace of many processes says so briefly.
@@ -132,26 +132,43 @@ fn opened<'a>(
     opened_by
 }
 
+/// Why a process's host functions cannot be paired with the ranges their runs opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unpaired {
+    #[error(
+        "process {pid}: {enqueued} host functions enqueued but {opened} ranges opened on threads \
+         that issued no CUDA call; a host function's run is seen only as one range it opens \
+         (nvtxRangePushA … nvtxRangePop)"
+    )]
+    Counts {
+        pid: i64,
+        enqueued: usize,
+        opened: usize,
+    },
+    /// Range `n` (counted from 1) began before host function `n` was enqueued.
+    #[error(
+        "process {pid}: range {n} (`{range}`) began before host function {n} was enqueued: the \
+         ranges cannot be the host functions' runs in order"
+    )]
+    Early { pid: i64, n: usize, range: String },
+}
+
 /// Process `pid`'s host functions (`mine`, by begin) paired with the ranges opened (`opened`):
 /// their runs, or why they cannot be paired.
-fn paired(pid: i64, mine: &[&RawCall], opened: &[&HostRange]) -> Result<Vec<GpuOp>, String> {
+fn paired(pid: i64, mine: &[&RawCall], opened: &[&HostRange]) -> Result<Vec<GpuOp>, Unpaired> {
     if opened.len() != mine.len() {
-        return Err(format!(
-            "process {pid}: {} host functions enqueued but {} ranges opened on threads that \
-             issued no CUDA call; a host function's run is seen only as one range it opens \
-             (nvtxRangePushA … nvtxRangePop)",
-            mine.len(),
-            opened.len()
-        ));
+        return Err(Unpaired::Counts {
+            pid,
+            enqueued: mine.len(),
+            opened: opened.len(),
+        });
     }
     if let Some(n) = (0..mine.len()).find(|&n| opened[n].begin_ns < mine[n].begin_ns) {
-        return Err(format!(
-            "process {pid}: range {} (`{}`) began before host function {} was enqueued: the \
-             ranges cannot be the host functions' runs in order",
-            n + 1,
-            opened[n].name,
-            n + 1
-        ));
+        return Err(Unpaired::Early {
+            pid,
+            n: n + 1,
+            range: opened[n].name.to_string(),
+        });
     }
     let mut ops = Vec::new();
     for r in opened {

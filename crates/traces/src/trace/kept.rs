@@ -8,8 +8,9 @@
 //! [`budget`] the file is refused with the limit and the variable that raises it, before the
 //! memory is taken. Vectors grow by doubling, so the memory held is at most about twice this.
 
+use super::error::EventError;
 use super::events::{GpuOp, HostRange, RawCall};
-use crate::border::limits::{describe_bytes, read_limit, MAX_READ_BYTES, READ_LIMIT_ENV};
+use crate::border::limits::{read_limit, MAX_READ_BYTES};
 
 /// The most GPU ops, calls and ranges kept from one file at the default read limit, whatever
 /// their size: a 2 GiB trace holds about ten million events, a third of them kept.
@@ -85,24 +86,18 @@ impl Default for Kept {
 impl Kept {
     /// Counts one more record, read after `events` events; an error past [`max_kept`] records
     /// or the [`budget`].
-    pub(super) fn keep(&mut self, r: Record, events: u64) -> Result<(), String> {
+    pub(super) fn keep(&mut self, r: Record, events: u64) -> Result<(), EventError> {
         if self.records >= self.most {
-            return Err(format!(
-                "over {} GPU ops, CUDA calls and ranges: profile fewer steps (a schedule with \
-                 `active` of a few steps) and judge that trace",
-                self.most
-            ));
+            return Err(EventError::TooManyRecords(self.most));
         }
         self.records += 1;
         self.bytes += r.bytes();
         if self.bytes > self.budget {
-            return Err(format!(
-                "its GPU ops, calls and ranges take over {} once read ({} kept after {events} \
-                 events), an eighth of the read limit ({READ_LIMIT_ENV} raises it): profile \
-                 fewer steps",
-                describe_bytes(self.budget),
-                self.records
-            ));
+            return Err(EventError::RecordsTooLarge {
+                budget: self.budget,
+                records: self.records,
+                events,
+            });
         }
         Ok(())
     }

@@ -12,6 +12,7 @@
 
 use super::chunked::{sort_stable_by_key, Chunked};
 use super::collector::{Collector, RawOp, MAX_DURATION_US};
+use super::error::{EventError, TraceError};
 use super::events::{Before, Call, GpuOp, RawCall, TraceFile};
 use super::number::Num;
 use super::shapes::Event;
@@ -27,10 +28,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// Reads one trace file. Errors name the file and say what to do.
-pub fn read(path: &Path) -> Result<TraceFile, String> {
+pub fn read(path: &Path) -> Result<TraceFile, TraceError> {
     let shown = crate::border::shown::path(path);
-    let fail = |m: String| format!("{shown}: {m}");
-    let file = crate::border::input_file::open_regular(path).map_err(fail)?;
+    let fail = |why: String| TraceError::File {
+        path: shown.clone(),
+        why,
+    };
+    let file = crate::border::input_file::open_regular(path).map_err(|e| fail(e.to_string()))?;
     let mut buffered = BufReader::with_capacity(1 << 16, file);
     let gz = buffered
         .fill_buf()
@@ -98,7 +102,7 @@ fn first_byte(r: &mut impl BufRead) -> std::io::Result<Option<u8>> {
 /// Why `split.rs` stopped the reading, in an event: a gzip error said as such. `why` is already
 /// bounded where it was made (serde's message shortened, names clipped): shortening it again
 /// would cut the count of what was left out (a 5 MB value shown as "91 more bytes left out").
-fn stopped_at(why: &str, e: &serde_json::Error, gz: bool) -> String {
+fn stopped_at(why: &EventError, e: &serde_json::Error, gz: bool) -> String {
     match gz && e.io_error_kind() != Some(std::io::ErrorKind::Other) {
         true => format!("{why} (reading it as gzip: the file is cut short or not gzip data)"),
         false => why.to_string(),
@@ -127,7 +131,7 @@ fn describe(e: &serde_json::Error, gz: bool) -> String {
 
 impl Collector {
     /// Links each GPU op to the call that issued it and checks that the file is a GPU trace.
-    fn finish(mut self, path: String) -> Result<TraceFile, String> {
+    fn finish(mut self, path: String) -> Result<TraceFile, TraceError> {
         self.check(&path)?;
         // A thread's calls in order: the one right after `cudaStreamWaitEvent` may have waited.
         let mut calls = std::mem::take(&mut self.calls).into_vec();
@@ -201,11 +205,16 @@ impl Collector {
     }
 
     /// That the file is a GPU trace of one day at most.
-    fn check(&self, path: &str) -> Result<(), String> {
+    fn check(&self, path: &str) -> Result<(), TraceError> {
+        let fail = |why: String| TraceError::File {
+            path: path.into(),
+            why,
+        };
         if !self.saw_events {
-            return Err(format!(
-                "{path}: no `traceEvents`: not a Chrome trace (the PyTorch profiler writes one \
-                 with `prof.export_chrome_trace(...)`)"
+            return Err(fail(
+                "no `traceEvents`: not a Chrome trace (the PyTorch profiler writes one with \
+                 `prof.export_chrome_trace(...)`)"
+                    .into(),
             ));
         }
         let begins = (self.ops.iter().map(|o| o.start_ns))
@@ -213,13 +222,13 @@ impl Collector {
             .chain(self.ranges.iter().map(|r| r.begin_ns));
         if let (Some(lo), Some(hi)) = (begins.clone().min(), begins.max()) {
             if hi - lo > (MAX_DURATION_US * 1e3) as i64 {
-                return Err(format!(
-                    "{path}: its events lie {:.1} days apart (from {} to {} µs), more than the \
+                return Err(fail(format!(
+                    "its events lie {:.1} days apart (from {} to {} µs), more than the \
                      day a trace may span: the trace is damaged, or two traces were joined",
                     (hi - lo) as f64 / 86_400e9,
                     lo / 1000,
                     hi / 1000
-                ));
+                )));
             }
         }
         if self.ops.is_empty() {
@@ -227,10 +236,10 @@ impl Collector {
                 true => "",
                 false => " (it has no `schemaVersion` either: a Chrome trace from another tool?)",
             };
-            return Err(format!(
-                "{path}: no GPU events (kernels, memcpys, memsets){tool}: was the profiler run \
-                 with ProfilerActivity.CUDA?"
-            ));
+            return Err(fail(format!(
+                "no GPU events (kernels, memcpys, memsets){tool}: was the profiler run with \
+                 ProfilerActivity.CUDA?"
+            )));
         }
         Ok(())
     }

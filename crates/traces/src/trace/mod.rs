@@ -24,6 +24,7 @@ mod causes;
 mod chains;
 mod chunked;
 mod collector;
+mod error;
 mod events;
 mod facts;
 mod glob;
@@ -42,10 +43,11 @@ mod trials;
 pub use behind::{Behind, Order, Process, Source, MAX_SEARCH};
 pub use causes::{held_back, held_by, CauseKind, Held};
 pub use collector::MAX_DURATION_US;
+pub use error::{EventError, TraceError};
 pub use events::{
     Before, Call, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
-pub use glob::Pattern;
+pub use glob::{Pattern, PatternError};
 pub use kept::{max_kept, MAX_KEPT};
 pub use kineto::read;
 pub use names::MAX_NAME_BYTES;

@@ -44,6 +44,17 @@ impl Default for Names {
     }
 }
 
+/// The distinct names of a trace past their budget (`budget` bytes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "its distinct names take over {}, an eighth of the read limit ({READ_LIMIT_ENV} raises it): \
+     the trace is damaged, or names are made of data",
+    describe_bytes(*budget)
+)]
+pub struct NamesFull {
+    pub budget: u64,
+}
+
 impl Names {
     fn with_budget(budget: u64) -> Names {
         Names {
@@ -55,7 +66,7 @@ impl Names {
     }
 
     /// The name to keep for `raw`; an error once the names are over their budget.
-    pub(super) fn intern(&mut self, raw: &str) -> Result<Name, String> {
+    pub(super) fn intern(&mut self, raw: &str) -> Result<Name, NamesFull> {
         let raw = clip_bytes(raw, MAX_NAME_BYTES);
         // Names reach the terminal inside our own lines (`border::error::flat`); other control
         // characters are escaped where any text is shown (`report/shown.rs`).
@@ -82,11 +93,9 @@ impl Names {
                 shown.len() * 2
             }) as u64;
         if self.bytes > self.budget {
-            return Err(format!(
-                "its distinct names take over {}, an eighth of the read limit ({READ_LIMIT_ENV} \
-                 raises it): the trace is damaged, or names are made of data",
-                describe_bytes(self.budget)
-            ));
+            return Err(NamesFull {
+                budget: self.budget,
+            });
         }
         self.held.insert(key, shown.clone());
         Ok(shown)
@@ -203,6 +212,7 @@ mod tests {
             .map(|i| names.intern(&format!("{i:>width$}", width = MAX_NAME_BYTES)))
             .find_map(Result::err)
             .expect("refused before the end");
-        assert!(err.contains(READ_LIMIT_ENV), "{err}");
+        assert_eq!(err, NamesFull { budget: 1 << 20 });
+        assert!(err.to_string().contains(READ_LIMIT_ENV), "{err}");
     }
 }

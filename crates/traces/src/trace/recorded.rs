@@ -7,6 +7,7 @@
 //! was cut short. The file is written beside its target and renamed into place, gzip when the
 //! name ends in `.gz`.
 
+use super::error::TraceError;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
@@ -37,9 +38,13 @@ impl Joined {
 
 /// Joins every `trace-*.jsonl` of `dir` into `out`; `meta` goes under `stream_litmus` with the
 /// counts added.
-pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joined, String> {
+pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joined, TraceError> {
+    let unread = |path: &Path, e: std::io::Error| TraceError::Recording {
+        path: crate::border::shown::path(path),
+        why: e.to_string(),
+    };
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", crate::border::shown::path(dir)))?
+        .map_err(|e| unread(dir, e))?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
@@ -61,7 +66,7 @@ pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joine
             let mut first = true;
             for f in &files {
                 if let Err(e) = copy_lines(f, &mut *w, &mut first, &mut joined) {
-                    result = Err(format!("{}: {e}", crate::border::shown::path(f)));
+                    result = Err(unread(f, e));
                 }
             }
             meta["processes"] = joined.processes.into();
@@ -84,7 +89,7 @@ pub fn join(dir: &Path, out: &Path, mut meta: serde_json::Value) -> Result<Joine
         drop(buffered);
         encoder.finish().map(drop)
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| TraceError::Write(e.to_string()))?;
     result.map(|()| joined)
 }
 

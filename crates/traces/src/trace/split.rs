@@ -12,6 +12,7 @@
 //! not recognised here and is read by serde as before, a byte at a time.
 
 use super::collector::Collector;
+use super::error::EventError;
 use super::shapes::Event;
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};
@@ -123,10 +124,7 @@ impl<'a, R: BufRead> Split<'a, R> {
         loop {
             let n = self.collector.borrow().events + 1;
             if self.ended(n)? {
-                return Err(self.refusal(format!(
-                    "the trace ends in the middle (in event {n} of `traceEvents`): it was cut \
-                     short (a profiler killed while writing, an interrupted copy); record it again"
-                )));
+                return Err(self.refusal(EventError::EndsInside(n)));
             }
             let chunk = self.inner.fill_buf()?;
             let mut end = None;
@@ -163,11 +161,10 @@ impl<'a, R: BufRead> Split<'a, R> {
             }
             let taken = end.map_or(chunk.len(), |(i, _)| i);
             if self.event.len() + taken > MAX_EVENT_BYTES {
-                return Err(self.refusal(format!(
-                    "event {n} of `traceEvents` is over {} MiB: no profiler writes such an event; \
-                     the trace is damaged",
-                    MAX_EVENT_BYTES >> 20
-                )));
+                return Err(self.refusal(EventError::Huge {
+                    n,
+                    mib: MAX_EVENT_BYTES >> 20,
+                }));
             }
             let Some((i, closed)) = end else {
                 self.event.extend_from_slice(chunk);
@@ -190,7 +187,7 @@ impl<'a, R: BufRead> Split<'a, R> {
 
     /// Stops the reading with `why`, kept where [`read`](super::kineto::read) finds it: serde
     /// would place it at the `[` of `traceEvents`.
-    fn refusal(&self, why: String) -> io::Error {
+    fn refusal(&self, why: EventError) -> io::Error {
         self.collector.borrow_mut().stopped = Some(why.clone());
         io::Error::other(why)
     }
@@ -205,12 +202,16 @@ impl<'a, R: BufRead> Split<'a, R> {
     fn ended(&mut self, n: u64) -> io::Result<bool> {
         match self.inner.fill_buf() {
             Ok(chunk) => Ok(chunk.is_empty()),
-            Err(e) if e.kind() == io::ErrorKind::Other => {
-                Err(self.refusal(format!("{e} (in event {n} of `traceEvents`)")))
-            }
+            Err(e) if e.kind() == io::ErrorKind::Other => Err(self.refusal(EventError::Unread {
+                n,
+                why: e.to_string(),
+            })),
             // gzip's own errors keep their kind: `kineto.rs` says what they mean.
             Err(e) => {
-                let why = format!("{e} (in event {n} of `traceEvents`)");
+                let why = EventError::Unread {
+                    n,
+                    why: e.to_string(),
+                };
                 self.collector.borrow_mut().stopped = Some(why.clone());
                 Err(io::Error::new(e.kind(), why))
             }
@@ -225,17 +226,14 @@ fn take_event(
     bytes: &[u8],
     first: bool,
     closed: bool,
-) -> Result<(), String> {
+) -> Result<(), EventError> {
     let blank = bytes.iter().all(u8::is_ascii_whitespace);
     if blank && first && closed {
         return Ok(());
     }
     let n = collector.borrow().events + 1;
     if blank {
-        return Err(format!(
-            "`traceEvents` has an empty item at event {n} (a comma too many, or one before the \
-             `]`): the trace is damaged"
-        ));
+        return Err(EventError::EmptyItem(n));
     }
     match serde_json::from_slice::<Event>(bytes) {
         Ok(e) => collector.borrow_mut().take(e),
@@ -244,20 +242,19 @@ fn take_event(
 }
 
 /// serde_json's error in event `n`, its place counted from the event's first byte.
-fn placed(e: &serde_json::Error, n: u64) -> String {
+fn placed(e: &serde_json::Error, n: u64) -> EventError {
     let text = e.to_string();
     let at = format!(" at line {} column {}", e.line(), e.column());
     let what = text.strip_suffix(&at).unwrap_or(&text);
     let what = crate::border::error::shortened(what);
     match e.classify() {
-        serde_json::error::Category::Eof => {
-            format!("event {n} of `traceEvents` is cut short ({what}): the trace is damaged")
-        }
-        _ => format!(
-            "event {n} of `traceEvents`: {what} (at its line {}, column {})",
-            e.line(),
-            e.column()
-        ),
+        serde_json::error::Category::Eof => EventError::CutShort { n, what },
+        _ => EventError::NotAnEvent {
+            n,
+            what,
+            line: e.line(),
+            column: e.column(),
+        },
     }
 }
 

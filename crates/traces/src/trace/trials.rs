@@ -8,6 +8,7 @@
 //! clock error the trace shows (`tolerance.rs`).
 
 use super::behind::{Behind, Order};
+use super::error::TraceError;
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::facts::{free, Facts, HeldBy};
 use super::glob::Pattern;
@@ -80,13 +81,13 @@ pub struct Trace {
 impl Trace {
     /// Reads every file; they must be ranks of one run (distinct ranks of one world size, and
     /// overlapping in time).
-    pub fn read(paths: &[PathBuf]) -> Result<Trace, String> {
+    pub fn read(paths: &[PathBuf]) -> Result<Trace, TraceError> {
         Trace::read_runs(paths, &[])
     }
 
     /// Reads every file, `runs[i]` naming the recording of file `i` (`trace "FILE" as NAME`;
     /// none named: one recording). The files of each recording must be ranks of one run.
-    pub fn read_runs(paths: &[PathBuf], runs: &[String]) -> Result<Trace, String> {
+    pub fn read_runs(paths: &[PathBuf], runs: &[String]) -> Result<Trace, TraceError> {
         refuse_repeats(paths)?;
         let mut files = paths
             .iter()
@@ -100,49 +101,49 @@ impl Trace {
 
     /// Checks that the files of each recording (`TraceFile::run`) are of one run, and that no
     /// file holds the ops of one given before it.
-    pub fn of(files: Vec<TraceFile>) -> Result<Trace, String> {
+    pub fn of(files: Vec<TraceFile>) -> Result<Trace, TraceError> {
         // A rank at or past its world size names no rank of that run.
         if let Some(f) = files
             .iter()
             .find(|f| matches!((f.rank, f.world), (Some(r), Some(w)) if r >= w))
         {
-            return Err(format!(
+            return Err(TraceError::NotOneRun(format!(
                 "{} is rank {} of a run of {} ranks: ranks count from 0 to the world size less \
                  one, so the trace is damaged",
                 super::names::clip(&f.path),
                 f.rank.unwrap_or(0),
                 f.world.unwrap_or(0)
-            ));
+            )));
         }
         for (i, a) in files.iter().enumerate() {
             for b in files[..i].iter().filter(|b| b.run == a.run) {
                 if a.rank.is_some() && a.rank == b.rank {
-                    return Err(format!(
+                    return Err(TraceError::NotOneRun(format!(
                         "{} and {} are both rank {}: traces given together must be the ranks of \
                          one run",
                         b.path,
                         a.path,
                         a.rank.unwrap_or(0)
-                    ));
+                    )));
                 }
                 if a.world != b.world {
-                    return Err(format!(
+                    return Err(TraceError::NotOneRun(format!(
                         "{} is of a run of {} ranks and {} of {}: traces of different runs",
                         b.path,
                         ranks(b.world),
                         a.path,
                         ranks(a.world)
-                    ));
+                    )));
                 }
                 if let (Some((a0, a1)), Some((b0, b1))) = (a.extent(), b.extent()) {
                     if a0 > b1 || b0 > a1 {
-                        return Err(format!(
+                        return Err(TraceError::NotOneRun(format!(
                             "{} and {} do not overlap in time ({:.3} s apart): traces of \
                              different runs (or of different hosts, whose clocks differ)",
                             b.path,
                             a.path,
                             (a0.max(b0) - a1.min(b1)) as f64 / 1e9
-                        ));
+                        )));
                     }
                 }
             }
@@ -176,7 +177,7 @@ impl Trace {
 
     /// The trials `spec` cuts the trace into; refused where they would hold more than
     /// [`Trace::trial_op_bound`] ops in all (ranges that overlap put an op in each).
-    pub fn trials(&self, spec: &TrialSpec) -> Result<Vec<Trial>, String> {
+    pub fn trials(&self, spec: &TrialSpec) -> Result<Vec<Trial>, TraceError> {
         let all = self.some_trials(spec, &|_| true)?;
         Ok(all.into_iter().map(|(_, t)| t).collect())
     }
@@ -187,7 +188,7 @@ impl Trace {
         &self,
         spec: &TrialSpec,
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Trial)>, String> {
+    ) -> Result<Vec<(usize, Trial)>, TraceError> {
         let cuts = self.cuts(spec, keep)?;
         Ok((cuts.into_iter())
             .map(|(i, c)| (i, self.trial(c.name, c.ops)))
@@ -202,7 +203,7 @@ impl Trace {
         &self,
         spec: &TrialSpec,
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Cut)>, String> {
+    ) -> Result<Vec<(usize, Cut)>, TraceError> {
         match spec {
             TrialSpec::Whole => {
                 // One trial of every op is within the bound, twice the trace's ops: the
@@ -244,7 +245,7 @@ impl Trace {
         &self,
         sources: &[(usize, Windows)],
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Cut)>, String> {
+    ) -> Result<Vec<(usize, Cut)>, TraceError> {
         // Each file's ops by their call's begin, once: a window is then a binary search, not a
         // scan of every op (a trace of 1,500 steps and 150,000 ops).
         let by_call: Vec<Vec<(i64, usize)>> = (self.files.iter())
@@ -270,13 +271,13 @@ impl Trace {
                 load = load.saturating_add(window(*f, *lo, *hi).len());
             }
             if load > bound {
-                return Err(format!(
+                return Err(TraceError::Trials(format!(
                     "the trials would hold over {bound} ops in all ({} trials cut so far; \
                      {MAX_TRIAL_OPS}, or {TRIAL_OPS_PER_OP} per GPU op of the trace): ranges \
                      that overlap put an op in each; choose a range that occurs once per step, \
                      or profile fewer steps",
                     i + 1
-                ));
+                )));
             }
         }
         Ok((0..n)
@@ -309,7 +310,7 @@ impl Trace {
         &self,
         pattern: &Pattern,
         keep: &dyn Fn(usize) -> bool,
-    ) -> Result<Vec<(usize, Cut)>, String> {
+    ) -> Result<Vec<(usize, Cut)>, TraceError> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
                 let mut at: Vec<i64> = (f.ops.iter())
@@ -598,7 +599,7 @@ impl Trial {
 /// A file of no rank whose GPU ops are those of a file given before it (a byte copy under another
 /// name, which no rank tells apart) would count every op twice: refused, by a digest of each
 /// file's ops (times, places, kinds and names).
-fn refuse_copies(files: &[TraceFile]) -> Result<(), String> {
+fn refuse_copies(files: &[TraceFile]) -> Result<(), TraceError> {
     use std::hash::{Hash, Hasher};
     let mut seen: HashMap<(usize, u64), usize> = HashMap::new();
     let rankless = |f: &&TraceFile| f.rank.is_none() && !f.ops.is_empty();
@@ -610,12 +611,12 @@ fn refuse_copies(files: &[TraceFile]) -> Result<(), String> {
         }
         if let Some(&j) = seen.get(&(f.ops.len(), h.finish())) {
             if files[j].ops == f.ops {
-                return Err(format!(
+                return Err(TraceError::NotOneRun(format!(
                     "{} holds the same ops as {}: a copy of a trace given beside it would count \
                      each of its ops twice; name each trace once",
                     super::names::clip(&f.path),
                     super::names::clip(&files[j].path)
-                ));
+                )));
             }
         }
         seen.insert((f.ops.len(), h.finish()), i);
@@ -625,7 +626,7 @@ fn refuse_copies(files: &[TraceFile]) -> Result<(), String> {
 
 /// A trace named twice (by the same path, another path or a link) would count every op twice:
 /// refused before any is read, in one pass over the files' device and inode numbers.
-fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
+fn refuse_repeats(paths: &[PathBuf]) -> Result<(), TraceError> {
     use std::os::unix::fs::MetadataExt;
     let mut seen: std::collections::HashMap<(u64, u64), &PathBuf> =
         std::collections::HashMap::new();
@@ -634,12 +635,12 @@ fn refuse_repeats(paths: &[PathBuf]) -> Result<(), String> {
             continue; // reading it names the problem
         };
         if let Some(first) = seen.insert((m.dev(), m.ino()), p) {
-            return Err(format!(
+            return Err(TraceError::NotOneRun(format!(
                 "{} and {} are the same file: a trace given twice would count each of its ops \
                  twice; name each trace once",
                 crate::border::shown::path(first),
                 crate::border::shown::path(p)
-            ));
+            )));
         }
     }
     Ok(())

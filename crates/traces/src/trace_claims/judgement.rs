@@ -21,7 +21,7 @@ use crate::judge::counts::Counts;
 use crate::judge::relation::Truth;
 use crate::judge::verdict::Verdict;
 use crate::program::OpId;
-use crate::trace::{clip, clip_at, Cut, GpuKind, Pattern, Trace, TrialSpec};
+use crate::trace::{clip, clip_at, Cut, GpuKind, Pattern, Trace, TraceError, TrialSpec};
 
 /// One trial of a trace: its checks (the lab's trial is
 /// [`crate::judge::verdict::TrialOutcome`]). The ops of each selection are not kept: a claim
@@ -128,9 +128,10 @@ fn other_threads(s: &Selection, trace: &Trace, trials: &[Cut]) -> String {
 
 /// Judges `claim` on `trace`. Errors are claims that cannot be judged at all on this trace: a
 /// trial range it never shows, a selection that holds no op in any trial.
-pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, String> {
+pub fn judge(claim: &TraceClaim, trace: &Trace) -> Result<TraceJudgement, TraceError> {
     judge_in_run(claim, trace, &mut RunBudget::unbounded()).map_err(|e| match e {
-        Unjudged::Refused(e) | Unjudged::PastRunBudget(e) => e,
+        Unjudged::Refused(e) => e,
+        Unjudged::NoTraces(e) | Unjudged::PastRunBudget(e) => TraceError::Unjudgeable(e),
     })
 }
 
@@ -201,13 +202,14 @@ pub fn judge_in_run(
 }
 
 /// The claim's trials on `trace`, cut; an error where there are none.
-fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Cut>, String> {
-    let cuts = (trace.cuts(&claim.trial, &|_| true)).map_err(|e| format!("{}: {e}", claim.id))?;
+fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Cut>, TraceError> {
+    let cuts = (trace.cuts(&claim.trial, &|_| true))
+        .map_err(|e| TraceError::Trials(format!("{}: {e}", claim.id)))?;
     let trials: Vec<Cut> = cuts.into_iter().map(|(_, c)| c).collect();
     if !trials.is_empty() {
         return Ok(trials);
     }
-    Err(match &claim.trial {
+    Err(TraceError::Trials(match &claim.trial {
         TrialSpec::EachKernel(p) => format!(
             "{}: no kernel launch matches the trial pattern `{}`; the trace's kernels are \
              named: {}",
@@ -227,7 +229,7 @@ fn cut_trials(claim: &TraceClaim, trace: &Trace) -> Result<Vec<Cut>, String> {
             }
         ),
         TrialSpec::Whole => format!("{}: the trace holds no op", claim.id),
-    })
+    }))
 }
 
 /// By selection, the ops it takes of the trial of `ops` (the trial's ops, as its cut holds
@@ -272,7 +274,7 @@ fn every_selection_holds_ops(
     trace: &Trace,
     trials: &[Cut],
     chosen: &Selections<'_>,
-) -> Result<(), String> {
+) -> Result<(), TraceError> {
     for (k, s) in claim.selections.iter().enumerate() {
         if chosen.any(k, trace, trials) {
             continue;
@@ -281,7 +283,7 @@ fn every_selection_holds_ops(
             let why: Vec<&str> = (trace.files.iter())
                 .filter_map(|f| f.host_fn_note.as_deref())
                 .collect();
-            return Err(format!(
+            return Err(TraceError::Unjudgeable(format!(
                 "{}: selection {} holds no host function's run in any of the {} trials: {}",
                 claim.id,
                 s.name,
@@ -292,7 +294,7 @@ fn every_selection_holds_ops(
                         .to_string(),
                     false => why.join("; "),
                 }
-            ));
+            )));
         }
         let mut names: Vec<String> = (trials.iter())
             .flat_map(|t| t.ops.iter().map(|&r| trace.op(r)))
@@ -301,7 +303,7 @@ fn every_selection_holds_ops(
             .collect();
         names.sort();
         names.dedup();
-        return Err(format!(
+        return Err(TraceError::Unjudgeable(format!(
             "{}: selection {} holds no op in any of the {} trials; the kernels and copies \
              there are named: {}{}",
             claim.id,
@@ -309,7 +311,7 @@ fn every_selection_holds_ops(
             trials.len(),
             shown_names(&names, s.pattern.as_ref()),
             other_threads(s, trace, trials)
-        ));
+        )));
     }
     Ok(())
 }
@@ -357,11 +359,11 @@ impl Pairs {
         m: &[Vec<OpId>],
         tol: &crate::measured::calibration::Tolerances,
         (i, n): (usize, usize),
-    ) -> Result<bool, String> {
+    ) -> Result<bool, TraceError> {
         for c in &claim.checks {
             self.counted += measurements(t, m, c, tol, self.bound - self.counted);
             if self.counted > self.most {
-                return Err(format!(
+                return Err(TraceError::Unjudgeable(format!(
                     "{}: its checks would measure over {} pairs of ops that could have run \
                      together (`{}` reaches the bound in trial {} of {n}; {MAX_PAIRS}, or \
                      {PAIRS_PER_OP} per GPU op of the trace): narrow the selections (a stream, \
@@ -370,7 +372,7 @@ impl Pairs {
                     self.most,
                     claim.describe(c),
                     i + 1,
-                ));
+                )));
             }
             if self.counted > self.bound {
                 return Ok(true);

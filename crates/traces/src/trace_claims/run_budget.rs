@@ -160,18 +160,24 @@ impl RunBudget {
     }
 }
 
-/// A claim that was not judged.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A claim that was not judged, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unjudged {
-    /// It cannot be judged on this trace (a selection of nothing, a claim's own budget): an
-    /// error.
-    Refused(String),
+    /// Its traces cannot be found: it names none, or names recordings that `--trace` cannot
+    /// give. The message names the claim file.
+    #[error("{0}")]
+    NoTraces(String),
+    /// Its traces could not be read, or it cannot be judged on them (a selection of nothing, a
+    /// claim's own budget): an error.
+    #[error(transparent)]
+    Refused(crate::trace::TraceError),
     /// The run's [`MAX_RUN_WORK`] was spent before it: Inconclusive, for this run.
+    #[error("{0}")]
     PastRunBudget(String),
 }
 
-impl From<String> for Unjudged {
-    fn from(e: String) -> Unjudged {
+impl From<crate::trace::TraceError> for Unjudged {
+    fn from(e: crate::trace::TraceError) -> Unjudged {
         Unjudged::Refused(e)
     }
 }

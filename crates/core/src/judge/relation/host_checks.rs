@@ -20,16 +20,23 @@ pub(super) struct Placed {
     pub slack: i64,
 }
 
-pub(super) fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, String> {
-    let clock = timeline.clock.ok_or(
-        "no clock sync on this timeline, so host times cannot be set against stamps: \
-             programs with host calls are recorded with one, so record it again",
-    )?;
+/// Why a host call could not be placed on the GPU axis: the measurement is then unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Unplaced {
+    #[error(
+        "no clock sync on this timeline, so host times cannot be set against stamps: programs \
+         with host calls are recorded with one, so record it again"
+    )]
+    NoClock,
+    #[error("op {} has no host call on this timeline", .0 .0)]
+    NoHostCall(OpId),
+}
+
+pub(super) fn place(timeline: &Timeline, op: OpId, tol: &Tolerances) -> Result<Placed, Unplaced> {
+    let clock = timeline.clock.ok_or(Unplaced::NoClock)?;
     let HostCall {
         begin_ns, end_ns, ..
-    } = *timeline
-        .host_call(op)
-        .ok_or_else(|| format!("op {} has no host call on this timeline", op.0))?;
+    } = *timeline.host_call(op).ok_or(Unplaced::NoHostCall(op))?;
     Ok(Placed {
         begin: clock.to_gpu(begin_ns),
         end: clock.to_gpu(end_ns),
@@ -52,7 +59,7 @@ fn call_and_span(
             p.slack += signed(s.slack_ns);
             Ok((p, s))
         }
-        (Err(why), _) => Err(unknown(check, why)),
+        (Err(why), _) => Err(unknown(check, why.to_string())),
         (_, None) => Err(unknown(check, format!("op {} has no span", span.0))),
     }
 }
@@ -149,7 +156,7 @@ pub(super) fn answers(
             p.slack += signed(s.slack_ns);
             (p, s.end, r == 1)
         }
-        (Err(why), _, _) => return unknown(check, why),
+        (Err(why), _, _) => return unknown(check, why.to_string()),
         _ => {
             return unknown(
                 check,
@@ -222,7 +229,7 @@ pub(super) fn separates(
     }
     let p = match place(timeline, call, tol) {
         Ok(p) => p,
-        Err(why) => return unknown(check, why),
+        Err(why) => return unknown(check, why.to_string()),
     };
     if p.begin < before.end - p.slack && p.end >= before.end - p.slack {
         measured(
