@@ -69,32 +69,39 @@ impl Collector {
         (self.names.intern(name)).map_err(|full| EventError::Names { events, full })
     }
 
-    /// Takes one event; an error message for a damaged one.
+    /// Whether [`Collector::take`] does more with `e` than count it: a metadata event, or a
+    /// complete one (`"ph": "X"`) of a category read. Decided on the event alone, so that the
+    /// threads that parse events (`split.rs`) drop the others before they reach the collector.
+    pub(super) fn wanted(e: &Event) -> bool {
+        match e.ph.as_deref() {
+            Some("M") => true,
+            Some("X") => matches!(
+                e.cat.as_deref(),
+                Some(
+                    "kernel"
+                        | "gpu_memcpy"
+                        | "gpu_memset"
+                        | "cuda_runtime"
+                        | "cuda_driver"
+                        | "user_annotation"
+                        | "cpu_op"
+                        | "cuda_sync"
+                )
+            ),
+            _ => false,
+        }
+    }
+
+    /// Takes one event, counted; an error message for a damaged one.
     pub(super) fn take(&mut self, e: Event) -> Result<(), EventError> {
         self.events += 1;
+        if !Collector::wanted(&e) {
+            return Ok(());
+        }
         if e.ph.as_deref() == Some("M") {
             return self.take_metadata(e);
         }
-        if e.ph.as_deref() != Some("X") {
-            return Ok(());
-        }
-        let Some(cat) = e.cat.as_deref() else {
-            return Ok(());
-        };
-        let wanted = matches!(
-            cat,
-            "kernel"
-                | "gpu_memcpy"
-                | "gpu_memset"
-                | "cuda_runtime"
-                | "cuda_driver"
-                | "user_annotation"
-                | "cpu_op"
-                | "cuda_sync"
-        );
-        if !wanted {
-            return Ok(());
-        }
+        let cat = e.cat.as_deref().unwrap_or_default();
         let name = e.name.as_deref().unwrap_or_default();
         let events = self.events;
         let which = || format!("event {events} ({cat} `{}`)", clip(name));

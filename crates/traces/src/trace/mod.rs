@@ -25,6 +25,7 @@ mod chains;
 mod chunked;
 mod collector;
 mod error;
+mod event_batches;
 mod events;
 mod facts;
 mod glob;

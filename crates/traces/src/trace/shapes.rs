@@ -85,6 +85,23 @@ pub(super) struct Event<'a> {
     pub(super) args: Option<Args>,
 }
 
+impl Event<'_> {
+    /// The event with its words owned: it outlives the text it was parsed from.
+    pub(super) fn into_owned(self) -> Event<'static> {
+        let own = |t: Option<Text>| t.map(|t| Text(Cow::Owned(t.0.into_owned())));
+        Event {
+            ph: own(self.ph),
+            cat: own(self.cat),
+            name: own(self.name),
+            pid: self.pid,
+            tid: self.tid,
+            ts: self.ts,
+            dur: self.dur,
+            args: self.args,
+        }
+    }
+}
+
 #[derive(Deserialize, Default)]
 pub(super) struct DistributedInfo {
     #[serde(default)]

@@ -5,15 +5,16 @@
 //! reader ([`Guarded`](crate::border::bounded_json::Guarded), which has already held every byte
 //! to the read limit and the string, array and nesting limits) and serde's reading of the
 //! trace's object: the bytes pass through, except the items of the top-level `traceEvents`
-//! array, which it copies one at a time into a buffer it reuses, parses with
-//! `serde_json::from_slice` and hands to the [`Collector`]. serde then sees that array empty, with
+//! array, which it cuts into batches that other threads parse with `serde_json::from_slice`, the
+//! [`Collector`] taking their events in the file's order ([`super::event_batches`]). serde then
+//! sees that array empty, with
 //! its line breaks kept, so a damaged byte after it is still placed at its line. An event's
 //! damage is placed by its number in `traceEvents`. A `traceEvents` key written with escapes is
 //! not recognised here and is read by serde as before, a byte at a time.
 
 use super::collector::Collector;
 use super::error::EventError;
-use super::shapes::Event;
+use super::event_batches::{parse_threads, Batch, Workers, BATCH_BYTES};
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};
 
@@ -45,7 +46,6 @@ pub(super) struct Split<'a, R> {
     in_events: bool,
     /// What serde is given next in place of the events: their line breaks and the `]`.
     pending: Vec<u8>,
-    event: Vec<u8>,
 }
 
 impl<'a, R: BufRead> Split<'a, R> {
@@ -60,7 +60,6 @@ impl<'a, R: BufRead> Split<'a, R> {
             armed: Armed::No,
             in_events: false,
             pending: Vec::new(),
-            event: Vec::new(),
         }
     }
 
@@ -101,28 +100,50 @@ impl<'a, R: BufRead> Split<'a, R> {
         false
     }
 
-    /// Reads, parses and takes every event of `traceEvents`, through its `]`; then serde is
-    /// given the line breaks they held and the `]`.
+    /// Reads every event of `traceEvents`, through its `]`, cut into batches that workers parse
+    /// and the collector takes in order ([`super::event_batches`]); then serde is given the line
+    /// breaks they held and the `]`.
     fn events(&mut self) -> io::Result<()> {
+        let collector = self.collector;
         let mut lines = 0usize;
-        let mut first = true;
-        while !self.one_event(&mut lines, first)? {
-            first = false;
-        }
+        std::thread::scope(|scope| {
+            let mut workers = Workers::start(scope, parse_threads());
+            let mut batch = Batch::starting_at(1);
+            let mut first = true;
+            let cut = loop {
+                match self.one_event(&mut lines, first, &mut batch) {
+                    Ok(true) => break Ok(()),
+                    Ok(false) => first = false,
+                    Err(e) => break Err(e),
+                }
+                if batch.text.len() >= BATCH_BYTES {
+                    if let Err(why) = workers.send(&mut batch, collector) {
+                        return Err(self.refusal(why));
+                    }
+                }
+            };
+            // The events cut before the end, or before a refusal, are taken first: an error
+            // among them came earlier in the file, and is the one reported.
+            let taken =
+                (workers.send(&mut batch, collector)).and_then(|()| workers.finish(collector));
+            if let Err(why) = taken {
+                return Err(self.refusal(why));
+            }
+            cut
+        })?;
         self.pending = vec![b'\n'; lines];
         self.pending.push(b']');
         self.in_events = false;
         Ok(())
     }
 
-    /// Takes the next event, through the `,` or `]` after it; true where that was the `]`. An
-    /// event that lies within the bytes at hand is parsed where it lies; one that does not is
-    /// copied into `self.event` first.
-    fn one_event(&mut self, lines: &mut usize, first: bool) -> io::Result<bool> {
-        let collector = self.collector;
+    /// Cuts the next event into `batch`, through the `,` or `]` after it; true where that was
+    /// the `]`. An empty array (`[]`, a blank first item that closes it) holds no event.
+    fn one_event(&mut self, lines: &mut usize, first: bool, batch: &mut Batch) -> io::Result<bool> {
         let (mut depth, mut in_string, mut escaped) = (0u32, false, false);
+        let start = batch.text.len();
+        let n = batch.next();
         loop {
-            let n = self.collector.borrow().events + 1;
             if self.ended(n)? {
                 return Err(self.refusal(EventError::EndsInside(n)));
             }
@@ -160,28 +181,26 @@ impl<'a, R: BufRead> Split<'a, R> {
                 i += 1;
             }
             let taken = end.map_or(chunk.len(), |(i, _)| i);
-            if self.event.len() + taken > MAX_EVENT_BYTES {
+            if batch.text.len() - start + taken > MAX_EVENT_BYTES {
                 return Err(self.refusal(EventError::Huge {
                     n,
                     mib: MAX_EVENT_BYTES >> 20,
                 }));
             }
             let Some((i, closed)) = end else {
-                self.event.extend_from_slice(chunk);
+                batch.text.extend_from_slice(chunk);
                 let n = chunk.len();
                 self.inner.consume(n);
                 continue;
             };
-            let taken = match self.event.is_empty() {
-                true => take_event(collector, &chunk[..i], first, closed),
-                false => {
-                    self.event.extend_from_slice(&chunk[..i]);
-                    take_event(collector, &self.event, first, closed)
-                }
-            };
+            batch.text.extend_from_slice(&chunk[..i]);
             self.inner.consume(i + 1);
-            self.event.clear();
-            return taken.map(|()| closed).map_err(|why| self.refusal(why));
+            let blank = batch.text[start..].iter().all(u8::is_ascii_whitespace);
+            match blank && first && closed {
+                true => batch.text.truncate(start),
+                false => batch.ends.push(batch.text.len()),
+            }
+            return Ok(closed);
         }
     }
 
@@ -216,45 +235,6 @@ impl<'a, R: BufRead> Split<'a, R> {
                 Err(io::Error::new(e.kind(), why))
             }
         }
-    }
-}
-
-/// Parses one event's `bytes` and hands it to the collector; nothing where they are blank and
-/// the first and last of `traceEvents` (`[]`).
-fn take_event(
-    collector: &RefCell<Collector>,
-    bytes: &[u8],
-    first: bool,
-    closed: bool,
-) -> Result<(), EventError> {
-    let blank = bytes.iter().all(u8::is_ascii_whitespace);
-    if blank && first && closed {
-        return Ok(());
-    }
-    let n = collector.borrow().events + 1;
-    if blank {
-        return Err(EventError::EmptyItem(n));
-    }
-    match serde_json::from_slice::<Event>(bytes) {
-        Ok(e) => collector.borrow_mut().take(e),
-        Err(e) => Err(placed(&e, n)),
-    }
-}
-
-/// serde_json's error in event `n`, its place counted from the event's first byte.
-fn placed(e: &serde_json::Error, n: u64) -> EventError {
-    let text = e.to_string();
-    let at = format!(" at line {} column {}", e.line(), e.column());
-    let what = text.strip_suffix(&at).unwrap_or(&text);
-    let what = crate::border::error::shortened(what);
-    match e.classify() {
-        serde_json::error::Category::Eof => EventError::CutShort { n, what },
-        _ => EventError::NotAnEvent {
-            n,
-            what,
-            line: e.line(),
-            column: e.column(),
-        },
     }
 }
 

@@ -1,0 +1,227 @@
+//! A trace's events parsed on several threads, and taken by the collector in the file's order.
+//!
+//! Parsing an event's JSON was a quarter of what the reading thread did on the docs' 200 MB
+//! benchmark, and events are independent until the collector joins them. So the splitter
+//! (`split.rs`) cuts events into [`Batch`]es of about [`BATCH_BYTES`] and hands them round to
+//! [`parse_threads`] workers, which parse each event from memory and keep those the collector
+//! reads ([`Collector::wanted`]); the batches come back in the order they went out, and the
+//! collector takes their events one by one, as it took them when one thread did everything. An
+//! event's number, the first error in the file's order and every message stay what they were:
+//! a worker stops a batch at its first damaged event, the events before it are taken first, and
+//! nothing after it is.
+
+use super::collector::Collector;
+use super::error::EventError;
+use super::shapes::Event;
+use std::cell::RefCell;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+
+/// The text of one batch, about: a few thousand events, so that a hand-over costs little beside
+/// their parsing, while the batches in flight ([`IN_FLIGHT_PER_WORKER`] a worker) hold a few MB.
+pub(super) const BATCH_BYTES: usize = 256 << 10;
+
+/// Batches handed out and not yet taken back, per worker.
+const IN_FLIGHT_PER_WORKER: u64 = 2;
+
+/// The most workers: beyond eight, the splitter and the collector (one thread) were the bound.
+const MAX_WORKERS: usize = 8;
+
+/// Workers for the machine: its cores less the two that split and inflate. With fewer than
+/// three cores, none: the batches are parsed on the splitter's thread (a worker that only shared
+/// two cores with the inflating thread made the benchmark 5 % slower there).
+pub(super) fn parse_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(2).min(MAX_WORKERS)
+}
+
+/// Events cut out of the text, end to end.
+pub(super) struct Batch {
+    /// The number of its first event in `traceEvents`, counting from 1.
+    pub(super) first: u64,
+    pub(super) text: Vec<u8>,
+    /// Where each event ends in `text`; bytes past the last end belong to an event not yet cut.
+    pub(super) ends: Vec<usize>,
+}
+
+impl Batch {
+    pub(super) fn starting_at(first: u64) -> Batch {
+        Batch {
+            first,
+            text: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 2)),
+            ends: Vec::new(),
+        }
+    }
+
+    /// The number of the event being cut.
+    pub(super) fn next(&self) -> u64 {
+        self.first + self.ends.len() as u64
+    }
+
+    /// The next batch, which starts after this one's events.
+    fn after(&self) -> Batch {
+        Batch::starting_at(self.next())
+    }
+}
+
+/// A batch parsed: the events the collector reads, with their numbers; the number of the last
+/// event counted; and the error that stopped it, after the events before it.
+struct Parsed {
+    events: Vec<(u64, Event<'static>)>,
+    last: u64,
+    error: Option<EventError>,
+}
+
+fn parse(batch: Batch) -> Parsed {
+    let mut events = Vec::new();
+    let mut start = 0;
+    for (k, &end) in batch.ends.iter().enumerate() {
+        let n = batch.first + k as u64;
+        let bytes = &batch.text[start..end];
+        start = end;
+        let error = match bytes.iter().all(u8::is_ascii_whitespace) {
+            true => EventError::EmptyItem(n),
+            false => match serde_json::from_slice::<Event>(bytes) {
+                Ok(e) => {
+                    if Collector::wanted(&e) {
+                        events.push((n, e.into_owned()));
+                    }
+                    continue;
+                }
+                Err(e) => placed(&e, n),
+            },
+        };
+        return Parsed {
+            events,
+            last: n.saturating_sub(1),
+            error: Some(error),
+        };
+    }
+    Parsed {
+        events,
+        last: batch.next().saturating_sub(1),
+        error: None,
+    }
+}
+
+/// serde_json's error in event `n`, its place counted from the event's first byte.
+fn placed(e: &serde_json::Error, n: u64) -> EventError {
+    let text = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    let what = text.strip_suffix(&at).unwrap_or(&text);
+    let what = crate::border::error::shortened(what);
+    match e.classify() {
+        serde_json::error::Category::Eof => EventError::CutShort { n, what },
+        _ => EventError::NotAnEvent {
+            n,
+            what,
+            line: e.line(),
+            column: e.column(),
+        },
+    }
+}
+
+/// The workers of one trace's reading, and the batches handed out, in order.
+pub(super) struct Workers {
+    to: Vec<SyncSender<Batch>>,
+    from: Vec<Receiver<Parsed>>,
+    sent: u64,
+    taken: u64,
+}
+
+impl Workers {
+    /// Starts `n` workers in `scope` (none: [`Workers::send`] parses each batch itself); they
+    /// end when this is dropped.
+    pub(super) fn start<'s>(scope: &'s std::thread::Scope<'s, '_>, n: usize) -> Workers {
+        let (mut to, mut from) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let (batches, work) = sync_channel::<Batch>(IN_FLIGHT_PER_WORKER as usize);
+            let (done, parsed) = channel::<Parsed>();
+            let spawned = std::thread::Builder::new()
+                .name("trace-parse".into())
+                .spawn_scoped(scope, move || {
+                    for batch in work {
+                        if done.send(parse(batch)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            // Without a thread of its own, a batch is parsed where it is taken (`take_next`).
+            if spawned.is_ok() {
+                to.push(batches);
+                from.push(parsed);
+            }
+        }
+        Workers {
+            to,
+            from,
+            sent: 0,
+            taken: 0,
+        }
+    }
+
+    /// Hands `batch` on, and the next one's start back: first taking the oldest batch where
+    /// enough wait, so that memory holds a few. An error is the first in the file's order.
+    pub(super) fn send(
+        &mut self,
+        batch: &mut Batch,
+        collector: &RefCell<Collector>,
+    ) -> Result<(), EventError> {
+        let next = batch.after();
+        let batch = std::mem::replace(batch, next);
+        if batch.ends.is_empty() {
+            return Ok(());
+        }
+        if self.to.is_empty() {
+            return take(parse(batch), collector);
+        }
+        let workers = self.to.len() as u64;
+        if self.sent - self.taken >= IN_FLIGHT_PER_WORKER * workers {
+            self.take_next(collector)?;
+        }
+        let worker = (self.sent % workers) as usize;
+        match self.to[worker].send(batch) {
+            Ok(()) => {
+                self.sent += 1;
+                Ok(())
+            }
+            // The worker is gone (it panicked; the scope passes that on): parsed here instead,
+            // after the batches before it.
+            Err(std::sync::mpsc::SendError(batch)) => {
+                self.finish(collector)?;
+                take(parse(batch), collector)
+            }
+        }
+    }
+
+    /// Takes every batch handed out, in order.
+    pub(super) fn finish(&mut self, collector: &RefCell<Collector>) -> Result<(), EventError> {
+        while self.taken < self.sent {
+            self.take_next(collector)?;
+        }
+        Ok(())
+    }
+
+    fn take_next(&mut self, collector: &RefCell<Collector>) -> Result<(), EventError> {
+        let worker = (self.taken % self.to.len() as u64) as usize;
+        self.taken += 1;
+        match self.from[worker].recv() {
+            Ok(parsed) => take(parsed, collector),
+            // Its worker panicked: the scope passes the panic on when it ends.
+            Err(_) => Err(EventError::Unread {
+                n: collector.borrow().events + 1,
+                why: "a thread parsing the trace's events stopped".into(),
+            }),
+        }
+    }
+}
+
+/// Gives the collector a parsed batch's events, each under its number.
+fn take(parsed: Parsed, collector: &RefCell<Collector>) -> Result<(), EventError> {
+    let mut c = collector.borrow_mut();
+    for (n, e) in parsed.events {
+        c.events = n - 1;
+        c.take(e)?;
+    }
+    c.events = parsed.last;
+    parsed.error.map_or(Ok(()), Err)
+}
