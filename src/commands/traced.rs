@@ -19,7 +19,7 @@ use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace, TraceError};
 use stream_litmus::trace_claims::{
-    judge_in_run, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
+    judge_ahead, judge_in_run, Ahead, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
 };
 use stream_litmus::Verdict;
 
@@ -79,9 +79,14 @@ pub fn check_traced(
     let mut budget = RunBudget::default();
     // Every claim's outcome, judged or why not, with its traces and time: for --json and --junit.
     let mut done: Vec<Done> = Vec::new();
-    for (file, claim) in &claims {
+    let keys: Vec<Result<Key, Unjudged>> = (claims.iter())
+        .map(|(file, claim)| traces_of(file, claim, traces))
+        .collect();
+    // Claims judged ahead of their turn, once their trace is read (`trace_claims/ahead.rs`).
+    let mut ahead: HashMap<usize, Ahead> = HashMap::new();
+    for (i, ((file, claim), key)) in claims.iter().zip(keys.iter().cloned()).enumerate() {
         let started = Instant::now();
-        let key = match traces_of(file, claim, traces) {
+        let key = match key {
             Ok(key) => key,
             Err(e) => {
                 errln!("error: {e}\n");
@@ -116,7 +121,41 @@ pub fn check_traced(
             // What the run judges grows with what it reads (`RunBudget::grow_for`).
             budget.grow_for(trace.files.iter().map(|f| f.ops.len()).sum());
         }
-        let outcome = match judge_in_run(claim, trace, &mut budget) {
+        // The claim's time: its trace's reading, where it read it, and its own judging.
+        let reading = started.elapsed();
+        // A wave of this claim and the next on its trace, one a core, judged at once against
+        // the budget as it stands: a wave at a time, so that what is judged ahead and then
+        // turned away (claims past the run's budget) is one wave at most.
+        if !ahead.contains_key(&i) {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let wave: Vec<usize> = (i..claims.len())
+                .filter(|&j| keys[j].as_ref().is_ok_and(|k| *k == key))
+                .take(cores)
+                .collect();
+            if wave.len() > 1 {
+                let these: Vec<&TraceClaim> = wave.iter().map(|&j| &claims[j].1).collect();
+                let judged = judge_ahead(&these, trace, &budget, cores);
+                ahead.extend(wave.into_iter().zip(judged));
+            }
+        }
+        // Judged ahead, where that is what judging it now gives; else now.
+        let (settled, mut judging) = match ahead.remove(&i) {
+            Some(a) => {
+                let took = a.took;
+                (a.settle(&mut budget), took)
+            }
+            None => (None, std::time::Duration::ZERO),
+        };
+        let judged = match settled {
+            Some(j) => Ok(j),
+            None => {
+                let now = Instant::now();
+                let j = judge_in_run(claim, trace, &mut budget);
+                judging = now.elapsed();
+                j
+            }
+        };
+        let outcome = match judged {
             Ok(j) => {
                 match verdict_line(claim, &j)? {
                     true => tally.expected += 1,
@@ -146,7 +185,7 @@ pub fn check_traced(
             claim,
             Some(key),
             outcome,
-            started.elapsed().as_secs_f64(),
+            (reading + judging).as_secs_f64(),
         ));
     }
     if tally.past_budget > 0 {

@@ -11,9 +11,11 @@
 //!
 //! **May import:** `trace` (trials, patterns), `judge` (relations, verdicts), `measured`
 //! (timelines, tolerances), `program` (op ids), `border`. Inside, from the ground up: `select`,
-//! `trace_claim`, `on_trial`, `start_index`, `pairs`, `run_budget`, `checks`, `judgement`.
-//! `run_budget.rs` holds what one `check` run judges in all, over its claims.
+//! `trace_claim`, `on_trial`, `start_index`, `pairs`, `run_budget`, `checks`, `judgement`, `ahead`.
+//! `run_budget.rs` holds what one `check` run judges in all, over its claims; `ahead.rs` judges a
+//! trace's claims on several threads, keeping what judging them in turn would give.
 
+mod ahead;
 mod checks;
 mod judgement;
 mod on_trial;
@@ -23,6 +25,7 @@ mod select;
 mod start_index;
 mod trace_claim;
 
+pub use ahead::{judge_ahead, Ahead};
 pub use checks::CheckOutcome;
 pub use judgement::{judge, judge_in_run, members, TraceJudgement, TracedTrial};
 pub use pairs::MAX_PAIRS;
