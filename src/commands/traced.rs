@@ -19,9 +19,16 @@ use stream_litmus::litmus::{self, LitmusError};
 use stream_litmus::report::shown::one_line;
 use stream_litmus::trace::{GpuKind, Trace, TraceError};
 use stream_litmus::trace_claims::{
-    judge_ahead, judge_in_run, Ahead, RunBudget, TraceClaim, TraceJudgement, Unjudged, RUN_WORK_ENV,
+    judge_ahead, judge_in_run, Ahead, Reasons, RunBudget, TraceClaim, TraceJudgement, Unjudged,
+    RUN_WORK_ENV,
 };
 use stream_litmus::Verdict;
+
+/// The claims judged at once ([`judge_ahead`]): each holds its trials' cuts and outcomes while
+/// it is judged (2 MB or so a claim on the docs' 200 MB benchmark); four at once held 7 MiB
+/// more than two, past a quarter of the trace's size, for 0.44× `json.load` against 0.49× on 16
+/// cores (docs/measurements.md).
+const MAX_AHEAD: usize = 2;
 
 /// A claim file and its claims on traces, or the error that says why it has none.
 pub type Parsed = (PathBuf, Result<Vec<TraceClaim>, LitmusError>);
@@ -84,6 +91,11 @@ pub fn check_traced(
         .collect();
     // Claims judged ahead of their turn, once their trace is read (`trace_claims/ahead.rs`).
     let mut ahead: HashMap<usize, Ahead> = HashMap::new();
+    // Each trial's words only where an output shows each trial.
+    let reasons = match outputs.wants_trials() {
+        true => Reasons::Every,
+        false => Reasons::Witnesses,
+    };
     for (i, ((file, claim), key)) in claims.iter().zip(keys.iter().cloned()).enumerate() {
         let started = Instant::now();
         let key = match key {
@@ -123,18 +135,18 @@ pub fn check_traced(
         }
         // The claim's time: its trace's reading, where it read it, and its own judging.
         let reading = started.elapsed();
-        // A wave of this claim and the next on its trace, one a core, judged at once against
-        // the budget as it stands: a wave at a time, so that what is judged ahead and then
-        // turned away (claims past the run's budget) is one wave at most.
+        // A wave of this claim and the next on its trace, judged at once against the budget as
+        // it stands: a wave at a time, so that what is judged ahead and then turned away
+        // (claims past the run's budget) is one wave at most.
         if !ahead.contains_key(&i) {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let wave: Vec<usize> = (i..claims.len())
                 .filter(|&j| keys[j].as_ref().is_ok_and(|k| *k == key))
-                .take(cores)
+                .take(cores.min(MAX_AHEAD))
                 .collect();
             if wave.len() > 1 {
                 let these: Vec<&TraceClaim> = wave.iter().map(|&j| &claims[j].1).collect();
-                let judged = judge_ahead(&these, trace, &budget, cores);
+                let judged = judge_ahead(&these, trace, &budget, cores, reasons);
                 ahead.extend(wave.into_iter().zip(judged));
             }
         }
@@ -150,16 +162,21 @@ pub fn check_traced(
             Some(j) => Ok(j),
             None => {
                 let now = Instant::now();
-                let j = judge_in_run(claim, trace, &mut budget);
+                let j = judge_in_run(claim, trace, &mut budget, reasons);
                 judging = now.elapsed();
                 j
             }
         };
         let outcome = match judged {
-            Ok(j) => {
+            Ok(mut j) => {
                 match verdict_line(claim, &j)? {
                     true => tally.expected += 1,
                     false => tally.not += 1,
+                }
+                // Its trials' outcomes are written only to --out, --json and --junit: without
+                // them, each claim's (a few MB on a large trace) is let go once its line is out.
+                if !outputs.wants_trials() {
+                    j.trials = Vec::new();
                 }
                 Ok(j)
             }
@@ -224,6 +241,13 @@ pub struct Outputs<'a> {
     pub json: Option<&'a Path>,
     /// `--junit FILE`: one test case per claim.
     pub junit: Option<&'a Path>,
+}
+
+impl Outputs<'_> {
+    /// Whether an output shows each trial's outcomes (the terminal shows a claim's line).
+    fn wants_trials(&self) -> bool {
+        self.out.is_some() || self.json.is_some() || self.junit.is_some()
+    }
 }
 
 /// A claim of the run: its file, itself, its traces where they were found, and its judgement or

@@ -4,7 +4,7 @@
 //! A run judges its claims in order, each charged to what the run judges in all
 //! ([`RunBudget`]): a claim judged later finds less left. Claims are independent otherwise, and
 //! a claim that stays within what is left is judged the same whatever is left (its trials, its
-//! pairs and its outcome do not depend on it). So the next claims on a trace, one a core, are
+//! pairs and its outcome do not depend on it). So the next claims on a trace (two at a time in `check`) are
 //! judged at once, each against a copy of the run's budget as it stands (a wave at a time: a
 //! file of thousands of claims each near the run's budget judges one wave beyond it, not every
 //! claim), and [`Ahead::settle`]
@@ -14,7 +14,7 @@
 //! claims judged one after another; on the docs' pipeline benchmark the four claims' judging
 //! takes the time of the longest.
 
-use super::judgement::{judge_in_run, TraceJudgement};
+use super::judgement::{judge_in_run, Reasons, TraceJudgement};
 use super::run_budget::RunBudget;
 use super::trace_claim::TraceClaim;
 use crate::trace::Trace;
@@ -38,27 +38,37 @@ impl Ahead {
     }
 }
 
-/// Judges `claims` on `trace` on up to `threads` threads, each against a copy of `run`; one
-/// [`Ahead`] per claim, in order.
+/// Judges `claims` on `trace` on up to `threads` threads, each against a copy of `run`, keeping
+/// `reasons`; one [`Ahead`] per claim, in order.
 pub fn judge_ahead(
     claims: &[&TraceClaim],
     trace: &Trace,
     run: &RunBudget,
     threads: usize,
+    reasons: Reasons,
 ) -> Vec<Ahead> {
-    let one = |claim: &TraceClaim| {
+    // The first claim is next in turn: it is judged against the budget as it stands. Each other
+    // takes at most its share: a claim judged ahead that needs more is judged again in its turn
+    // (where, after the claims before it, it may no longer fit at all), so that a file of
+    // thousands of claims each near the run's budget spends half of it ahead, not all of it.
+    let shares = claims.len();
+    let one = |k: usize, claim: &TraceClaim| {
         let started = std::time::Instant::now();
-        let mut mine = run.clone();
+        let mut mine = match k {
+            0 => run.clone(),
+            _ => run.share(shares),
+        };
         let before = mine.left();
-        let judged = judge_in_run(claim, trace, &mut mine).ok();
+        let judged = judge_in_run(claim, trace, &mut mine, reasons).ok();
         Ahead {
             judged: judged.map(|j| (j, before - mine.left())),
             took: started.elapsed(),
         }
     };
     let threads = threads.clamp(1, claims.len().max(1));
-    if threads == 1 {
-        return claims.iter().map(|c| one(c)).collect();
+    // Past the run's budget every claim is turned away at once: no thread for that.
+    if threads == 1 || run.spent() {
+        return claims.iter().enumerate().map(|(k, c)| one(k, c)).collect();
     }
     // Claim i on thread i mod `threads`: neighbours in a file are often alike in cost.
     let mut out: Vec<Option<Ahead>> = (0..claims.len()).map(|_| None).collect();
@@ -68,7 +78,7 @@ pub fn judge_ahead(
                 let one = &one;
                 scope.spawn(move || {
                     (claims.iter().enumerate().skip(t).step_by(threads))
-                        .map(|(i, c)| (i, one(c)))
+                        .map(|(i, c)| (i, one(i, c)))
                         .collect::<Vec<_>>()
                 })
             })

@@ -27,7 +27,7 @@ mod trace_claim;
 
 pub use ahead::{judge_ahead, Ahead};
 pub use checks::CheckOutcome;
-pub use judgement::{judge, judge_in_run, members, TraceJudgement, TracedTrial};
+pub use judgement::{judge, judge_in_run, members, Reasons, TraceJudgement, TracedTrial};
 pub use pairs::MAX_PAIRS;
 pub use run_budget::{RunBudget, Unjudged, MAX_RUN_WORK, RUN_WORK_ENV};
 pub use select::{Host, KindFilter, Selection};

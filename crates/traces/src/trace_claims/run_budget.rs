@@ -126,6 +126,16 @@ impl RunBudget {
         }
     }
 
+    /// A copy with `1/parts` of what is left: what a claim judged ahead of its turn may take
+    /// ([`super::ahead`]), so that claims past the run's budget are turned away there after a
+    /// share of it, not after all of it.
+    pub(super) fn share(&self, parts: usize) -> RunBudget {
+        RunBudget {
+            left: self.left / parts.max(1),
+            ..self.clone()
+        }
+    }
+
     /// Gives back `n` taken for a claim that is then not judged.
     pub(super) fn give_back(&mut self, n: usize) {
         self.left = self.left.saturating_add(n).min(self.total);
