@@ -180,19 +180,15 @@ pub fn check_traced(
                 }
                 Ok(j)
             }
-            Err(Unjudged::Refused(e)) => {
-                errln!("error: {}: {e}\n", stream_litmus::report::shown::path(file));
-                tally.errors += 1;
-                Err(Unjudged::Refused(e))
-            }
             Err(Unjudged::PastRunBudget(why)) => {
                 skipped(file, claim, &why, tally.past_budget)?;
                 tally.past_budget += 1;
                 tally.errors += 1;
                 Err(Unjudged::PastRunBudget(why))
             }
-            Err(e @ Unjudged::NoTraces(_)) => {
-                errln!("error: {e}\n");
+            // Refused on this trace (judging finds no `NoTraces`: its traces were read).
+            Err(e) => {
+                errln!("error: {}: {e}\n", stream_litmus::report::shown::path(file));
                 tally.errors += 1;
                 Err(e)
             }

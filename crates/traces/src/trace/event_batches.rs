@@ -62,6 +62,21 @@ impl Batch {
     fn after(&self) -> Batch {
         Batch::starting_at(self.next())
     }
+
+    /// Each event parsed in turn, its words borrowed from the text, under its number; an empty
+    /// item or damaged JSON is that event's error.
+    fn events(&self) -> impl Iterator<Item = (u64, Result<Event<'_>, EventError>)> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        (starts.zip(self.ends.iter().copied()).enumerate()).map(|(k, (start, end))| {
+            let n = self.first + k as u64;
+            let bytes = &self.text[start..end];
+            let e = match bytes.iter().all(u8::is_ascii_whitespace) {
+                true => Err(EventError::EmptyItem(n)),
+                false => serde_json::from_slice::<Event>(bytes).map_err(|e| placed(&e, n)),
+            };
+            (n, e)
+        })
+    }
 }
 
 /// A batch parsed: the events the collector reads, with their numbers; the number of the last
@@ -74,28 +89,18 @@ struct Parsed {
 
 fn parse(batch: Batch) -> Parsed {
     let mut events = Vec::new();
-    let mut start = 0;
-    for (k, &end) in batch.ends.iter().enumerate() {
-        let n = batch.first + k as u64;
-        let bytes = &batch.text[start..end];
-        start = end;
-        let error = match bytes.iter().all(u8::is_ascii_whitespace) {
-            true => EventError::EmptyItem(n),
-            false => match serde_json::from_slice::<Event>(bytes) {
-                Ok(e) => {
-                    if Collector::wanted(&e) {
-                        events.push((n, e.into_owned()));
-                    }
-                    continue;
+    for (n, e) in batch.events() {
+        match e {
+            Ok(e) if Collector::wanted(&e) => events.push((n, e.into_owned())),
+            Ok(_) => {}
+            Err(error) => {
+                return Parsed {
+                    events,
+                    last: n.saturating_sub(1),
+                    error: Some(error),
                 }
-                Err(e) => placed(&e, n),
-            },
-        };
-        return Parsed {
-            events,
-            last: n.saturating_sub(1),
-            error: Some(error),
-        };
+            }
+        }
     }
     Parsed {
         events,
@@ -220,17 +225,9 @@ impl Workers {
 /// words borrowed from the text (no copies: without workers, the reading is as it was).
 fn take_here(batch: &Batch, collector: &RefCell<Collector>) -> Result<(), EventError> {
     let mut c = collector.borrow_mut();
-    let mut start = 0;
-    for (k, &end) in batch.ends.iter().enumerate() {
-        let n = batch.first + k as u64;
-        let bytes = &batch.text[start..end];
-        start = end;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(EventError::EmptyItem(n));
-        }
-        let e = serde_json::from_slice::<Event>(bytes).map_err(|e| placed(&e, n))?;
+    for (n, e) in batch.events() {
         c.events = n - 1;
-        c.take(e)?;
+        c.take(e?)?;
     }
     Ok(())
 }

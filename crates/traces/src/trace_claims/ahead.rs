@@ -31,6 +31,8 @@ impl Ahead {
     /// judged in turn (`judge_in_run`) for its outcome to be the run's.
     pub fn settle(self, run: &mut RunBudget) -> Option<TraceJudgement> {
         let (judgement, used) = self.judged?;
+        // What is left is looked at before it is taken: a take that fails marks the run spent,
+        // and the claim, judged in turn, must find it as it is.
         match !run.spent() && run.left() >= used && run.take(used) {
             true => Some(judgement),
             false => None,
