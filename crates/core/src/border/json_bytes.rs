@@ -19,10 +19,79 @@ const SCALAR: [bool; 256] = {
     t
 };
 
+/// What a byte is between an array's items: part of a number or a literal, the comma between
+/// items, a blank, or anything else (a quote, a bracket), which the lexer steps alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InArray {
+    Scalar,
+    Comma,
+    Blank,
+    Other,
+}
+
+/// [`InArray`] of every byte; blanks are `u8::is_ascii_whitespace`'s.
+pub const IN_ARRAY: [InArray; 256] = {
+    let mut t = [InArray::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if SCALAR[b] {
+            InArray::Scalar
+        } else if c == b',' {
+            InArray::Comma
+        } else if c.is_ascii_whitespace() {
+            InArray::Blank
+        } else {
+            InArray::Other
+        };
+        b += 1;
+    }
+    t
+};
+
+/// Eight bytes of an array's items that are all digits, commas and spaces: how many commas,
+/// and how many spaces end them (8: all are spaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlainItems {
+    pub commas: u64,
+    pub trailing_blanks: u64,
+}
+
+/// [`PlainItems`] of the eight bytes of `w` (little-endian), or `None` where any is another
+/// byte. Each test sets a byte's high bit where it holds, without carries between bytes: every
+/// byte is first checked to be below 0x80.
+#[inline]
+pub fn plain_items(w: u64) -> Option<PlainItems> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * ONES;
+    const LOW: u64 = 0x7F * ONES;
+    if w & HIGH != 0 {
+        return None;
+    }
+    // A byte equal to `c`: its xor is zero, and a zero byte plus 0x7F keeps the high bit clear.
+    let equal = |c: u64| {
+        let x = w ^ (c * ONES);
+        !(((x & LOW) + LOW) | x) & HIGH
+    };
+    let (commas, spaces) = (equal(b',' as u64), equal(b' ' as u64));
+    // 0x30..=0x39: at least 0x30 (adding 0x50 reaches 0x80) and below 0x3A (adding 0x46 does not).
+    let digits = (w + 0x50 * ONES) & !(w + 0x46 * ONES) & HIGH;
+    if digits | commas | spaces != HIGH {
+        return None;
+    }
+    let items = digits | commas;
+    Some(PlainItems {
+        // One bit a comma, at the bottom of its byte: the product's top byte sums them (at
+        // most 8, no carry), without the popcount instruction x86-64's baseline lacks.
+        commas: (commas >> 7).wrapping_mul(ONES) >> 56,
+        trailing_blanks: u64::from(items.leading_zeros() / 8),
+    })
+}
+
 /// How many of the first bytes are decimal digits, taken eight at a time: the digits of the
 /// stamps are most of a results file.
 #[inline]
-fn digits(bytes: &[u8]) -> usize {
+pub fn digits(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0xF0 * ONES;
     let mut i = 0;
@@ -35,6 +104,12 @@ fn digits(bytes: &[u8]) -> usize {
         i += 8;
     }
     i
+}
+
+/// Whether `b` can be part of a number or a literal.
+#[inline]
+pub fn is_scalar(b: u8) -> bool {
+    SCALAR[b as usize]
 }
 
 /// How many of the first bytes are part of a number or a literal.
@@ -83,6 +158,22 @@ mod tests {
                     "{n} {tail}"
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Eight bytes at once say what the bytes one by one say.
+        #[test]
+        fn plain_items_are_what_each_byte_is(
+            word in proptest::array::uniform8(proptest::sample::select(
+                b"0123456789, /:\t\n-\xb0\xac\xa0\x10".to_vec())),
+        ) {
+            let plain = word.iter().all(|&b| b.is_ascii_digit() || b == b',' || b == b' ');
+            let want = plain.then(|| PlainItems {
+                commas: word.iter().filter(|&&b| b == b',').count() as u64,
+                trailing_blanks: word.iter().rev().take_while(|&&b| b == b' ').count() as u64,
+            });
+            proptest::prop_assert_eq!(plain_items(u64::from_le_bytes(word)), want);
         }
     }
 
