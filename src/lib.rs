@@ -65,7 +65,9 @@ pub mod fuzz;
 pub mod report;
 
 // Modules that were public before the layers had folders keep their paths.
-pub use border::{allowed_env, atomic_write, bounded_json, digest, heap, input_file, limits};
+pub use border::{
+    allowed_env, atomic_write, bounded_json, digest, heap, in_order, input_file, limits,
+};
 pub use judge::disturbance;
 pub use lab::collect::{RetryPlan, BUDGET_FACTOR, BUDGET_FLOOR, PROBE_BUDGET_DIVISOR};
 pub use lab::parameter_sweeps as sweep;
@@ -106,6 +108,6 @@ pub use program::{
     Warning, MAX_BLOCK, MAX_BYTES, MAX_GRID, MAX_SPIN_NS,
 };
 pub use record::{
-    ClaimRecord, Outcome, Rejudging, RunRecord, RunTiming, RunWriter, Trials, WriteStats,
+    ClaimRecord, Outcome, Rejudge, Rejudging, RunRecord, RunTiming, RunWriter, Trials, WriteStats,
     KEPT_TRIALS, SCHEMA_VERSION,
 };

@@ -3,8 +3,12 @@
 //! Every file is read one claim at a time (`RunRecord::read_each`), each claim checked and
 //! re-judged under the current rules as it comes, and nothing is printed, drawn, compared or
 //! written back before the whole file was read and checked; every output is written
-//! atomically, so `judge IN --write IN` cannot lose IN on a full disk. Memory holds one claim's
-//! stamps, and what the reports draw of the others (`ClaimRecord::kept`).
+//! atomically, so `judge IN --write IN` cannot lose IN on a full disk. Claims are judged on
+//! several threads where the machine has cores to spare ([`judge_threads`]), prepared and taken
+//! back in the file's order, so that verdicts, messages and the neighbours' shares carried from
+//! claim to claim are those of one thread. Memory holds the stamps of the claims being judged
+//! (at most [`JUDGED_BYTES`] beyond one claim), and what the reports draw of the others
+//! (`ClaimRecord::kept`).
 
 use super::arguments::{not_the_input, writable_file};
 use super::{out, outln, write_reports, CliError, CliResult};
@@ -12,9 +16,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use stream_litmus::in_order::{spare_cores, InOrder};
 use stream_litmus::limits::{describe_bytes, kept_limit, KEPT_LIMIT_ENV};
 use stream_litmus::report::terminal;
-use stream_litmus::{Rejudging, RunRecord, RunWriter, Verdict};
+use stream_litmus::{Rejudge, Rejudging, RunRecord, RunWriter, Verdict};
 
 /// A results file re-judged claim by claim: the re-judged records as a run keeps them
 /// (`ClaimRecord::kept`: every outcome, the stamps of the first trials and the witness), in the
@@ -59,37 +64,96 @@ fn replay_pass(
     write: Option<&Path>,
     elsewhere: Option<&str>,
 ) -> Result<(Replayed, Option<RunWriter>, Option<String>), CliError> {
-    let mut writer = write.map(RunWriter::start);
-    let mut judging = Rejudging::default();
-    let (mut claims, mut recorded) = (Vec::new(), Vec::new());
-    let (budget, mut kept) = (kept_limit(), 0u64);
-    let head = RunRecord::read_each(path, |c| {
-        recorded.push(c.verdict());
-        let c = judging.next(c, elsewhere);
+    let mut taking = Taking {
+        path,
+        judging: Rejudging::default(),
+        claims: Vec::new(),
+        refused: false,
+        kept: 0,
+        budget: kept_limit(),
+        writer: write.map(RunWriter::start),
+    };
+    let mut recorded = Vec::new();
+    let judge = |r: Rejudge| r.judge();
+    let head = std::thread::scope(|scope| {
+        let mut judges =
+            InOrder::start(scope, judge_threads(), "rejudge", 2, &judge).within(JUDGED_BYTES);
+        let read = RunRecord::read_each(path, |c| {
+            recorded.push(c.verdict());
+            let r = taking.judging.prepare(c, elsewhere);
+            let weight = r.claim().held_bytes();
+            judges.send_weighed(r, weight, &mut |r| taking.take(r))
+        });
+        // The claims with the judges come before whatever stopped the reading: an error in
+        // taking them is the first in the file's order.
+        match read {
+            Err(e) if taking.refused => Err(e),
+            Err(e) => judges.finish(&mut |r| taking.take(r)).and(Err(e)),
+            Ok(head) => judges.finish(&mut |r| taking.take(r)).map(|()| head),
+        }
+    })?;
+    let again = taking.judging.elsewhere().filter(|_| elsewhere.is_none());
+    let run = RunRecord {
+        claims: taking.claims,
+        ..head
+    };
+    Ok((Replayed { run, recorded }, taking.writer, again))
+}
+
+/// The most threads that judge a file's claims again: with the threads that parse them
+/// (`record::reader`), four kept up with the thread that cuts the benchmark's file.
+const MAX_JUDGE_THREADS: usize = 4;
+
+/// The stamps the judges hold at once, beyond one claim: a results file's claims hold a few KB
+/// to half a GB of stamps each (`scenario.sleep.grid` at 1,000 trials), and the reading held one
+/// claim's at a time before they were judged on several threads.
+const JUDGED_BYTES: u64 = 64 << 20;
+
+/// Threads that judge claims for the machine: its cores less the two that read the file
+/// (cutting it, and taking its claims in order); none below three cores, where each claim is
+/// judged as it is read.
+fn judge_threads() -> usize {
+    spare_cores(2).min(MAX_JUDGE_THREADS)
+}
+
+/// What a pass keeps of the claims judged, taken back in the file's order.
+struct Taking<'p> {
+    path: &'p Path,
+    judging: Rejudging,
+    claims: Vec<stream_litmus::ClaimRecord>,
+    /// Whether a claim was refused (it kept more than the budget): none after it is taken.
+    refused: bool,
+    /// The bytes the claims kept so far hold, against `budget`.
+    kept: u64,
+    budget: u64,
+    writer: Option<RunWriter>,
+}
+
+impl Taking<'_> {
+    fn take(&mut self, r: Rejudge) -> Result<(), stream_litmus::Error> {
+        let c = self.judging.judged(r);
         let k = c.kept();
-        kept = kept.saturating_add(k.kept_bytes());
-        if kept > budget {
+        self.kept = self.kept.saturating_add(k.kept_bytes());
+        if self.kept > self.budget {
+            self.refused = true;
             return Err(stream_litmus::Error::File {
-                path: stream_litmus::report::shown::path(path),
+                path: stream_litmus::report::shown::path(self.path),
                 detail: format!(
                     "the claims up to `{}` keep over {} for the report (every trial's outcome, \
                      the first trials' stamps), the most the reports keep ({KEPT_LIMIT_ENV} \
                      raises it, in MiB); nothing was printed: judge fewer claims or trials at \
                      a time",
                     k.claim.id,
-                    describe_bytes(budget)
+                    describe_bytes(self.budget)
                 ),
             });
         }
-        claims.push(k);
-        if let Some(w) = &mut writer {
+        self.claims.push(k);
+        if let Some(w) = &mut self.writer {
             w.claim(Arc::new(c));
         }
         Ok(())
-    })?;
-    let again = judging.elsewhere().filter(|_| elsewhere.is_none());
-    let run = RunRecord { claims, ..head };
-    Ok((Replayed { run, recorded }, writer, again))
+    }
 }
 
 /// Loads a results file, re-judges it from its stamps and prints the report. The flag says

@@ -61,6 +61,9 @@ pub enum Error {
     /// Reading or writing a file.
     #[error("{path}: {detail}")]
     File { path: String, detail: String },
+    /// A thread of ours stopped before it answered: it panicked, and the panic follows.
+    #[error("{0}; this is a bug in stream-litmus")]
+    Worker(#[from] crate::border::in_order::WorkerGone),
     /// A program on several GPUs, on a machine with fewer.
     #[error("needs {needed} GPUs: {detail}")]
     Devices { needed: u32, detail: String },

@@ -16,6 +16,7 @@ pub mod counted;
 pub mod digest;
 pub mod error;
 pub mod heap;
+pub mod in_order;
 pub mod input_file;
 pub mod json_bytes;
 pub mod limits;

@@ -66,6 +66,22 @@ pub fn claim_in_file(
     rec: &super::run::ClaimRecord,
     ids: &mut HashSet<String>,
 ) -> Result<(), Broken> {
+    unique(i, rec, ids)?;
+    claim_alone(rec)
+}
+
+/// The part of [`claim_in_file`] that needs no other claim: a reader checks claims with it on
+/// several threads, and [`unique`] in the file's order, before its error.
+pub fn claim_alone(rec: &super::run::ClaimRecord) -> Result<(), Broken> {
+    claim(rec).map_err(|e| Broken(format!("claim '{}': {e}", rec.claim.id.escape_debug())))
+}
+
+/// Claim `i`'s id is not among the ids of the claims before it (`ids`), and is added to them.
+pub fn unique(
+    i: usize,
+    rec: &super::run::ClaimRecord,
+    ids: &mut HashSet<String>,
+) -> Result<(), Broken> {
     let id = &rec.claim.id;
     if !ids.insert(id.clone()) {
         return Err(format!(
@@ -75,7 +91,7 @@ pub fn claim_in_file(
         )
         .into());
     }
-    claim(rec).map_err(|e| Broken(format!("claim '{}': {e}", id.escape_debug())))
+    Ok(())
 }
 
 fn claim(rec: &super::run::ClaimRecord) -> Result<(), Broken> {

@@ -50,6 +50,9 @@ pub enum RecordError {
     /// No thread could be started to cut the file.
     #[error("could not start a thread to read it: {0}")]
     Thread(String),
+    /// A thread that parses the pieces stopped (it panicked; the panic is passed on).
+    #[error("a thread parsing its claims stopped")]
+    Parser(#[from] crate::border::in_order::WorkerGone),
     /// The cutter found itself where it cannot be (a timeline outside a claim): a bug of ours.
     #[error("the results reader lost its place ({0}); this is a bug in stream-litmus")]
     Lost(&'static str),

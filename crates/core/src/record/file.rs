@@ -62,21 +62,27 @@ impl RunRecord {
             crate::border::input_file::open_regular(path).map_err(|e| file_err(e.to_string()))?;
         let limit = crate::border::limits::read_limit();
         let mut ids = std::collections::HashSet::new();
-        let mut one = |i: usize, mut c: ClaimRecord| -> Result<(), RecordError> {
+        // On any thread, each claim alone; then, in the file's order, whether its id is new,
+        // before what its own check found (as `check::claim_in_file` says it).
+        let alone = |c: &mut ClaimRecord| -> Result<(), RecordError> {
             // Files written before claims carried `table` name a scenario row only by its id.
             if c.claim.table.is_none() {
                 c.claim.table = crate::judge::claim::Table::from_legacy_id(&c.claim.id);
             }
-            check::claim_in_file(i, &c, &mut ids)?;
+            Ok(check::claim_alone(c)?)
+        };
+        let mut one = |i: usize, c: ClaimRecord, checked: Result<(), RecordError>| {
+            check::unique(i, &c, &mut ids)?;
+            checked?;
             // An error of `each` is the caller's, passed through as it is.
             each(c).map_err(|e| RecordError::Caller(Box::new(e)))
         };
         // Concatenated gzip members are one gzip stream; whatever follows the object is refused.
         let read = if super::writer::is_gzip(path) {
             let gz = flate2::read::MultiGzDecoder::new(BufReader::new(file));
-            super::reader::read_claims(gz, limit, whole, &mut one)
+            super::reader::read_claims(gz, limit, whole, &alone, &mut one)
         } else {
-            super::reader::read_claims(BufReader::new(file), limit, whole, &mut one)
+            super::reader::read_claims(BufReader::new(file), limit, whole, &alone, &mut one)
         };
         let skeleton = read.map_err(|e| match e {
             RecordError::Caller(theirs) => *theirs,

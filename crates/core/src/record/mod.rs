@@ -24,6 +24,7 @@ mod writer;
 
 pub use error::{ClaimProblem, RecordError};
 pub use run::{
-    ClaimRecord, Outcome, Rejudging, RunRecord, RunTiming, Trials, KEPT_TRIALS, SCHEMA_VERSION,
+    ClaimRecord, Outcome, Rejudge, Rejudging, RunRecord, RunTiming, Trials, KEPT_TRIALS,
+    SCHEMA_VERSION,
 };
 pub use writer::{RunWriter, WriteStats};

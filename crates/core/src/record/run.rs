@@ -399,23 +399,42 @@ pub struct Rejudging {
 impl Rejudging {
     /// `c` judged again (as it was, where its stamps were left out or it failed); `elsewhere`:
     /// the second pass's word for claims with unsynced trials.
-    pub fn next(&mut self, mut c: ClaimRecord, elsewhere: Option<&str>) -> ClaimRecord {
-        if let Outcome::Ran { trials, judgement } = &mut c.outcome {
-            if trials.left_out > 0 {
-                return c;
+    pub fn next(&mut self, c: ClaimRecord, elsewhere: Option<&str>) -> ClaimRecord {
+        let judged = self.prepare(c, elsewhere).judge();
+        self.judged(judged)
+    }
+
+    /// The part of [`Rejudging::next`] that follows the run's order: the neighbours' shares
+    /// carried into `c`'s trials. What it returns is judged on its own ([`Rejudge::judge`], on
+    /// any thread), then handed back in the run's order ([`Rejudging::judged`]).
+    pub fn prepare(&mut self, mut c: ClaimRecord, elsewhere: Option<&str>) -> Rejudge {
+        let mut elsewhere = elsewhere.map(str::to_owned);
+        let judged = match &mut c.outcome {
+            Outcome::Ran { trials, .. } if trials.left_out == 0 => {
+                if let Some(s) = &mut trials.sharing {
+                    self.carry.apply(s);
+                }
+                let unsynced = trials.timelines.iter().any(|t| t.clock.is_none());
+                self.unsynced |= unsynced;
+                elsewhere = elsewhere.filter(|_| unsynced);
+                true
             }
-            if let Some(s) = &mut trials.sharing {
-                self.carry.apply(s);
-            }
-            let unsynced = trials.timelines.iter().any(|t| t.clock.is_none());
-            self.unsynced |= unsynced;
-            let (again, shows) = judge_trials(&c.claim, trials, elsewhere.filter(|_| unsynced));
-            *judgement = again;
-            if shows {
-                self.showing.push(c.claim.id.clone());
-            }
+            _ => false,
+        };
+        Rejudge {
+            claim: c,
+            elsewhere,
+            judged,
+            shows: false,
         }
-        c
+    }
+
+    /// A claim judged ([`Rejudge::judge`]), taken back in the run's order.
+    pub fn judged(&mut self, r: Rejudge) -> ClaimRecord {
+        if r.shows {
+            self.showing.push(r.claim.claim.id.clone());
+        }
+        r.claim
     }
 
     /// After every claim passed: what to tell the claims with unsynced trials in a second pass,
@@ -429,6 +448,34 @@ impl Rejudging {
             if n == 1 { "s" } else { "" },
             if n > 1 { ", …" } else { "" }
         ))
+    }
+}
+
+/// A claim on its way through [`Rejudging`]: prepared in the run's order, judged anywhere.
+#[derive(Debug)]
+pub struct Rejudge {
+    claim: ClaimRecord,
+    elsewhere: Option<String>,
+    /// Whether it is judged again (it ran, and no stamps were left out).
+    judged: bool,
+    /// Whether its trials show a neighbour, once judged.
+    shows: bool,
+}
+
+impl Rejudge {
+    /// Judges the claim again from its stamps under the current rules.
+    pub fn judge(mut self) -> Rejudge {
+        if let (true, Outcome::Ran { trials, judgement }) = (self.judged, &mut self.claim.outcome) {
+            let (again, shows) = judge_trials(&self.claim.claim, trials, self.elsewhere.as_deref());
+            *judgement = again;
+            self.shows = shows;
+        }
+        self
+    }
+
+    /// The claim, as prepared or as judged.
+    pub fn claim(&self) -> &ClaimRecord {
+        &self.claim
     }
 }
 

@@ -13,8 +13,8 @@
 use super::collector::Collector;
 use super::error::EventError;
 use super::shapes::Event;
+use crate::border::in_order::{InOrder, WorkerGone};
 use std::cell::RefCell;
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 
 /// The text of one batch, about: a few thousand events, so that a hand-over costs little beside
 /// their parsing, while the batches in flight ([`IN_FLIGHT_PER_WORKER`] a worker) hold a few MB.
@@ -31,8 +31,7 @@ const MAX_WORKERS: usize = 4;
 /// three cores, none: the batches are parsed on the splitter's thread (a worker that only shared
 /// two cores with the inflating thread made the benchmark 5 % slower there).
 pub(super) fn parse_threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(2).min(MAX_WORKERS)
+    crate::border::in_order::spare_cores(2).min(MAX_WORKERS)
 }
 
 /// Events cut out of the text, end to end.
@@ -126,43 +125,31 @@ fn placed(e: &serde_json::Error, n: u64) -> EventError {
     }
 }
 
-/// The workers of one trace's reading, and the batches handed out, in order.
-pub(super) struct Workers {
-    to: Vec<SyncSender<Batch>>,
-    from: Vec<Receiver<Parsed>>,
-    sent: u64,
-    taken: u64,
+/// The workers of one trace's reading, and the batches handed out, in order
+/// ([`InOrder`]).
+pub(super) struct Workers<'w>(InOrder<'w, Batch, Parsed>);
+
+/// Why taking a parsed batch stopped: an event's error, or a worker gone.
+enum Stop {
+    Event(EventError),
+    Gone,
 }
 
-impl Workers {
+impl From<WorkerGone> for Stop {
+    fn from(_: WorkerGone) -> Stop {
+        Stop::Gone
+    }
+}
+
+impl<'w> Workers<'w> {
     /// Starts `n` workers in `scope` (none: [`Workers::send`] parses each batch itself); they
     /// end when this is dropped.
-    pub(super) fn start<'s>(scope: &'s std::thread::Scope<'s, '_>, n: usize) -> Workers {
-        let (mut to, mut from) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for _ in 0..n {
-            let (batches, work) = sync_channel::<Batch>(IN_FLIGHT_PER_WORKER as usize);
-            let (done, parsed) = channel::<Parsed>();
-            let spawned = std::thread::Builder::new()
-                .name("trace-parse".into())
-                .spawn_scoped(scope, move || {
-                    for batch in work {
-                        if done.send(parse(batch)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            // Without a thread of its own, a batch is parsed where it is taken (`take_next`).
-            if spawned.is_ok() {
-                to.push(batches);
-                from.push(parsed);
-            }
-        }
-        Workers {
-            to,
-            from,
-            sent: 0,
-            taken: 0,
-        }
+    pub(super) fn start<'s>(scope: &'s std::thread::Scope<'s, '_>, n: usize) -> Workers<'w>
+    where
+        'w: 's,
+    {
+        let per_worker = IN_FLIGHT_PER_WORKER as usize;
+        Workers(InOrder::start(scope, n, "trace-parse", per_worker, &parse))
     }
 
     /// Hands `batch` on, and the next one's start back: first taking the oldest batch where
@@ -177,48 +164,34 @@ impl Workers {
         if batch.ends.is_empty() {
             return Ok(());
         }
-        if self.to.is_empty() {
+        if self.0.workers() == 0 {
             return take_here(&batch, collector);
         }
-        let workers = self.to.len() as u64;
-        if self.sent - self.taken >= IN_FLIGHT_PER_WORKER * workers {
-            self.take_next(collector)?;
-        }
-        let worker = (self.sent % workers) as usize;
-        match self.to[worker].send(batch) {
-            Ok(()) => {
-                self.sent += 1;
-                Ok(())
-            }
-            // The worker is gone (it panicked; the scope passes that on): parsed here instead,
-            // after the batches before it.
-            Err(std::sync::mpsc::SendError(batch)) => {
-                self.finish(collector)?;
-                take_here(&batch, collector)
-            }
-        }
+        let r = self
+            .0
+            .send(batch, &mut |p| take(p, collector).map_err(Stop::Event));
+        stopped(r, collector)
     }
 
     /// Takes every batch handed out, in order.
     pub(super) fn finish(&mut self, collector: &RefCell<Collector>) -> Result<(), EventError> {
-        while self.taken < self.sent {
-            self.take_next(collector)?;
-        }
-        Ok(())
+        let r = self
+            .0
+            .finish(&mut |p| take(p, collector).map_err(Stop::Event));
+        stopped(r, collector)
     }
+}
 
-    fn take_next(&mut self, collector: &RefCell<Collector>) -> Result<(), EventError> {
-        let worker = (self.taken % self.to.len() as u64) as usize;
-        self.taken += 1;
-        match self.from[worker].recv() {
-            Ok(parsed) => take(parsed, collector),
-            // Its worker panicked: the scope passes the panic on when it ends.
-            Err(_) => Err(EventError::Unread {
-                n: collector.borrow().events + 1,
-                why: "a thread parsing the trace's events stopped".into(),
-            }),
-        }
-    }
+/// An event's error as it is; a worker gone (it panicked: the scope passes the panic on when it
+/// ends) as the event after the last one taken, unread.
+fn stopped(r: Result<(), Stop>, collector: &RefCell<Collector>) -> Result<(), EventError> {
+    r.map_err(|s| match s {
+        Stop::Event(e) => e,
+        Stop::Gone => EventError::Unread {
+            n: collector.borrow().events + 1,
+            why: "a thread parsing the trace's events stopped".into(),
+        },
+    })
 }
 
 /// Parses `batch` on this thread, each event handed to the collector as it is parsed, its
