@@ -80,8 +80,8 @@ pub use border::limits::MAX_TRIAL_FACTOR;
 pub use gpu::testing as gpu_testing;
 pub use gpu::turn;
 pub use gpu::{
-    device_count, probe_nccl, Execution, Gpu, Look, ADD_SOURCE, CACHE_ENV, CUPTI_ENV, NVLS_ENV,
-    NVML_ENV, STAMP_SOURCE,
+    device_count, probe_nccl, Execution, Gpu, Look, TrialPlan, ADD_SOURCE, CACHE_ENV, CUPTI_ENV,
+    NVLS_ENV, NVML_ENV, STAMP_SOURCE,
 };
 pub use gpu::{find_cupti, FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
 pub use judge::claim::{Claim, ClaimBuilder, ClaimHeader, EnvVar, Source, Table};

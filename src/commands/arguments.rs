@@ -105,6 +105,10 @@ pub(crate) struct FuzzArgs {
     /// Where shrunk violations are written, one program each, to replay later.
     #[arg(long, default_value = "fuzz-regressions.json")]
     pub(crate) regressions: PathBuf,
+    /// Run a warm-up trial before each program's recorded one, as claims do (first-use costs
+    /// out of the recorded trial; about half the programs a second).
+    #[arg(long)]
+    pub(crate) warm_up: bool,
 }
 
 /// `stream-litmus explain TRACE…`.

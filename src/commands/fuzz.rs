@@ -36,8 +36,15 @@ pub fn fuzz(args: FuzzArgs) -> CliResult {
     let tty = std::io::stderr().is_terminal();
     // Where the executor's time went, summed over every program (the phases of `run --bench`).
     let mut spent = stream_litmus::timing::ClaimTiming::default();
+    // Without the warm-up trial by default: a first-use cost only delays an op, which can make
+    // a pair look serialized although ready (the precision table), never make ordered ops
+    // overlap or run out of order (what the model is checked for).
+    let how = stream_litmus::TrialPlan {
+        warm_up: args.warm_up,
+        watch_host: false,
+    };
     let mut exec = |p: &stream_litmus::Program| {
-        let run = gpu.run(p, 1)?;
+        let run = gpu.run_as(p, 1, how)?;
         spent.absorb(&run.timing);
         let tol = gpu.calibration().tolerances();
         let timeline = run.timelines.into_iter().next().expect("one trial");

@@ -99,21 +99,38 @@ pub fn execute(
         cycles_per_ns,
         program,
         trials,
-        false,
+        TrialPlan::WARMED,
     )
 }
 
-/// Runs `trials` recorded trials (plus one warm-up) of a validated program, taking memory from
-/// `kept` and giving it back afterwards; with `watch_host`, the pace thread watches the host
-/// while each trial is issued.
+/// How the trials of one execution run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialPlan {
+    /// Whether a warm-up trial runs first, its timeline thrown away (see `run_trials`).
+    pub warm_up: bool,
+    /// Whether the pace thread watches the host while each trial is issued (`pace.rs`).
+    pub watch_host: bool,
+}
+
+impl TrialPlan {
+    /// A warm-up first, the host not watched: how a claim's trials run.
+    pub const WARMED: TrialPlan = TrialPlan {
+        warm_up: true,
+        watch_host: false,
+    };
+}
+
+/// Runs `trials` recorded trials of a validated program (after a warm-up, and with the host
+/// watched, as `how` says), taking memory from `kept` and giving it back afterwards.
 pub fn execute_with(
     kernels: &Kernels,
     kept: &mut Kept,
     cycles_per_ns: f64,
     program: &Program,
     trials: usize,
-    watch_host: bool,
+    how: TrialPlan,
 ) -> Result<Execution, Error> {
+    let watch_host = how.watch_host;
     let started = now_ns();
     if !program.has_copies() {
         kept.tracing = None; // no witness: CUPTI off before anything of this program runs
@@ -162,7 +179,7 @@ pub fn execute_with(
         mailbox,
         witness.as_ref(),
         pace,
-        trials,
+        (trials, how.warm_up),
         &mut timing,
     );
     if let Some(p) = pace {
@@ -257,7 +274,7 @@ fn run_trials(
     mailbox: Option<(&Mailbox, usize)>,
     witness: Option<&Witness>,
     pace: Option<&Pace>,
-    trials: usize,
+    (trials, warm_up): (usize, bool),
     timing: &mut ClaimTiming,
 ) -> Result<(Vec<Timeline>, u64), Error> {
     let (program, kernels) = (issuer.program, issuer.kernels);
@@ -269,7 +286,8 @@ fn run_trials(
         calls: Vec::with_capacity(program.ops.len()),
         readings: Vec::new(),
     };
-    for trial in 0..=trials {
+    // Trial 0 is the warm-up, where one runs.
+    for trial in usize::from(!warm_up)..=trials {
         // The warm-up is there for first-use costs (a module's lazy load, a stream's first launch,
         // a graph's first upload), which every launch pays whatever it spins; so its spins are
         // launched with 0 cycles and its adds over 0 elements, and it costs launches instead of

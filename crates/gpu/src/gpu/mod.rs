@@ -42,7 +42,7 @@ mod stamps;
 pub mod turn;
 
 pub use cupti::CUPTI_ENV;
-pub use executor::Execution;
+pub use executor::{Execution, TrialPlan};
 pub use fleet::device_count;
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
 pub use neighbours::{Look, NVML_ENV};
@@ -229,6 +229,21 @@ impl Gpu {
         trials: usize,
         pace: bool,
     ) -> Result<Execution, Error> {
+        let how = TrialPlan {
+            warm_up: true,
+            watch_host: pace,
+        };
+        self.run_as(program, trials, how)
+    }
+
+    /// [`Gpu::run`] as `how` says: `fuzz` runs each program's one trial without the warm-up
+    /// (see `executor::run_trials`), a program on several devices always with it.
+    pub fn run_as(
+        &self,
+        program: &Program,
+        trials: usize,
+        how: TrialPlan,
+    ) -> Result<Execution, Error> {
         let _turn = turn::take();
         self.ctx.bind_to_thread().map_err(call("cuCtxSetCurrent"))?;
         if program.is_multi_device() {
@@ -241,7 +256,7 @@ impl Gpu {
             self.calibration.cycles_per_ns,
             program,
             trials,
-            pace,
+            how,
         )
     }
 }
