@@ -91,7 +91,7 @@ pub fn plain_items(w: u64) -> Option<PlainItems> {
 /// How many of the first bytes are decimal digits, taken eight at a time: the digits of the
 /// stamps are most of a results file.
 #[inline]
-pub fn digits(bytes: &[u8]) -> usize {
+fn digits(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0xF0 * ONES;
     let mut i = 0;

@@ -21,7 +21,7 @@ use std::cell::RefCell;
 pub(super) const BATCH_BYTES: usize = 256 << 10;
 
 /// Batches handed out and not yet taken back, per worker.
-const IN_FLIGHT_PER_WORKER: u64 = 2;
+const IN_FLIGHT_PER_WORKER: usize = 2;
 
 /// The most workers: four keep up with the splitter and the collector (one thread) on the docs'
 /// benchmark; eight were no faster on 16 cores and held 5 MiB more (each thread's heap).
@@ -148,8 +148,13 @@ impl<'w> Workers<'w> {
     where
         'w: 's,
     {
-        let per_worker = IN_FLIGHT_PER_WORKER as usize;
-        Workers(InOrder::start(scope, n, "trace-parse", per_worker, &parse))
+        Workers(InOrder::start(
+            scope,
+            n,
+            "trace-parse",
+            IN_FLIGHT_PER_WORKER,
+            &parse,
+        ))
     }
 
     /// Hands `batch` on, and the next one's start back: first taking the oldest batch where
