@@ -14,6 +14,7 @@
 //! CUPTI is left alone; no panic crosses the C boundary.
 
 use crate::activity_lines::Lines;
+use crate::buffers::TRACE_BUFFER_BYTES;
 use crate::inject_error::InjectError;
 use crate::trace_out::{lock, note, Out};
 use cudarc::cupti::result::activity;
@@ -87,8 +88,11 @@ fn start() -> Result<(), InjectError> {
     if !unsafe { sys::is_culib_present() } {
         return Err(InjectError::OtherName);
     }
-    activity::register_callbacks(Some(crate::buffers::requested), Some(completed))
-        .map_err(|e| InjectError::Callbacks(format!("{e:?}")))?;
+    activity::register_callbacks(
+        Some(crate::buffers::requested::<TRACE_BUFFER_BYTES>),
+        Some(completed),
+    )
+    .map_err(|e| InjectError::Callbacks(format!("{e:?}")))?;
     // One kind of thread id for calls and NVTX ranges alike (the kernel's), so that a range is
     // known to be on a thread that made no CUDA call: a host function's (`trace/host_fns.rs`).
     if let Err(e) = cudarc::cupti::result::set_thread_id_type(
@@ -275,7 +279,7 @@ unsafe extern "C" fn completed(
         }
     };
     // SAFETY: CUPTI hands back a buffer from `buffers::requested` with `valid` bytes of records.
-    unsafe { crate::buffers::each_record(buffer, valid, write) };
+    unsafe { crate::buffers::each_record::<TRACE_BUFFER_BYTES>(buffer, valid, write) };
     if let Some(out) = guard.as_mut() {
         let _ = out.file.flush();
     }

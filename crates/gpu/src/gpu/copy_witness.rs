@@ -8,7 +8,7 @@
 
 use super::buffers::Driver;
 use super::cupti::{Activity, Record, Tracing};
-use super::kernels::{Kernels, WORDS_PER_BLOCK};
+use super::kernels::{Kernels, MARKERS_UNCOLLECTED, WORDS_PER_BLOCK};
 use super::pool::Pool;
 use super::probe::call;
 use super::resources::DeviceWords;
@@ -17,7 +17,8 @@ use crate::measured::timeline::Span;
 use crate::measured::witness::{Anchor, WitnessKind, WitnessSpan, WitnessSync};
 use crate::program::{ApiCall, OpId, OpKind, Program};
 use cudarc::driver::{result, sys};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
 
 /// How long a marker spins.
 const MARKER_NS: f64 = 2_000.0;
@@ -37,9 +38,27 @@ pub struct Witness {
     stream: sys::CUstream,
     stamps: DeviceWords,
     marker_cycles: i64,
-    /// Whether CUPTI's records were last taken by [`Witness::collect`] of a recorded trial, so
-    /// that nothing of an earlier trial's (no marker) can reach the next trial's collect.
-    collected: Cell<bool>,
+    /// Whether the records from before this program's first marker were dropped
+    /// ([`Witness::reset`]).
+    started: Cell<bool>,
+    /// Markers launched so far, the warm-up's included.
+    launched: Cell<usize>,
+    /// Under CUPTI, per recorded trial in order: what [`Witness::finish`] needs to match its
+    /// records after the last trial.
+    held: RefCell<Vec<HeldTrial>>,
+}
+
+/// A trial's witnessed spans, and the alignment of the witness's clock with the stamps.
+pub type Witnessed = (Vec<WitnessSpan>, Option<WitnessSync>);
+
+/// A recorded trial under CUPTI, waiting for the records of its two markers.
+struct HeldTrial {
+    /// Which pair of markers is the trial's (0: the first two launched).
+    pair: usize,
+    /// The markers' own stamps (start, end).
+    stamped: [(i64, i64); 2],
+    /// The trial's stamped kernels (op, start, end): anchors once their records are known.
+    kernels: Vec<(OpId, i64, i64)>,
 }
 
 impl Witness {
@@ -69,7 +88,9 @@ impl Witness {
                 stream,
                 stamps,
                 marker_cycles: (MARKER_NS * cycles_per_ns) as i64,
-                collected: Cell::new(false),
+                started: Cell::new(false),
+                launched: Cell::new(0),
+                held: RefCell::new(Vec::new()),
             },
             note,
         ))
@@ -87,20 +108,22 @@ impl Witness {
         }
     }
 
-    /// Drops whatever the witness saw before this trial (the warm-up's records, buffer fills).
-    /// Right after a recorded trial's collect there is nothing to drop that matters: that flush
-    /// took both of its markers, and the records made since (fills, clock pings, the readback)
-    /// come before this trial's first marker, where matching never looks. So the flush, a
-    /// `cuptiActivityFlushAll` per trial, is skipped then.
+    /// Before this program's first marker: under CUPTI, drops every marker record from before
+    /// it (see [`MARKERS_UNCOLLECTED`]), once. The trials' records are taken together after the
+    /// last trial ([`Witness::finish`]), and only those between a trial's own two markers are
+    /// ever matched, so what happens between trials (fills, clock pings, readbacks) and before
+    /// the first (an earlier program's fills) needs no flush of its own. A
+    /// `cuptiActivityFlushAll` per trial cost the catalogue about a third of a second on an
+    /// H200: each flush about 0.3 ms, and the next kernel launch after it 2–3 ms.
     pub fn reset(&self) -> Result<(), Error> {
-        if self.collected.replace(false) {
+        if self.started.replace(true) {
             return Ok(());
         }
         if let Mode::Cupti = &self.mode {
-            Tracing::collect().map_err(|e| Error::Driver {
-                call: "CUPTI".into(),
-                message: e.to_string(),
-            })?;
+            if MARKERS_UNCOLLECTED.load(Ordering::SeqCst) {
+                Tracing::collect().map_err(cupti_error)?;
+                MARKERS_UNCOLLECTED.store(false, Ordering::SeqCst);
+            }
         }
         Ok(())
     }
@@ -116,6 +139,7 @@ impl Witness {
     /// the trial's first op (the executor's clock alignment does).
     pub fn launch_marker(&self, kernels: &Kernels, k: usize) -> Result<(), Error> {
         let stamps = self.stamps.addr(k * WORDS_PER_BLOCK);
+        self.launched.set(self.launched.get() + 1);
         match &self.mode {
             Mode::Cupti => kernels.launch_marker(self.stream, stamps, self.marker_cycles)?,
             Mode::Events { markers, .. } => {
@@ -147,13 +171,10 @@ impl Witness {
         Ok(())
     }
 
-    /// After the trial and both markers: the witnessed spans and the alignment, from the trial's
-    /// stamped spans.
-    pub fn collect(
-        &self,
-        program: &Program,
-        spans: &[Span],
-    ) -> Result<(Vec<WitnessSpan>, Option<WitnessSync>), Error> {
+    /// After the trial and both markers. With events: the witnessed spans and the alignment,
+    /// from the trial's stamped spans. Under CUPTI: `None`, the trial held until
+    /// [`Witness::finish`] takes every trial's records at once.
+    pub fn collect(&self, spans: &[Span]) -> Result<Option<Witnessed>, Error> {
         let mut words = vec![0u64; 2 * WORDS_PER_BLOCK];
         self.stamps.read(&mut words)?;
         let marker = |k: usize| {
@@ -162,77 +183,143 @@ impl Witness {
                 words[k * WORDS_PER_BLOCK + 1] as i64,
             )
         };
-        let stamped = |op: OpId| {
-            spans
-                .iter()
-                .find(|s| s.op == op)
-                .map(|s| (s.start() as i64, s.end() as i64))
+        let Mode::Events { around, markers } = &self.mode else {
+            self.held.borrow_mut().push(HeldTrial {
+                pair: (self.launched.get() / 2).saturating_sub(1),
+                stamped: [marker(0), marker(1)],
+                kernels: spans
+                    .iter()
+                    .map(|s| (s.op, s.start() as i64, s.end() as i64))
+                    .collect(),
+            });
+            return Ok(None);
+        };
+        let at = |e: sys::CUevent| -> Result<i64, Error> {
+            // SAFETY: both events were recorded and have completed.
+            let ms = unsafe { result::event::elapsed(markers[0], e) }
+                .map_err(call("cuEventElapsedTime"))?;
+            Ok((f64::from(ms) * 1e6).round() as i64)
         };
         let mut anchors = Vec::new();
+        for k in 0..2 {
+            anchors.push(Anchor {
+                stamped: marker(k),
+                witnessed: (at(markers[2 * k])?, at(markers[2 * k + 1])?),
+            });
+        }
         let mut witnessed = Vec::new();
-        match &self.mode {
-            Mode::Cupti => {
-                let records = Tracing::collect().map_err(|e| Error::Driver {
-                    call: "CUPTI".into(),
-                    message: e.to_string(),
-                })?;
-                self.collected.set(true);
-                let Some(matched) = match_records(program, &records) else {
-                    return Ok((Vec::new(), None));
-                };
-                for (k, r) in matched.markers.iter().enumerate() {
-                    anchors.push(Anchor {
-                        stamped: marker(k),
-                        witnessed: (r.start as i64, r.end as i64),
-                    });
-                }
-                for (op, r) in matched.ops {
-                    let w = (r.start as i64, r.end as i64);
-                    match r.activity {
-                        Activity::Kernel => anchors.extend(stamped(op).map(|stamped| Anchor {
-                            stamped,
-                            witnessed: w,
-                        })),
-                        Activity::Memcpy | Activity::Memset => witnessed.push(WitnessSpan {
-                            op,
-                            start_ns: w.0,
-                            end_ns: w.1,
-                        }),
-                    }
-                }
-            }
-            Mode::Events { around, markers } => {
-                let at = |e: sys::CUevent| -> Result<i64, Error> {
-                    // SAFETY: both events were recorded and have completed.
-                    let ms = unsafe { result::event::elapsed(markers[0], e) }
-                        .map_err(call("cuEventElapsedTime"))?;
-                    Ok((f64::from(ms) * 1e6).round() as i64)
-                };
-                for k in 0..2 {
-                    anchors.push(Anchor {
-                        stamped: marker(k),
-                        witnessed: (at(markers[2 * k])?, at(markers[2 * k + 1])?),
-                    });
-                }
-                for (i, pair) in around.iter().enumerate() {
-                    if let Some((b, a)) = *pair {
-                        witnessed.push(WitnessSpan {
-                            op: OpId(i),
-                            start_ns: at(b)?,
-                            end_ns: at(a)?,
-                        });
-                    }
-                }
+        for (i, pair) in around.iter().enumerate() {
+            if let Some((b, a)) = *pair {
+                witnessed.push(WitnessSpan {
+                    op: OpId(i),
+                    start_ns: at(b)?,
+                    end_ns: at(a)?,
+                });
             }
         }
-        Ok((witnessed, WitnessSync::align(self.kind(), &anchors)))
+        Ok(Some((witnessed, WitnessSync::align(self.kind(), &anchors))))
+    }
+
+    /// Under CUPTI, after the last trial: one flush for every held trial, in the order they were
+    /// held; each trial's witnessed spans and alignment, or nothing where its records do not
+    /// match (see [`match_records`]). If the records hold another number of markers than were
+    /// launched, no pair can be told for sure to be a given trial's, and no trial has a witness.
+    pub fn finish(&self, program: &Program) -> Result<Vec<Witnessed>, Error> {
+        let held = std::mem::take(&mut *self.held.borrow_mut());
+        if held.is_empty() {
+            return Ok(Vec::new());
+        }
+        let records = Tracing::collect().map_err(cupti_error)?;
+        MARKERS_UNCOLLECTED.store(false, Ordering::SeqCst);
+        Ok(witnessed_trials(
+            program,
+            &records,
+            self.launched.get(),
+            &held,
+        ))
     }
 }
 
-/// The trial's records matched to what made them.
-struct Matched<'a> {
-    markers: [&'a Record; 2],
-    ops: Vec<(OpId, &'a Record)>,
+/// Each held trial's witnessed spans and alignment from `records` (in issue order), where
+/// `launched` markers were launched: none for any trial if the records hold another number of
+/// markers, and none for a trial whose records between its markers do not match its ops.
+fn witnessed_trials(
+    program: &Program,
+    records: &[Record],
+    launched: usize,
+    held: &[HeldTrial],
+) -> Vec<Witnessed> {
+    let marks: Vec<usize> = (0..records.len()).filter(|&i| records[i].marker).collect();
+    let none = || (Vec::new(), None);
+    if marks.len() != launched {
+        return held.iter().map(|_| none()).collect();
+    }
+    held.iter()
+        .map(|trial| {
+            let pair = marks.get(2 * trial.pair).zip(marks.get(2 * trial.pair + 1));
+            let Some((&m0, &m1)) = pair else {
+                return none();
+            };
+            match_records(program, &records[m0 + 1..m1]).map_or_else(none, |ops| {
+                witnessed(trial, [&records[m0], &records[m1]], &ops)
+            })
+        })
+        .collect()
+}
+
+/// A held trial's witnessed spans and alignment, from its markers' records and its ops'.
+fn witnessed(trial: &HeldTrial, markers: [&Record; 2], ops: &[(OpId, &Record)]) -> Witnessed {
+    let mut anchors: Vec<Anchor> = (0..2)
+        .map(|k| Anchor {
+            stamped: trial.stamped[k],
+            witnessed: (markers[k].start as i64, markers[k].end as i64),
+        })
+        .collect();
+    let mut spans = Vec::new();
+    for &(op, r) in ops {
+        let w = (r.start as i64, r.end as i64);
+        match r.activity {
+            Activity::Kernel => anchors.extend(trial.kernels.iter().find(|k| k.0 == op).map(
+                |&(_, start, end)| Anchor {
+                    stamped: (start, end),
+                    witnessed: w,
+                },
+            )),
+            Activity::Memcpy | Activity::Memset => spans.push(WitnessSpan {
+                op,
+                start_ns: w.0,
+                end_ns: w.1,
+            }),
+        }
+    }
+    (spans, WitnessSync::align(WitnessKind::Cupti, &anchors))
+}
+
+fn cupti_error(e: super::cupti::CuptiError) -> Error {
+    Error::Driver {
+        call: "CUPTI".into(),
+        message: e.to_string(),
+    }
+}
+
+/// Matches the records between a trial's two markers (in issue order) to ops: one by one and in
+/// order, to the ops that leave one. Any mismatch in number or kind (a graph launch, a record
+/// CUPTI dropped) leaves the trial without a witness rather than with a wrong one.
+fn match_records<'a>(program: &Program, between: &'a [Record]) -> Option<Vec<(OpId, &'a Record)>> {
+    let expected: Vec<(OpId, Activity)> = program
+        .ops
+        .iter()
+        .filter_map(|o| Some((o.id, activity_of(&o.kind)?)))
+        .collect();
+    if between.len() != expected.len()
+        || between
+            .iter()
+            .zip(&expected)
+            .any(|(r, (_, a))| r.activity != *a)
+    {
+        return None;
+    }
+    Some(expected.iter().map(|(op, _)| *op).zip(between).collect())
 }
 
 /// The activity record op `kind` leaves, if any.
@@ -250,34 +337,6 @@ fn activity_of(kind: &OpKind) -> Option<Activity> {
         } => Some(Activity::Memset),
         _ => None,
     }
-}
-
-/// Matches records (in issue order) to ops: the records between the two markers belong, one by
-/// one and in order, to the ops that leave one. Any mismatch in number or kind (a graph launch,
-/// a record CUPTI dropped) leaves the trial without a witness rather than with a wrong one.
-fn match_records<'a>(program: &Program, records: &'a [Record]) -> Option<Matched<'a>> {
-    let marks: Vec<usize> = (0..records.len()).filter(|&i| records[i].marker).collect();
-    let [m0, m1] = marks[..] else {
-        return None;
-    };
-    let between = &records[m0 + 1..m1];
-    let expected: Vec<(OpId, Activity)> = program
-        .ops
-        .iter()
-        .filter_map(|o| Some((o.id, activity_of(&o.kind)?)))
-        .collect();
-    if between.len() != expected.len()
-        || between
-            .iter()
-            .zip(&expected)
-            .any(|(r, (_, a))| r.activity != *a)
-    {
-        return None;
-    }
-    Some(Matched {
-        markers: [&records[m0], &records[m1]],
-        ops: expected.iter().map(|(op, _)| *op).zip(between).collect(),
-    })
 }
 
 fn record(e: sys::CUevent, s: sys::CUstream) -> Result<(), Error> {
@@ -325,5 +384,95 @@ impl Drop for Witness {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{Place, ProgramBuilder, StreamKind};
+    use std::time::Duration;
+
+    /// A kernel then a copy on one stream.
+    fn program() -> Program {
+        let mut b = ProgramBuilder::new("witness");
+        let s = b.stream(StreamKind::NonBlocking);
+        let (h, d) = (
+            b.buffer("h", Place::Pinned, 4096, 0),
+            b.buffer("d", Place::Device, 4096, 0),
+        );
+        b.spin(s, "K", Duration::from_micros(10));
+        b.copy(s, "C", h, d);
+        b.build()
+    }
+
+    fn record(activity: Activity, marker: bool, correlation: u32, start: u64) -> Record {
+        Record {
+            activity,
+            marker,
+            correlation,
+            start,
+            end: start + 10,
+        }
+    }
+
+    /// The records of one trial beginning at `t`: its markers around its kernel and copy, with a
+    /// fill kernel before it (never matched).
+    fn trial_records(first: u32, t: u64) -> Vec<Record> {
+        vec![
+            record(Activity::Kernel, false, first, t),
+            record(Activity::Kernel, true, first + 1, t + 100),
+            record(Activity::Kernel, false, first + 2, t + 200),
+            record(Activity::Memcpy, false, first + 3, t + 300),
+            record(Activity::Kernel, true, first + 4, t + 400),
+        ]
+    }
+
+    fn held(pair: usize, t: i64) -> HeldTrial {
+        HeldTrial {
+            pair,
+            // Stamps 1000 ns later than CUPTI's clock.
+            stamped: [(t + 1100, t + 1110), (t + 1400, t + 1410)],
+            kernels: vec![(OpId(0), t + 1200, t + 1210)],
+        }
+    }
+
+    #[test]
+    fn each_trial_gets_the_records_between_its_own_markers() {
+        // A warm-up (pair 0) and two recorded trials (pairs 1 and 2).
+        let records: Vec<Record> = [(1, 0), (10, 10_000), (20, 20_000)]
+            .iter()
+            .flat_map(|&(c, t)| trial_records(c, t))
+            .collect();
+        let out = witnessed_trials(&program(), &records, 6, &[held(1, 10_000), held(2, 20_000)]);
+        assert_eq!(out.len(), 2);
+        for ((spans, sync), t) in out.iter().zip([10_000, 20_000]) {
+            assert_eq!(spans.len(), 1);
+            assert_eq!((spans[0].op, spans[0].start_ns), (OpId(1), t + 300));
+            let sync = sync.expect("aligned");
+            assert_eq!(sync.offset_ns, 1000);
+        }
+    }
+
+    #[test]
+    fn a_missing_marker_leaves_every_trial_without_a_witness() {
+        let mut records: Vec<Record> = [(1, 0), (10, 10_000)]
+            .iter()
+            .flat_map(|&(c, t)| trial_records(c, t))
+            .collect();
+        records.remove(1); // the warm-up's first marker
+        let out = witnessed_trials(&program(), &records, 4, &[held(1, 10_000)]);
+        assert_eq!(out, vec![(Vec::new(), None)]);
+    }
+
+    #[test]
+    fn a_trial_whose_records_do_not_match_its_ops_has_no_witness() {
+        let mut records = trial_records(1, 0);
+        records[3].activity = Activity::Memset;
+        let out = witnessed_trials(&program(), &records, 2, &[held(0, 0)]);
+        assert_eq!(out, vec![(Vec::new(), None)]);
+        // A pair past the markers there are (more trials held than launched) has none either.
+        let out = witnessed_trials(&program(), &trial_records(1, 0), 2, &[held(1, 0)]);
+        assert_eq!(out, vec![(Vec::new(), None)]);
     }
 }

@@ -14,14 +14,15 @@
 //! programs with copies run, so no other claim pays its overhead: the `Gpu` keeps it on from the
 //! first of a row of such programs (the copy and scenario claims come in rows) until the next
 //! program without copies, so a row pays for switching it on and off once. Between two programs
-//! it records fills and setup work too; each trial's first flush (`Witness::reset`) drops them,
-//! and only records between the trial's own two markers are ever matched.
+//! and two trials it records fills and setup work too; the witness takes a program's records with
+//! one flush after its last trial (`Witness::finish`) and matches only those between a trial's own
+//! two markers.
 
 use cudarc::cupti::result::activity;
 use cudarc::cupti::sys;
 use std::mem::offset_of;
 use std::sync::{Mutex, OnceLock};
-use stream_litmus_inject::buffers::{each_record, requested};
+use stream_litmus_inject::buffers::{each_record, requested, WITNESS_BUFFER_BYTES};
 
 /// The environment variable that hides CUPTI (`off`), for runs that show the fallback.
 pub const CUPTI_ENV: &str = "STREAM_LITMUS_CUPTI";
@@ -95,7 +96,7 @@ fn try_start() -> Result<String, CuptiError> {
     if !unsafe { sys::is_culib_present() } {
         return Err(CuptiError::OtherName(name));
     }
-    activity::register_callbacks(Some(requested), Some(completed))
+    activity::register_callbacks(Some(requested::<WITNESS_BUFFER_BYTES>), Some(completed))
         .map_err(|e| failed("cuptiActivityRegisterCallbacks", e))?;
     Ok(name)
 }
@@ -173,7 +174,9 @@ unsafe extern "C" fn completed(
     // SAFETY: CUPTI hands back a buffer from `requested` with `valid` bytes of records; each is
     // read at the offsets of its kind's structure, which the CUPTI versions since 12 share for
     // these fields.
-    unsafe { each_record(buffer, valid, |record| found.extend(parse(record))) };
+    unsafe {
+        each_record::<WITNESS_BUFFER_BYTES>(buffer, valid, |record| found.extend(parse(record)))
+    };
     COLLECTED
         .lock()
         .unwrap_or_else(|p| p.into_inner())

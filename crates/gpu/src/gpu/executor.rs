@@ -338,12 +338,21 @@ fn run_trials(
             .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX))
             .with_host_slow(host_slow, own_pace);
         lap.to(&mut timing.readback_ns);
-        if let Some(w) = witness {
-            let (spans, sync) = w.collect(program, &t.spans)?;
+        if let Some((spans, sync)) = witness.map(|w| w.collect(&t.spans)).transpose()?.flatten() {
             t = t.with_witness(spans, sync);
         }
         lap.to(&mut timing.witness_ns);
         timelines.push(t);
+    }
+    if let Some(w) = witness {
+        let mut lap = Lap(now_ns());
+        let held = w.finish(program)?;
+        // Held trials are the recorded trials, in order (every one under CUPTI, none with events).
+        let first = timelines.len().saturating_sub(held.len());
+        for (t, (spans, sync)) in timelines[first..].iter_mut().zip(held) {
+            *t = std::mem::take(t).with_witness(spans, sync);
+        }
+        lap.to(&mut timing.witness_ns);
     }
     Ok((timelines, gpu_time_ns))
 }

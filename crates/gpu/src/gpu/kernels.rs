@@ -20,6 +20,14 @@ pub const ADD_SOURCE: &str = include_str!("../../../../kernels/vector_add.cu");
 /// The marker kernel's name, by which the witness finds it among CUPTI's records.
 pub const MARKER_KERNEL: &str = "witness_marker";
 
+/// Whether a marker kernel was launched since CUPTI's records were last all taken: the copy
+/// witness takes a program's records once, after its last trial, and pairs the markers among
+/// them in order, so a marker left over from before (an earlier program that stopped at an
+/// error, a multi-GPU witness's) must be flushed away first; without one that flush is skipped
+/// (see `copy_witness::Witness::reset`). Set by every marker launch, cleared by that witness.
+pub static MARKERS_UNCOLLECTED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(true);
+
 /// The clock alignment's ping kernel (`clock.rs`). It may still run when a trial's first witness
 /// marker is enqueued (the two share one wait), so the witness leaves its CUPTI records out.
 pub const PING_KERNEL: &str = "clock_ping";
@@ -148,6 +156,7 @@ impl Kernels {
         stamps: sys::CUdeviceptr,
         cycles: i64,
     ) -> Result<(), Error> {
+        MARKERS_UNCOLLECTED.store(true, std::sync::atomic::Ordering::SeqCst);
         self.launch_spin_fn(&self.marker, stream, stamps, cycles, (1, 32))
     }
 
