@@ -77,7 +77,8 @@ fn replay_pass(
     let judge = |r: Rejudge| r.judge();
     let head = std::thread::scope(|scope| {
         let mut judges =
-            InOrder::start(scope, judge_threads(), "rejudge", 2, &judge).within(JUDGED_BYTES);
+            InOrder::start(scope, judge_threads(), "rejudge", JUDGED_PER_WORKER, &judge)
+                .within(JUDGED_BYTES);
         let read = RunRecord::read_each(path, |c| {
             recorded.push(c.verdict());
             let r = taking.judging.prepare(c, elsewhere);
@@ -103,6 +104,10 @@ fn replay_pass(
 /// The most threads that judge a file's claims again: with the threads that parse them
 /// (`record::reader`), four kept up with the thread that cuts the benchmark's file.
 const MAX_JUDGE_THREADS: usize = 4;
+
+/// The claims each judge may hold (judged or being judged) before the oldest is taken back: 3,
+/// as for the parsers (`record::reader`, where the measurements are).
+const JUDGED_PER_WORKER: usize = 3;
 
 /// The stamps the judges hold at once, beyond one claim: a results file's claims hold a few KB
 /// to half a GB of stamps each (`scenario.sleep.grid` at 1,000 trials), and the reading held one
