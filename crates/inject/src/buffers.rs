@@ -70,11 +70,17 @@ pub unsafe extern "C" fn requested<const BYTES: usize>(
 /// Calls `f` with each complete record of a buffer CUPTI handed back, then frees the buffer:
 /// the walk both buffer callbacks share (the copy witness's and the injection library's).
 ///
+/// The buffer is freed with the `size` CUPTI hands back with it (the size [`requested`] set),
+/// not with the caller's own size: a process has one pair of callbacks, so where the lab runs
+/// under `stream-litmus trace` its callback also gets back the injection library's 4 MiB
+/// buffers, asked for before the lab registered its own.
+///
 /// # Safety
-/// `buffer` came from [`requested`] of the same `BYTES` (or is null) and holds `valid` bytes of
+/// `buffer` came from [`requested`] with `size` bytes (or is null) and holds `valid` bytes of
 /// CUPTI records; it is not used after.
-pub unsafe fn each_record<const BYTES: usize>(
+pub unsafe fn each_record(
     buffer: *mut u8,
+    size: usize,
     valid: usize,
     mut f: impl FnMut(*const u8),
 ) {
@@ -87,5 +93,5 @@ pub unsafe fn each_record<const BYTES: usize>(
         f(record as *const u8);
     }
     // SAFETY: allocated by `requested`, done with.
-    unsafe { release(buffer, BYTES) };
+    unsafe { release(buffer, size) };
 }

@@ -258,7 +258,7 @@ unsafe extern "C" fn completed(
     _context: cudarc::driver::sys::CUcontext,
     _stream: u32,
     buffer: *mut u8,
-    _size: usize,
+    size: usize,
     valid: usize,
 ) {
     let mut guard = lock();
@@ -278,8 +278,9 @@ unsafe extern "C" fn completed(
             let _ = out.file.write_all(line.as_bytes());
         }
     };
-    // SAFETY: CUPTI hands back a buffer from `buffers::requested` with `valid` bytes of records.
-    unsafe { crate::buffers::each_record::<TRACE_BUFFER_BYTES>(buffer, valid, write) };
+    // SAFETY: CUPTI hands back a buffer from `buffers::requested`, its size and `valid` bytes of
+    // records.
+    unsafe { crate::buffers::each_record(buffer, size, valid, write) };
     if let Some(out) = guard.as_mut() {
         let _ = out.file.flush();
     }

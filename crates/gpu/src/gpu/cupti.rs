@@ -167,16 +167,14 @@ unsafe extern "C" fn completed(
     _context: cudarc::driver::sys::CUcontext,
     _stream: u32,
     buffer: *mut u8,
-    _size: usize,
+    size: usize,
     valid: usize,
 ) {
     let mut found = Vec::new();
-    // SAFETY: CUPTI hands back a buffer from `requested` with `valid` bytes of records; each is
-    // read at the offsets of its kind's structure, which the CUPTI versions since 12 share for
-    // these fields.
-    unsafe {
-        each_record::<WITNESS_BUFFER_BYTES>(buffer, valid, |record| found.extend(parse(record)))
-    };
+    // SAFETY: CUPTI hands back a buffer from `requested`, its size and `valid` bytes of records;
+    // each is read at the offsets of its kind's structure, which the CUPTI versions since 12
+    // share for these fields.
+    unsafe { each_record(buffer, size, valid, |record| found.extend(parse(record))) };
     COLLECTED
         .lock()
         .unwrap_or_else(|p| p.into_inner())
