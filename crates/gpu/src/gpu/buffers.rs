@@ -24,7 +24,8 @@ use std::ffi::c_void;
 /// Driver memory of one place: what the run's [`Pool`] keeps.
 pub enum Block {
     Device(sys::CUdeviceptr, usize),
-    Pinned(*mut f32, usize),
+    /// Page-locked host memory (`pinned.rs`), freed as it was made.
+    Pinned(*mut f32, usize, super::pinned::Origin),
     Pageable(Vec<f32>),
 }
 
@@ -37,13 +38,13 @@ impl Block {
     pub fn ptr(&self) -> sys::CUdeviceptr {
         match self {
             Block::Device(p, _) => *p,
-            Block::Pinned(p, _) => *p as sys::CUdeviceptr,
+            Block::Pinned(p, ..) => *p as sys::CUdeviceptr,
             Block::Pageable(v) => v.as_ptr() as sys::CUdeviceptr,
         }
     }
 }
 
-/// `cuMemAlloc`, `cuMemHostAlloc` or a `Vec`, by place.
+/// `cuMemAlloc`, page-locked host memory (`pinned.rs`) or a `Vec`, by place.
 pub struct Driver;
 
 impl Allocator for Driver {
@@ -58,13 +59,8 @@ impl Allocator for Driver {
                 n,
             ),
             Place::Pinned => {
-                let mut p: *mut c_void = std::ptr::null_mut();
-                // SAFETY: out-pointer valid; flags 0 (not write-combined: the CPU reads it
-                // back); freed in `free`.
-                unsafe { sys::cuMemHostAlloc(&mut p, bytes.max(1), 0) }
-                    .result()
-                    .map_err(call("cuMemHostAlloc"))?;
-                Block::Pinned(p as *mut f32, n)
+                let (p, origin) = super::pinned::alloc(bytes)?;
+                Block::Pinned(p, n, origin)
             }
             Place::Pageable => Block::Pageable(vec![0f32; n]),
         })
@@ -76,7 +72,7 @@ impl Allocator for Driver {
             Block::Device(p, n) => unsafe { sys::cuMemsetD32_v2(*p, fill.to_bits(), *n) }
                 .result()
                 .map_err(call("cuMemsetD32")),
-            Block::Pinned(p, n) => {
+            Block::Pinned(p, n, _) => {
                 // SAFETY: `n` elements were allocated; no copy runs between trials.
                 unsafe { std::slice::from_raw_parts_mut(*p, *n) }.fill(fill);
                 Ok(())
@@ -94,10 +90,8 @@ impl Allocator for Driver {
                 // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
                 let _ = unsafe { result::free_sync(p) };
             }
-            Block::Pinned(p, _) => {
-                // SAFETY: allocated in `alloc`, freed once, after the executor synchronized.
-                let _ = unsafe { sys::cuMemFreeHost(p as *mut c_void) };
-            }
+            // Allocated in `alloc`, freed once, after the executor synchronized.
+            Block::Pinned(p, _, origin) => super::pinned::free(p, origin),
             Block::Pageable(_) => {}
         }
     }
@@ -327,7 +321,7 @@ impl Buffers<Driver> {
     /// buffers are summarized where they are.
     pub fn contents(&self) -> Result<Vec<Contents>, Error> {
         for (m, staging) in self.blocks.iter().zip(&self.staging) {
-            if let (Block::Device(p, n @ 1..), Some(Block::Pinned(s, _))) = (m, staging) {
+            if let (Block::Device(p, n @ 1..), Some(Block::Pinned(s, ..))) = (m, staging) {
                 // SAFETY: both blocks hold `n` elements; the context is idle, and the wait below
                 // ends the copy before the staging block is read.
                 unsafe {
@@ -349,12 +343,12 @@ impl Buffers<Driver> {
                 (false, ..) => &[],
                 // SAFETY: the staging block holds `n` elements, allocated pinned in `take`;
                 // the trial was synchronized, so nothing writes them now.
-                (true, Block::Device(..), Some(Block::Pinned(s, n))) => unsafe {
+                (true, Block::Device(..), Some(Block::Pinned(s, n, _))) => unsafe {
                     std::slice::from_raw_parts(*s, *n)
                 },
                 // SAFETY: the pinned buffer holds `n` elements; the trial was synchronized, so
                 // nothing writes them now.
-                (true, Block::Pinned(p, n), _) => unsafe { std::slice::from_raw_parts(*p, *n) },
+                (true, Block::Pinned(p, n, _), _) => unsafe { std::slice::from_raw_parts(*p, *n) },
                 (true, Block::Pageable(v), _) => v,
                 (true, Block::Device(p, n), _) => {
                     // Not staged (`take` stages every device buffer read back): a plain copy.

@@ -34,6 +34,7 @@ mod multi_witness;
 mod nccl;
 mod neighbours;
 mod pace;
+mod pinned;
 mod pool;
 mod probe;
 mod ptx_cache;
