@@ -63,6 +63,8 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
     }
     let folder = args.out.as_deref().map(writable_folder).transpose()?;
     let lab = lab_of(trials, args.exclusive);
+    // The first child's claims run while the GPU opens (`lab/ahead.rs`).
+    lab.start_ahead(claims);
     let gpu = super::open_gpu(&lab, lab.trials())?;
     let mut record = RunRecord::new(Some(gpu.calibration().clone()), lab.trials());
     record.sharing = lab.look();

@@ -46,7 +46,7 @@ pub use cupti::CUPTI_ENV;
 pub use executor::{Execution, TrialPlan};
 pub use fleet::device_count;
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
-pub use neighbours::{Look, NVML_ENV};
+pub use neighbours::{own_child, Look, Watch, NVML_ENV};
 pub use ptx_cache::CACHE_ENV;
 pub use stream_litmus_inject::find_cupti;
 pub use stream_litmus_inject::{FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
@@ -84,7 +84,7 @@ pub struct Gpu {
     setup: Duration,
     split: SetupTiming,
     /// NVML on this GPU, opened on the first look (a child process never looks).
-    observer: std::sync::Mutex<Option<Result<neighbours::Observer, neighbours::Unobserved>>>,
+    watch: std::sync::Mutex<neighbours::Watch>,
     pci_bus_id: Option<String>,
     /// Devices 1.. for programs on several GPUs, opened by the first such program
     /// (`fleet.rs`); declared before `ctx` so they are freed first.
@@ -97,16 +97,21 @@ impl Gpu {
     /// every caller gets the same error. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn process() -> Result<&'static Gpu, Error> {
-        Gpu::process_with(None, None)
+        Gpu::process_with(None, None, |_| {})
     }
 
     /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
     /// [`Gpu::ptx`] for the same device) instead of compiling them when the driver takes it (a
     /// child process skips NVRTC that way), and takes `copy_rates` (another process's, on the
-    /// same device) instead of measuring them. Later calls return the GPU already open.
+    /// same device) instead of measuring them. The first call also runs `gate` between opening
+    /// the device (context, CUPTI, kernels) and calibrating it, with NVML's watch on it: a child
+    /// started ahead waits there for its go, and the parent runs that child's claims there
+    /// (`lab/ahead.rs`); the time it takes counts in no part of the setup. Later calls return
+    /// the GPU already open.
     pub fn process_with(
         ptx: Option<&str>,
         copy_rates: Option<CopyRates>,
+        gate: impl FnOnce(&mut Watch),
     ) -> Result<&'static Gpu, Error> {
         if let Some(opened) = PROCESS.get() {
             return opened.as_ref().map_err(Clone::clone);
@@ -115,7 +120,7 @@ impl Gpu {
         // turn again at once, so no thread ever waits for the cell while holding the turn.
         let _turn = turn::take();
         PROCESS
-            .get_or_init(|| Gpu::open_with(ptx, copy_rates))
+            .get_or_init(|| Gpu::open_with(ptx, copy_rates, gate))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -126,7 +131,11 @@ impl Gpu {
     }
 
     /// Opens device 0 (once per process: [`Gpu::process_with`]).
-    fn open_with(ptx: Option<&str>, copy_rates: Option<CopyRates>) -> Result<Gpu, Error> {
+    fn open_with(
+        ptx: Option<&str>,
+        copy_rates: Option<CopyRates>,
+        gate: impl FnOnce(&mut Watch),
+    ) -> Result<Gpu, Error> {
         let started = Instant::now();
         let mut lap = started;
         let mut to = |part: &mut u64| {
@@ -144,21 +153,26 @@ impl Gpu {
         to(&mut split.device_ns);
         let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
         to(&mut split.kernels_ns);
+        let pci_bus_id = pci_bus_id(&ctx);
+        let mut watch = neighbours::Watch::new(pci_bus_id.clone());
+        let mut waited_ns = 0;
+        gate(&mut watch);
+        to(&mut waited_ns);
         let calibration = calibrate::calibrate(&kernels, device)?;
         let mut gpu = Gpu {
             split,
-            pci_bus_id: pci_bus_id(&ctx),
+            pci_bus_id,
             kept: Mutex::new(executor::Kept::default()),
             ctx,
             kernels,
             calibration,
             setup: Duration::ZERO,
-            observer: std::sync::Mutex::new(None),
+            watch: std::sync::Mutex::new(watch),
             fleet: Mutex::new(None),
         };
         gpu.calibration.copy_rates = copy_rates.or_else(|| gpu.copy_rates());
         to(&mut gpu.split.calibration_ns);
-        gpu.setup = started.elapsed();
+        gpu.setup = started.elapsed() - Duration::from_nanos(waited_ns);
         Ok(gpu)
     }
 
@@ -183,18 +197,7 @@ impl Gpu {
 
     /// The other processes with a context on this GPU now, or why they cannot be seen.
     pub fn neighbours(&self) -> Look {
-        let mut observer = self.observer.lock().unwrap_or_else(|e| e.into_inner());
-        let opened = observer.get_or_insert_with(|| match &self.pci_bus_id {
-            Some(id) => neighbours::Observer::open(id),
-            None => Err(neighbours::Unobserved::NoBusId),
-        });
-        match opened {
-            Ok(o) => o.look(),
-            Err(why) => Look {
-                neighbours: Vec::new(),
-                limit: Some(why.to_string()),
-            },
-        }
+        self.watch.lock().unwrap_or_else(|e| e.into_inner()).look()
     }
 
     /// The PTX the kernels were loaded from.

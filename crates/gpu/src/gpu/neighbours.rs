@@ -14,6 +14,53 @@ use nvml_wrapper::Nvml;
 /// Set to `off` to leave NVML unused, as on a machine without it.
 pub const NVML_ENV: &str = "STREAM_LITMUS_NVML";
 
+/// The lab's own child processes (`lab/child.rs`), which NVML lists like any other: a child
+/// opened ahead of its turn holds a context while the parent runs claims, and is no neighbour.
+/// Every child of the run stays here (a few per run): one that exited may still be listed for a
+/// moment.
+static OWN_CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Notes `pid` as one of the lab's own child processes, left out of every later look.
+pub fn own_child(pid: u32) {
+    OWN_CHILDREN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(pid);
+}
+
+/// NVML on one GPU, opened on the first look: the `Gpu`'s, and the one that looks around a child
+/// run while the `Gpu` is being opened (`Gpu::process_with`'s gate), which it then keeps.
+pub struct Watch {
+    pci_bus_id: Option<String>,
+    observer: Option<Result<Observer, Unobserved>>,
+}
+
+impl Watch {
+    /// A watch on the GPU with this PCI bus id (`None`: unknown, so never observed).
+    pub fn new(pci_bus_id: Option<String>) -> Watch {
+        Watch {
+            pci_bus_id,
+            observer: None,
+        }
+    }
+
+    /// The other processes with a context on the GPU now, or why they cannot be seen.
+    pub fn look(&mut self) -> Look {
+        let pci_bus_id = &self.pci_bus_id;
+        let opened = self.observer.get_or_insert_with(|| match pci_bus_id {
+            Some(id) => Observer::open(id),
+            None => Err(Unobserved::NoBusId),
+        });
+        match opened {
+            Ok(o) => o.look(),
+            Err(why) => Look {
+                neighbours: Vec::new(),
+                limit: Some(why.to_string()),
+            },
+        }
+    }
+}
+
 /// An open NVML handle on our GPU.
 pub struct Observer {
     nvml: Nvml,
@@ -110,7 +157,12 @@ impl Observer {
         // H100, against 15 µs for the list): 130 ms of an idle catalogue run. So alone on the GPU
         // we do not ask; the next look that lists a neighbour asks for every sample since the last
         // time we asked, a longer window than needed, which can only make it look busier.
-        let others = processes.iter().any(|p| p.pid != me);
+        let children = OWN_CHILDREN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let other = |pid: u32| pid != me && !children.contains(&pid);
+        let others = processes.iter().any(|p| other(p.pid));
         let samples = match others.then(|| device.process_utilization_stats(self.last_sample_us)) {
             None => Some(Vec::new()),
             Some(Ok(s)) => Some(s),
@@ -130,7 +182,7 @@ impl Observer {
         }
         let neighbours = processes
             .iter()
-            .filter(|p| p.pid != me)
+            .filter(|p| other(p.pid))
             .map(|p| Neighbour {
                 pid: p.pid,
                 name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))

@@ -2,13 +2,20 @@
 //!
 //! `CUDA_DEVICE_MAX_CONNECTIONS` (and friends) are read when the driver initialises, so a
 //! process cannot change them for itself. The lab re-invokes the `stream-litmus` binary as
-//! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as JSON,
-//! a [`ChildReply`] with the child's own calibration and every program's trials comes back on
-//! stdout. All programs that need the same environment share one child, so the cost of opening
-//! the GPU is paid once per environment, not once per claim, and the request carries the parent's
-//! compiled kernels, so that a child does not run NVRTC again. Both directions are read with the
-//! size limit of results files (`limits.rs`), and the request's trial count is checked.
+//! `stream-litmus child` with the wanted environment: a [`ChildRequest`] goes in on stdin as one
+//! line of JSON, a [`ChildReply`] with the child's own calibration and every program's trials
+//! comes back on stdout. All programs that need the same environment share one child, so the cost
+//! of opening the GPU is paid once per environment, not once per claim, and the request carries
+//! the parent's compiled kernels, so that a child does not run NVRTC again. Both directions are
+//! read with the size limit of results files (`limits.rs`), and the request's trial count is
+//! checked.
+//!
+//! **Started ahead.** A child waits on stdin between opening its GPU (context, CUPTI, kernels)
+//! and calibrating it, for the go (one byte, or the end of stdin) that [`Started::finish`] sends.
+//! So the lab may [`start`] a child before its own GPU is open, and the two open at once
+//! (`ahead.rs`).
 
+use crate::border::bounded_json::JsonError;
 use crate::border::error::Error;
 use crate::border::limits::MAX_TRIALS;
 use crate::gpu::Gpu;
@@ -19,9 +26,10 @@ use crate::measured::timing::ClaimTiming;
 use crate::program::Program;
 use crate::record::Trials;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The environment variable that names the `stream-litmus` binary when the lab cannot find it.
@@ -66,8 +74,9 @@ pub fn serve() -> i32 {
         path: "<stdin>".into(),
         detail,
     };
+    let mut stdin = std::io::stdin().lock();
     let reply: Result<ChildReply, Error> = crate::border::bounded_json::read_json::<ChildRequest>(
-        std::io::stdin().lock(),
+        FirstLine::new(&mut stdin),
         crate::border::limits::read_limit(),
     )
     .map_err(|e| stdin_err(format!("not a child request: {e}")))
@@ -78,7 +87,11 @@ pub fn serve() -> i32 {
                 request.trials
             )));
         }
-        let gpu = Gpu::process_with(request.ptx.as_deref(), request.copy_rates)?;
+        // The go: the next byte, or the end of stdin (a request piped in by hand runs at once).
+        let go = |_: &mut crate::gpu::Watch| {
+            let _ = stdin.read(&mut [0u8]);
+        };
+        let gpu = Gpu::process_with(request.ptx.as_deref(), request.copy_rates, go)?;
         let runs = request
             .jobs
             .iter()
@@ -114,24 +127,43 @@ pub fn run(
     request: &ChildRequest,
     timeout: Duration,
 ) -> Result<ChildReply, Error> {
+    start(binary, env, request)?.finish(timeout)
+}
+
+/// A child given its request, opening its GPU or waiting for the go; killed if dropped before
+/// [`Started::finish`].
+pub struct Started {
+    child: std::process::Child,
+    /// Writes the request, then hands stdin back for the go.
+    writer: Option<JoinHandle<std::io::Result<ChildStdin>>>,
+    reader: Option<JoinHandle<Result<Result<ChildReply, Error>, JsonError>>>,
+    err_reader: Option<JoinHandle<String>>,
+    env_text: String,
+    jobs: usize,
+    finished: bool,
+}
+
+/// Starts `binary child` under `env` with `request`; it opens its GPU and waits for
+/// [`Started::finish`].
+pub fn start(binary: &Path, env: &[EnvVar], request: &ChildRequest) -> Result<Started, Error> {
     let env_text = env
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    let fail = |detail: String| Error::Child {
+    let mut child = command(binary, env).spawn().map_err(|e| Error::Child {
         env: env_text.clone(),
-        detail,
-    };
-    let mut child = command(binary, env).spawn().map_err(|e| {
-        fail(format!(
+        detail: format!(
             "could not start {}: {e}; set {BIN_ENV} to the stream-litmus binary",
             binary.display()
-        ))
+        ),
     })?;
-    let input = serde_json::to_vec(request).expect("requests always serialize");
+    crate::gpu::own_child(child.id());
+    // One line: serde_json writes no raw newline.
+    let mut input = serde_json::to_vec(request).expect("requests always serialize");
+    input.push(b'\n');
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let writer = std::thread::spawn(move || stdin.write_all(&input).map(|()| stdin));
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let limit = crate::border::limits::read_limit();
     let reader = std::thread::spawn(move || {
@@ -143,13 +175,82 @@ pub fn run(
         let _ = stderr.read_to_string(&mut buf);
         buf
     });
-    let status = wait(&mut child, timeout, &fail)?;
-    let _ = writer.join();
-    let out = reader
-        .join()
-        .map_err(|_| fail("reading its output panicked".into()))?;
-    let err_text = err_reader.join().unwrap_or_default();
-    reply_of(status, out, &err_text, request, &fail)
+    Ok(Started {
+        child,
+        writer: Some(writer),
+        reader: Some(reader),
+        err_reader: Some(err_reader),
+        env_text,
+        jobs: request.jobs.len(),
+        finished: false,
+    })
+}
+
+impl Started {
+    /// Tells the child to go, and waits for its reply, killing it after `timeout`.
+    pub fn finish(mut self, timeout: Duration) -> Result<ChildReply, Error> {
+        let env_text = self.env_text.clone();
+        let fail = |detail: String| Error::Child {
+            env: env_text.clone(),
+            detail,
+        };
+        // The go: a byte, then the end of stdin. A child that died meanwhile cannot take it; its
+        // exit status and stderr say why below.
+        if let Some(Ok(Ok(mut stdin))) = self.writer.take().map(JoinHandle::join) {
+            let _ = stdin.write_all(b"g");
+        }
+        let status = wait(&mut self.child, timeout, &fail);
+        self.finished = true;
+        let status = status?;
+        let out = (self.reader.take())
+            .expect("finished once")
+            .join()
+            .map_err(|_| fail("reading its output panicked".into()))?;
+        let err_text = (self.err_reader.take())
+            .and_then(|r| r.join().ok())
+            .unwrap_or_default();
+        reply_of(status, out, &err_text, self.jobs, &fail)
+    }
+}
+
+impl Drop for Started {
+    /// A child never told to go (the run stopped first) is killed; its pipes close with it.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The bytes of `inner` up to its first newline, which is taken and ends them; what follows
+/// stays in `inner` (the child's go).
+struct FirstLine<R> {
+    inner: R,
+    done: bool,
+}
+
+impl<R: BufRead> FirstLine<R> {
+    fn new(inner: R) -> FirstLine<R> {
+        FirstLine { inner, done: false }
+    }
+}
+
+impl<R: BufRead> Read for FirstLine<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        let available = self.inner.fill_buf()?;
+        let (n, newline) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (at.min(buf.len()), at <= buf.len()),
+            None => (available.len().min(buf.len()), false),
+        };
+        buf[..n].copy_from_slice(&available[..n]);
+        self.inner.consume(n + usize::from(newline));
+        self.done = newline;
+        Ok(n)
+    }
 }
 
 /// `binary child` with its pipes, under `env`.
@@ -196,9 +297,9 @@ fn wait(
 /// stderr; the error that says why there is none.
 fn reply_of(
     status: std::process::ExitStatus,
-    out: Result<Result<ChildReply, Error>, crate::border::bounded_json::JsonError>,
+    out: Result<Result<ChildReply, Error>, JsonError>,
     err_text: &str,
-    request: &ChildRequest,
+    jobs: usize,
     fail: &dyn Fn(String) -> Error,
 ) -> Result<ChildReply, Error> {
     if !status.success() {
@@ -217,11 +318,10 @@ fn reply_of(
             err_text.trim()
         ))
     })??;
-    if reply.runs.len() != request.jobs.len() {
+    if reply.runs.len() != jobs {
         return Err(fail(format!(
-            "it answered {} programs of {}",
-            reply.runs.len(),
-            request.jobs.len()
+            "it answered {} programs of {jobs}",
+            reply.runs.len()
         )));
     }
     Ok(reply)
@@ -291,7 +391,35 @@ pub(super) fn share_cost(runs: &mut [Result<Trials, Error>], waited_ns: u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::beside_test_binary;
+    use super::{beside_test_binary, FirstLine};
+    use std::io::Read;
+
+    /// The request is the first line, read in pieces of any size; the go after it stays unread.
+    #[test]
+    fn the_request_ends_at_the_first_newline_and_leaves_the_go() {
+        for piece in [1, 2, 3, 7, 64] {
+            let mut input: &[u8] = b"{\"a\": 1}\ngo";
+            let mut line = Vec::new();
+            let mut reader = FirstLine::new(&mut input);
+            let mut buf = vec![0u8; piece];
+            loop {
+                let n = reader.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                line.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(line, b"{\"a\": 1}", "pieces of {piece}");
+            assert_eq!(input, b"go", "pieces of {piece}");
+        }
+        // Without a newline the line ends with the input.
+        let mut input: &[u8] = b"{}";
+        let mut line = String::new();
+        FirstLine::new(&mut input)
+            .read_to_string(&mut line)
+            .unwrap();
+        assert_eq!(line, "{}");
+    }
 
     /// A user's test binary in `target/PROFILE/deps/` finds the package's CLI one folder up;
     /// a binary elsewhere, or a folder without the CLI, finds nothing.

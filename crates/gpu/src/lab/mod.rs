@@ -13,6 +13,7 @@
 //! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
 //! a claim or keeps what it gave, and nothing that shows it.
 
+mod ahead;
 pub mod child;
 pub mod collect;
 pub mod parameter_sweeps;
@@ -27,7 +28,6 @@ use crate::measured::sharing::{Carry, Sharing};
 use crate::measured::timing::SetupTiming;
 use crate::program::Program;
 use crate::record::{ClaimRecord, Trials};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -67,6 +67,8 @@ pub struct Lab {
     spent: std::sync::Mutex<Spent>,
     /// `--exclusive`: wait before each claim until the GPU is ours, at most this long.
     exclusive: Option<Duration>,
+    /// The child started ahead of the GPU's opening, then its results (`ahead.rs`).
+    ahead: std::sync::Mutex<Option<ahead::Ahead>>,
 }
 
 impl Default for Lab {
@@ -89,6 +91,7 @@ impl Lab {
             child_binary: None,
             spent: std::sync::Mutex::new(Spent::default()),
             exclusive: None,
+            ahead: std::sync::Mutex::new(None),
         }
     }
 
@@ -126,7 +129,9 @@ impl Lab {
 
     /// The GPU of this process, opened on first use ([`Gpu::process`]).
     pub fn gpu(&self) -> Result<&Gpu, Error> {
-        Gpu::process()
+        let gpu = Gpu::process_with(None, None, |watch| self.run_ahead(watch));
+        self.drop_unrun();
+        gpu
     }
 
     /// What the lab spent so far outside the claims' own timings.
@@ -245,8 +250,9 @@ impl Lab {
     }
 
     /// Runs and judges every claim, handing each record to `each` with its claim's index as soon
-    /// as it is final, in the order the claims finish (claims of a child's environment and
-    /// second looks come later than their place). Nothing is kept: a caller that writes each
+    /// as it is final, in the order the claims finish (the claims of a child run while the GPU
+    /// opened, [`Lab::start_ahead`], come first; other claims of a child's environment and second
+    /// looks come later than their place). Nothing is kept: a caller that writes each
     /// record out and drops it holds one claim's stamps at a time, whatever the trial count
     /// (`run --trials 1000 --json`). Stops, as [`Lab::try_check_all`] does, where `--exclusive`
     /// found the GPU still shared.
@@ -265,7 +271,7 @@ impl Lab {
         claims: &[Claim],
         finish: &mut dyn FnMut(usize, ClaimRecord),
     ) -> Result<(), Error> {
-        let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
+        let mut groups = ahead::groups(claims);
         let mut seen = self.look();
         let mut since = turn::granted();
         let mut carry = Carry::default();
@@ -275,11 +281,21 @@ impl Lab {
             }
             s
         };
+        // The claims of a child run while the GPU was opened (`ahead.rs`) are final first.
+        groups.retain(|env, members| match self.take_ahead(claims, env, members) {
+            Some((results, sharing)) => {
+                let sharing = carried(sharing);
+                for (&i, result) in members.iter().zip(results) {
+                    finish(i, self.record(&claims[i], result, sharing.clone()));
+                }
+                false
+            }
+            None => true,
+        });
         // Claims a neighbour left undecided without a counterexample: a second look at the end.
         let mut later: Vec<(usize, ClaimRecord)> = Vec::new();
         for (i, claim) in claims.iter().enumerate() {
             if claim.needs_child() {
-                groups.entry(claim.env.clone()).or_default().push(i);
                 continue;
             }
             let turn = self.take_turn(&mut seen, since);
@@ -298,13 +314,7 @@ impl Lab {
             }
         }
         for (env, members) in groups {
-            let jobs: Vec<Job> = members
-                .iter()
-                .map(|&i| Job {
-                    program: claims[i].program.clone(),
-                    checks: claims[i].checks.clone(),
-                })
-                .collect();
+            let jobs = jobs_of(claims, &members);
             let turn = self.take_turn(&mut seen, since);
             seen = match self.wait_alone(seen) {
                 Ok(now) => now,
@@ -448,10 +458,35 @@ impl Lab {
         env: &[EnvVar],
         jobs: &[Job],
     ) -> Result<Vec<Result<Trials, Error>>, Error> {
+        self.finish_child(self.start_child(env, jobs)?, jobs)
+    }
+
+    /// Starts the child process that will run `jobs` under `env`: it opens its GPU and waits for
+    /// [`Lab::finish_child`]. The time it takes here counts as the child's.
+    fn start_child(&self, env: &[EnvVar], jobs: &[Job]) -> Result<child::Started, Error> {
         for job in jobs {
             job.program.validate()?;
         }
         let binary = child::binary(self.child_binary.as_deref())?;
+        let request = ChildRequest {
+            trials: self.trials,
+            jobs: jobs.to_vec(),
+            ptx: Gpu::opened().map(|g| g.ptx().to_string()),
+            copy_rates: Gpu::opened().and_then(|g| g.calibration().copy_rates),
+        };
+        let started = Instant::now();
+        let child = child::start(&binary, env, &request);
+        self.spend(|s| &mut s.child, started);
+        child
+    }
+
+    /// Tells a child from [`Lab::start_child`] to go, under the process's turn, and takes its
+    /// results, one per job.
+    fn finish_child(
+        &self,
+        child: child::Started,
+        jobs: &[Job],
+    ) -> Result<Vec<Result<Trials, Error>>, Error> {
         let spin_ns: u64 = jobs
             .iter()
             .flat_map(|j| &j.program.ops)
@@ -462,17 +497,11 @@ impl Lab {
             .sum();
         let most_trials = (MAX_TRIAL_FACTOR * self.trials + 3) as u32;
         let timeout = CHILD_GRACE + Duration::from_nanos(spin_ns) * most_trials * 2;
-        let request = ChildRequest {
-            trials: self.trials,
-            jobs: jobs.to_vec(),
-            ptx: Gpu::opened().map(|g| g.ptx().to_string()),
-            copy_rates: Gpu::opened().and_then(|g| g.calibration().copy_rates),
-        };
         let started = Instant::now();
         // The child's claims take the process's turn too: another thread's claim beside them
         // would be a neighbour of ours.
         let turn = turn::take();
-        let reply = child::run(&binary, env, &request, timeout);
+        let reply = child.finish(timeout);
         drop(turn);
         let waited = started.elapsed();
         let reply = {
@@ -487,4 +516,15 @@ impl Lab {
         child::share_cost(&mut runs, waited.as_nanos() as u64);
         Ok(runs)
     }
+}
+
+/// The jobs of the claims at `members`: each claim's program and checks.
+fn jobs_of(claims: &[Claim], members: &[usize]) -> Vec<Job> {
+    members
+        .iter()
+        .map(|&i| Job {
+            program: claims[i].program.clone(),
+            checks: claims[i].checks.clone(),
+        })
+        .collect()
 }

@@ -1,0 +1,205 @@
+//! The first child's claims, run while this process opens its GPU.
+//!
+//! A child process opens its own GPU (a context, CUPTI, the kernels): 80–100 ms on an H200, most
+//! of what a catalogue's child claims cost, and this process opens its own the same way at the
+//! start of a run. The two can open at once, but they cannot *measure* at once, and neither may
+//! sit with an open context while the other measures more than it must: an idle context of
+//! another process disturbed the host-function and priority claims' trials on an H200 (every
+//! one of three catalogue runs retried some, docs/measurements.md).
+//!
+//! So, before a run opens the GPU ([`Lab::start_ahead`]), the first environment's child is
+//! started: it opens its GPU and waits (`child.rs`, "Started ahead"). This process opens its
+//! own, and between its kernels and its calibration (`Gpu::process_with`'s gate) tells the child
+//! to go and waits for its claims, with NVML's looks before and after as for any child; then it
+//! calibrates and runs its own claims. Each process measures while the other holds a context
+//! doing nothing, as when the child ran last, and only the openings overlap. The claims' records
+//! are made when the run reaches them ([`Lab::take_ahead`]), ahead of their place.
+//!
+//! Nothing is started where it could not be used: with `--exclusive` (which waits for the GPU
+//! before every claim), or once the GPU is open. A child started and never told to go (the GPU
+//! open already, or failing to open) is killed.
+
+use super::child::{self, Job};
+use super::{jobs_of, Lab};
+use crate::border::error::Error;
+use crate::gpu::{Gpu, Watch};
+use crate::judge::claim::{Claim, EnvVar};
+use crate::measured::sharing::Sharing;
+use crate::record::Trials;
+use std::collections::BTreeMap;
+
+/// A child's results, one per job.
+type Runs = Vec<Result<Trials, Error>>;
+
+/// The first environment's child: started, then run.
+pub(super) enum Ahead {
+    /// Opening its GPU, or waiting for the go.
+    Started {
+        group: Group,
+        jobs: Vec<Job>,
+        child: Result<child::Started, Error>,
+    },
+    /// Its claims ran, with what NVML saw around them.
+    Ran {
+        group: Group,
+        results: Runs,
+        sharing: Option<Sharing>,
+    },
+}
+
+/// Which claims a child ran: their environment and ids, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Group {
+    env: Vec<EnvVar>,
+    ids: Vec<String>,
+}
+
+impl Group {
+    fn of(claims: &[Claim], env: &[EnvVar], members: &[usize]) -> Group {
+        Group {
+            env: env.to_vec(),
+            ids: members.iter().map(|&i| claims[i].id.clone()).collect(),
+        }
+    }
+}
+
+/// The claims that need a child, grouped by environment: one child per group.
+pub(super) fn groups(claims: &[Claim]) -> BTreeMap<Vec<EnvVar>, Vec<usize>> {
+    let mut groups: BTreeMap<Vec<EnvVar>, Vec<usize>> = BTreeMap::new();
+    for (i, claim) in claims.iter().enumerate() {
+        if claim.needs_child() {
+            groups.entry(claim.env.clone()).or_default().push(i);
+        }
+    }
+    groups
+}
+
+impl Lab {
+    /// Starts the child of the first environment `claims` need, to run while this process
+    /// opens its GPU ([`Lab::gpu`]); does nothing once the GPU is open, with `--exclusive`, or
+    /// when no claim needs a child. A caller that runs `claims` next (`run`, `check`) calls it
+    /// before opening the GPU.
+    pub fn start_ahead(&self, claims: &[Claim]) {
+        if Gpu::opened().is_some() || self.exclusive.is_some() {
+            return;
+        }
+        let Some((env, members)) = groups(claims).into_iter().next() else {
+            return;
+        };
+        let jobs = jobs_of(claims, &members);
+        let child = self.start_child(&env, &jobs);
+        *self.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some(Ahead::Started {
+            group: Group::of(claims, &env, &members),
+            jobs,
+            child,
+        });
+    }
+
+    /// The gate of this process's GPU opening: runs the child started ahead, if any, between
+    /// looks through `watch`.
+    pub(super) fn run_ahead(&self, watch: &mut Watch) {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(Ahead::Started { group, jobs, child }) = ahead.take() else {
+            return;
+        };
+        // NVML's first look opens it (about 10 ms), which the calibration did before.
+        let looking = std::time::Instant::now();
+        let before = watch.look();
+        self.spend(|s| &mut s.looks, looking);
+        let results = match child.and_then(|c| self.finish_child(c, &jobs)) {
+            Ok(results) => results,
+            Err(e) => jobs.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let looking = std::time::Instant::now();
+        let after = watch.look();
+        self.spend(|s| &mut s.looks, looking);
+        *ahead = Some(Ahead::Ran {
+            group,
+            results,
+            sharing: Some(Sharing {
+                before: before.neighbours,
+                after: after.neighbours,
+                limit: after.limit,
+            }),
+        });
+    }
+
+    /// After opening the GPU: a child started ahead that was not run (the GPU was open already,
+    /// or failed to open) is killed now, before any claim runs beside its context.
+    pub(super) fn drop_unrun(&self) {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*ahead, Some(Ahead::Started { .. })) {
+            *ahead = None;
+        }
+    }
+
+    /// The results and sharing of the child run ahead, if it ran exactly the claims of `env`
+    /// at `members`; taken, so they are used once.
+    pub(super) fn take_ahead(
+        &self,
+        claims: &[Claim],
+        env: &[EnvVar],
+        members: &[usize],
+    ) -> Option<(Runs, Option<Sharing>)> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        match ahead.take() {
+            Some(Ahead::Ran {
+                group,
+                results,
+                sharing,
+            }) if group == Group::of(claims, env, members) => Some((results, sharing)),
+            other => {
+                *ahead = other;
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::claim::Source;
+    use crate::judge::verdict::Expect;
+
+    fn claim(id: &str, connections: Option<&str>) -> Claim {
+        let mut b = Claim::builder(id, "a claim", Source::new("test", "ahead"));
+        b.env("STREAM_LITMUS_AHEAD_TEST", connections);
+        b.build(Expect::Holds)
+    }
+
+    /// Results run ahead go to exactly the claims they were run for, once: another environment
+    /// or another list of claims leaves them, a match takes them.
+    #[test]
+    fn results_run_ahead_go_only_to_their_own_claims() {
+        let claims = [
+            claim("a", Some("1")),
+            claim("b", Some("2")),
+            claim("c", Some("1")),
+        ];
+        let groups = groups(&claims);
+        let one = vec![EnvVar {
+            name: "STREAM_LITMUS_AHEAD_TEST".into(),
+            value: Some("1".into()),
+        }];
+        assert_eq!(groups.get(&one), Some(&vec![0, 2]));
+        let lab = Lab::new();
+        *lab.ahead.lock().unwrap() = Some(Ahead::Ran {
+            group: Group::of(&claims, &one, &[0, 2]),
+            results: vec![Err(Error::NoDriver), Err(Error::NoDriver)],
+            sharing: None,
+        });
+        let two = groups.keys().find(|e| **e != one).unwrap();
+        assert!(lab.take_ahead(&claims, two, &[1]).is_none());
+        assert!(
+            lab.take_ahead(&claims, &one, &[0]).is_none(),
+            "not all of them"
+        );
+        let (results, _) = lab.take_ahead(&claims, &one, &[0, 2]).unwrap();
+        assert_eq!(results.len(), 2);
+        assert!(
+            lab.take_ahead(&claims, &one, &[0, 2]).is_none(),
+            "taken once"
+        );
+    }
+}
