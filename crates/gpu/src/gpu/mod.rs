@@ -73,6 +73,21 @@ use std::time::{Duration, Instant};
 /// driver crashed under parallel tests, and a process opens its GPU once anyway.
 static PROCESS: OnceLock<Result<Gpu, Error>> = OnceLock::new();
 
+/// Where an opening GPU takes its copy rates from (`copy_rates.rs`).
+#[derive(Debug, Clone, Copy)]
+pub enum RatesFrom {
+    /// Another process's, on the same device: a child run at its turn takes its parent's.
+    Given(CopyRates),
+    /// Those kept from earlier runs that had the GPU alone, where every kind is there, else
+    /// measured: a child started ahead (`lab/ahead.rs`), whose parent has measured nothing yet.
+    /// Measuring cost a child about 30 ms (the copies, and NVML opened to tell whether it was
+    /// alone, which it never is), and a child's rates, measured beside its parent's context,
+    /// are never kept.
+    KeptElseMeasured,
+    /// Measured now, merged with the kept ones.
+    Measured,
+}
+
 /// An open device: context, compiled kernels and calibration.
 pub struct Gpu {
     /// Memory kept from program to program (`pool.rs`); declared first, so it is freed while
@@ -97,20 +112,19 @@ impl Gpu {
     /// every caller gets the same error. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn process() -> Result<&'static Gpu, Error> {
-        Gpu::process_with(None, None, |_| {})
+        Gpu::process_with(None, RatesFrom::Measured, |_| {})
     }
 
     /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
     /// [`Gpu::ptx`] for the same device) instead of compiling them when the driver takes it (a
-    /// child process skips NVRTC that way), and takes `copy_rates` (another process's, on the
-    /// same device) instead of measuring them. The first call also runs `gate` between opening
+    /// child process skips NVRTC that way), and takes its copy rates where `rates` says. The first call also runs `gate` between opening
     /// the device (context, CUPTI, kernels) and calibrating it, with NVML's watch on it: a child
     /// started ahead waits there for its go, and the parent runs that child's claims there
     /// (`lab/ahead.rs`); the time it takes counts in no part of the setup. Later calls return
     /// the GPU already open.
     pub fn process_with(
         ptx: Option<&str>,
-        copy_rates: Option<CopyRates>,
+        rates: RatesFrom,
         gate: impl FnOnce(&mut Watch),
     ) -> Result<&'static Gpu, Error> {
         if let Some(opened) = PROCESS.get() {
@@ -120,7 +134,7 @@ impl Gpu {
         // turn again at once, so no thread ever waits for the cell while holding the turn.
         let _turn = turn::take();
         PROCESS
-            .get_or_init(|| Gpu::open_with(ptx, copy_rates, gate))
+            .get_or_init(|| Gpu::open_with(ptx, rates, gate))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -133,7 +147,7 @@ impl Gpu {
     /// Opens device 0 (once per process: [`Gpu::process_with`]).
     fn open_with(
         ptx: Option<&str>,
-        copy_rates: Option<CopyRates>,
+        rates: RatesFrom,
         gate: impl FnOnce(&mut Watch),
     ) -> Result<Gpu, Error> {
         let started = Instant::now();
@@ -170,7 +184,11 @@ impl Gpu {
             watch: std::sync::Mutex::new(watch),
             fleet: Mutex::new(None),
         };
-        gpu.calibration.copy_rates = copy_rates.or_else(|| gpu.copy_rates());
+        gpu.calibration.copy_rates = match rates {
+            RatesFrom::Given(rates) => Some(rates),
+            RatesFrom::KeptElseMeasured => gpu.kept_copy_rates().or_else(|| gpu.copy_rates()),
+            RatesFrom::Measured => gpu.copy_rates(),
+        };
         to(&mut gpu.split.calibration_ns);
         gpu.setup = started.elapsed() - Duration::from_nanos(waited_ns);
         Ok(gpu)
@@ -193,6 +211,17 @@ impl Gpu {
             copy_rates::kept_file(id, self.calibration.device.driver_release.as_deref()?)
         });
         Some(copy_rates::settle(measured, kept.as_deref()))
+    }
+
+    /// The copy rates kept from runs that had this GPU alone, where every kind is there.
+    fn kept_copy_rates(&self) -> Option<CopyRates> {
+        let driver = self.calibration.device.driver_release.as_deref()?;
+        let kept = copy_rates::kept_file(self.pci_bus_id.as_deref()?, driver)?;
+        copy_rates::read_kept(&kept).filter(|r| {
+            [r.h2d_pinned, r.d2h_pinned, r.h2d_pageable, r.d2h_pageable]
+                .iter()
+                .all(Option::is_some)
+        })
     }
 
     /// The other processes with a context on this GPU now, or why they cannot be seen.

@@ -18,7 +18,7 @@
 use crate::border::bounded_json::JsonError;
 use crate::border::error::Error;
 use crate::border::limits::MAX_TRIALS;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, RatesFrom};
 use crate::judge::claim::EnvVar;
 use crate::judge::relation::Check;
 use crate::lab::collect::collect_trials;
@@ -91,7 +91,10 @@ pub fn serve() -> i32 {
         let go = |_: &mut crate::gpu::Watch| {
             let _ = stdin.read(&mut [0u8]);
         };
-        let gpu = Gpu::process_with(request.ptx.as_deref(), request.copy_rates, go)?;
+        let rates = request
+            .copy_rates
+            .map_or(RatesFrom::KeptElseMeasured, RatesFrom::Given);
+        let gpu = Gpu::process_with(request.ptx.as_deref(), rates, go)?;
         let runs = request
             .jobs
             .iter()
