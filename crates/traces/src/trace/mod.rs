@@ -48,7 +48,7 @@ pub use error::{EventError, TraceError};
 pub use events::{
     Before, Call, DeviceSync, DriverEnv, GpuKind, GpuOp, HostMemory, HostRange, TraceFile,
 };
-pub use glob::{Pattern, PatternError};
+pub use glob::{NameMemo, Pattern, PatternError};
 pub use kept::{max_kept, MAX_KEPT};
 pub use kineto::read;
 pub use names::MAX_NAME_BYTES;

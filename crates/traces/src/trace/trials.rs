@@ -11,7 +11,7 @@ use super::behind::{Behind, Order};
 use super::error::TraceError;
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::facts::{free, Facts, HeldBy};
-use super::glob::Pattern;
+use super::glob::{NameMemo, Pattern};
 use super::names::clip;
 use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
@@ -76,6 +76,15 @@ pub struct Trace {
     waits: Vec<HashMap<usize, Vec<Option<u64>>>>,
     /// By file, the program behind it, with the model's orders over it (`behind.rs`).
     pub behind: Arc<Vec<Behind>>,
+    /// Each distinct op name's [`short_name`], by the name's address (`names.rs` holds each
+    /// once): every trial of every claim labels its ops, 150,000 a claim on the docs' benchmark,
+    /// and clipping the name was most of a label's cost.
+    short_names: HashMap<(usize, usize), String>,
+}
+
+/// A held name's address and length, which stand for it while it is held.
+fn held(name: &str) -> (usize, usize) {
+    (name.as_ptr() as usize, name.len())
 }
 
 impl Trace {
@@ -154,6 +163,13 @@ impl Trace {
         let waits = files.iter().map(super::facts::recorded_waits).collect();
         let free = files.iter().map(free).collect();
         let behind = Arc::new(files.iter().map(Behind::of).collect());
+        let short_names = (files.iter())
+            .flat_map(|f| &f.ops)
+            .map(|op| (held(&op.name), &op.name))
+            .collect::<HashMap<_, _>>()
+            .into_iter()
+            .map(|(key, name)| (key, short_name(name)))
+            .collect();
         Ok(Trace {
             files,
             tolerances,
@@ -161,6 +177,7 @@ impl Trace {
             waits,
             free,
             behind,
+            short_names,
         })
     }
 
@@ -221,7 +238,10 @@ impl Trace {
                 let mut sources: Vec<(usize, Windows)> = Vec::new();
                 for (f, file) in self.files.iter().enumerate() {
                     let mut by_pid: std::collections::BTreeMap<i64, Windows> = Default::default();
-                    for r in file.ranges.iter().filter(|r| pattern.matches(&r.name)) {
+                    let mut memo = NameMemo::default();
+                    let chosen = (file.ranges.iter())
+                        .filter(|r| memo.get(&r.name, || pattern.matches(&r.name)));
+                    for r in chosen {
                         let mine = by_pid.entry(r.pid).or_default();
                         // A range used once per step ("ProfilerStep#3") names itself; one name
                         // used for every step gets its number.
@@ -313,9 +333,11 @@ impl Trace {
     ) -> Result<Vec<(usize, Cut)>, TraceError> {
         let sources: Vec<(usize, Windows)> = (self.files.iter().enumerate())
             .map(|(i, f)| {
+                let mut memo = NameMemo::default();
                 let mut at: Vec<i64> = (f.ops.iter())
                     .filter(|o| {
-                        o.kind == GpuKind::Kernel && f.forms(&o.name).any(|n| pattern.matches(n))
+                        o.kind == GpuKind::Kernel
+                            && memo.get(&o.name, || f.forms(&o.name).any(|n| pattern.matches(n)))
                     })
                     .filter_map(|o| o.call.as_ref().map(|c| c.begin_ns))
                     .collect();
@@ -464,7 +486,14 @@ impl Trace {
     /// "nvjet_sm90_tst_320x128…@s7 #12", with "r1 " before it in a trace of several ranks.
     fn label(&self, r: (usize, usize), i: usize, many: bool) -> String {
         let op = self.op(r);
-        let name = short_name(&op.name);
+        let short;
+        let name = match self.short_names.get(&held(&op.name)) {
+            Some(name) => name.as_str(),
+            None => {
+                short = short_name(&op.name);
+                &short
+            }
+        };
         let rank = match (many, self.files[r.0].rank) {
             (true, Some(k)) => format!("r{k} "),
             (true, None) => format!("f{} ", r.0),

@@ -3,8 +3,9 @@
 //! its selections (`exists overlaps(AR, GEMM)`).
 
 use crate::program::CopyDir;
-use crate::trace::{GpuKind, GpuOp, HostMemory, HostRange, Pattern, TraceFile};
+use crate::trace::{GpuKind, GpuOp, HostMemory, HostRange, NameMemo, Pattern, TraceFile};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// The kind of op a selection takes.
@@ -95,6 +96,8 @@ impl Selection {
             file,
             within: (self.within.as_ref()).map(|w| spans(&file.ranges, w, |r| (r.pid, r.tid))),
             during: (self.during.as_ref()).map(|w| spans(&file.ranges, w, |r| (r.pid, 0))),
+            names: RefCell::default(),
+            calls: RefCell::default(),
         }
     }
 }
@@ -105,7 +108,11 @@ type Spans = HashMap<(i64, i64), Vec<(i64, i64)>>;
 fn spans(ranges: &[HostRange], w: &Pattern, key: impl Fn(&HostRange) -> (i64, i64)) -> Spans {
     let mut by: Spans = HashMap::new();
     // Ranges come sorted by begin: each key's spans merge in one pass.
-    for r in ranges.iter().filter(|r| w.matches(&r.name)) {
+    let mut memo = NameMemo::default();
+    for r in ranges
+        .iter()
+        .filter(|r| memo.get(&r.name, || w.matches(&r.name)))
+    {
         let v = by.entry(key(r)).or_default();
         match v.last_mut() {
             Some(last) if r.begin_ns <= last.1 => last.1 = last.1.max(r.end_ns),
@@ -129,6 +136,9 @@ pub struct Chosen<'a> {
     file: &'a TraceFile,
     within: Option<Spans>,
     during: Option<Spans>,
+    /// The pattern's answers for op names, and the call pattern's for call names.
+    names: RefCell<NameMemo>,
+    calls: RefCell<NameMemo>,
 }
 
 impl Chosen<'_> {
@@ -146,7 +156,10 @@ impl Chosen<'_> {
             })
         };
         s.kind.admits(op.kind)
-            && (s.pattern.as_ref()).map_or(true, |p| file.forms(&op.name).any(|n| p.matches(n)))
+            && (s.pattern.as_ref()).map_or(true, |p| {
+                let mut names = self.names.borrow_mut();
+                names.get(&op.name, || file.forms(&op.name).any(|n| p.matches(n)))
+            })
             && s.stream.map_or(true, |st| st == op.stream)
             && s.device.map_or(true, |d| d == op.device)
             && s.rank.map_or(true, |r| file.rank == Some(r))
@@ -154,7 +167,10 @@ impl Chosen<'_> {
             && ranged(&self.within, true)
             && ranged(&self.during, false)
             && s.call.as_ref().map_or(true, |c| {
-                op.call.as_ref().is_some_and(|k| c.matches(&k.name))
+                op.call.as_ref().is_some_and(|k| {
+                    let mut calls = self.calls.borrow_mut();
+                    calls.get(&k.name, || c.matches(&k.name))
+                })
             })
     }
 }
