@@ -11,7 +11,8 @@
 //! checked.
 //!
 //! **Started ahead.** A child waits on stdin between opening its GPU (context, CUPTI, kernels)
-//! and calibrating it, for the go (one byte, or the end of stdin) that [`Started::finish`] sends.
+//! and calibrating it, for the go (one byte) that [`Started::finish`] sends; stdin ending first
+//! (a parent killed, or stopped before the child's turn) ends the child with nothing run.
 //! So the lab may [`start`] a child before its own GPU is open, and the two open at once
 //! (`ahead.rs`).
 
@@ -87,9 +88,13 @@ pub fn serve() -> i32 {
                 request.trials
             )));
         }
-        // The go: the next byte, or the end of stdin (a request piped in by hand runs at once).
+        // The go: the next byte. Stdin ending first means the parent is gone (killed, or it
+        // stopped before this child's turn): nothing is run for nobody.
         let go = |_: &mut crate::gpu::Watch| {
-            let _ = stdin.read(&mut [0u8]);
+            if !matches!(stdin.read(&mut [0u8]), Ok(1)) {
+                eprintln!("stream-litmus child: stdin ended before the go; nothing was run");
+                std::process::exit(2);
+            }
         };
         let rates = request
             .copy_rates
