@@ -7,8 +7,9 @@
 //!
 //! The layer's files: this one (the [`Lab`]), `collect.rs` (trials until enough are decided, used
 //! in this process and in the child), `second_look.rs` (claims a neighbour left undecided, run
-//! again at the end), `child.rs` (programs run under another environment) and [`parameter_sweeps`]
-//! (measurements over a parameter).
+//! again at the end), `child.rs` (programs run under another environment), `ahead.rs` (the first
+//! child's claims, run while the GPU opens) and [`parameter_sweeps`] (measurements over a
+//! parameter).
 //!
 //! **May import:** `gpu`, `record`, `judge`, `measured`, `program`, `border`: everything that runs
 //! a claim or keeps what it gave, and nothing that shows it.
