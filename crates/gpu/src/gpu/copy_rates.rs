@@ -39,18 +39,16 @@ pub fn measure(alone: bool) -> Result<CopyRates, Error> {
 }
 
 fn measure_on(stream: sys::CUstream, alone: bool) -> Result<CopyRates, Error> {
-    let mut pinned: *mut c_void = std::ptr::null_mut();
-    // SAFETY: out-pointer valid; freed below.
-    unsafe { sys::cuMemHostAlloc(&mut pinned, LARGE, 0) }
-        .result()
-        .map_err(call("cuMemHostAlloc"))?;
+    // Page-locked memory made as the claims' pinned buffers are (`pinned.rs`), so the rates are
+    // theirs.
+    let (pinned, origin) = super::pinned::alloc(LARGE)?;
+    let pinned = pinned as *mut c_void;
     let pageable = vec![0u8; LARGE];
     // SAFETY: plain allocation, freed below.
     let device = match unsafe { result::malloc_sync(LARGE) } {
         Ok(d) => d,
         Err(e) => {
-            // SAFETY: allocated above.
-            let _ = unsafe { sys::cuMemFreeHost(pinned) };
+            super::pinned::free(pinned as *mut f32, origin);
             return Err(call("cuMemAlloc")(e));
         }
     };
@@ -97,10 +95,8 @@ fn measure_on(stream: sys::CUstream, alone: bool) -> Result<CopyRates, Error> {
         })
     })();
     // SAFETY: allocated above; every copy has finished.
-    unsafe {
-        let _ = result::free_sync(device);
-        let _ = sys::cuMemFreeHost(pinned);
-    }
+    let _ = unsafe { result::free_sync(device) };
+    super::pinned::free(pinned as *mut f32, origin);
     outcome
 }
 

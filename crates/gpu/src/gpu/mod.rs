@@ -46,7 +46,7 @@ pub use cupti::CUPTI_ENV;
 pub use executor::{Execution, TrialPlan};
 pub use fleet::device_count;
 pub use nccl::{probe as probe_nccl, NVLS_ENV};
-pub use neighbours::{own_child, Look, Watch, NVML_ENV};
+pub use neighbours::{forget_child, own_child, Look, Watch, NVML_ENV};
 pub use ptx_cache::CACHE_ENV;
 pub use stream_litmus_inject::find_cupti;
 pub use stream_litmus_inject::{FLUSH_PERIOD_MS, TRACE_BASE_ENV, TRACE_DIR_ENV, TRACE_DRIVER_ENV};
@@ -72,6 +72,24 @@ use std::time::{Duration, Instant};
 /// released while another thread still used one of its own on the same device is one way the
 /// driver crashed under parallel tests, and a process opens its GPU once anyway.
 static PROCESS: OnceLock<Result<Gpu, Error>> = OnceLock::new();
+
+/// Whether device 0 lets several processes hold a context at once (compute mode `DEFAULT`), as a
+/// child started ahead of this process's opening needs (`lab/ahead.rs`): under
+/// `EXCLUSIVE_PROCESS` the child's context would take the GPU from this process. Initialises the
+/// driver (`cuInit`, which opening does first anyway); `false` wherever that or the question
+/// fails.
+pub fn contexts_shared() -> bool {
+    use cudarc::driver::result;
+    let mode = || -> Option<i32> {
+        probe::driver().ok()?;
+        result::init().ok()?;
+        let device = result::device::get(0).ok()?;
+        let attribute = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE;
+        // SAFETY: a device the driver just gave, and an attribute it defines.
+        unsafe { result::device::get_attribute(device, attribute) }.ok()
+    };
+    mode() == Some(sys::CUcomputemode::CU_COMPUTEMODE_DEFAULT as i32)
+}
 
 /// Where an opening GPU takes its copy rates from (`copy_rates.rs`).
 #[derive(Debug, Clone, Copy)]

@@ -14,18 +14,26 @@ use nvml_wrapper::Nvml;
 /// Set to `off` to leave NVML unused, as on a machine without it.
 pub const NVML_ENV: &str = "STREAM_LITMUS_NVML";
 
-/// The lab's own child processes (`lab/child.rs`), which NVML lists like any other: a child
-/// opened ahead of its turn holds a context while the parent runs claims, and is no neighbour.
-/// Every child of the run stays here (a few per run): one that exited may still be listed for a
-/// moment.
+/// The lab's own child processes while they live (`lab/child.rs`), which NVML lists like any
+/// other: a child started ahead (`lab/ahead.rs`) holds an idle context during the look before its
+/// claims, and is no neighbour. A child is forgotten once reaped, so that no other process that
+/// later takes its id is left out.
 static OWN_CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 
-/// Notes `pid` as one of the lab's own child processes, left out of every later look.
+/// Notes `pid` as one of the lab's own child processes, left out of looks until forgotten.
 pub fn own_child(pid: u32) {
     OWN_CHILDREN
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(pid);
+}
+
+/// Forgets `pid` ([`own_child`]) once the child is reaped.
+pub fn forget_child(pid: u32) {
+    OWN_CHILDREN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&p| p != pid);
 }
 
 /// NVML on one GPU, opened on the first look: the `Gpu`'s, and the one that looks around a child

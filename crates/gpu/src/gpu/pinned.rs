@@ -94,16 +94,15 @@ fn mapped(bytes: usize) -> Option<(*mut f32, Origin)> {
         return None;
     }
     let raw = raw as usize;
-    let start = raw.next_multiple_of(HUGE_PAGE);
-    // SAFETY: both ranges lie inside the mapping just made and outside `start..start + len`;
-    // both are whole pages (`raw`, `start` and `len` are page multiples).
+    let (start, head, tail) = carve(raw);
+    // SAFETY: both ranges lie inside the mapping just made and outside `start..start + len`
+    // (`carve`); both are whole pages (`raw`, `start` and `len` are page multiples).
     unsafe {
-        if start > raw {
-            libc::munmap(raw as *mut c_void, start - raw);
+        if head > 0 {
+            libc::munmap(raw as *mut c_void, head);
         }
-        let end = start + len;
-        if raw + span > end {
-            libc::munmap(end as *mut c_void, raw + span - end);
+        if tail > 0 {
+            libc::munmap((start + len) as *mut c_void, tail);
         }
     }
     let p = start as *mut c_void;
@@ -129,4 +128,37 @@ fn mapped(bytes: usize) -> Option<(*mut f32, Origin)> {
         return None;
     }
     Some((p as *mut f32, Origin::Mapped { bytes: len }))
+}
+
+/// In a mapping at `raw` of a block's bytes and one huge page more: where the block starts (the
+/// first multiple of [`HUGE_PAGE`] at or after `raw`), and the bytes before and after it that are
+/// given back.
+fn carve(raw: usize) -> (usize, usize, usize) {
+    let start = raw.next_multiple_of(HUGE_PAGE);
+    let head = start - raw;
+    (start, head, HUGE_PAGE - head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{carve, HUGE_PAGE};
+
+    /// Wherever the mapping lands, the block starts on a huge page inside it, and the block with
+    /// the two pieces given back is the whole mapping.
+    #[test]
+    fn the_block_is_carved_on_a_huge_page_inside_the_mapping() {
+        for page in [4096usize, 65536] {
+            for k in 0..(HUGE_PAGE / page) {
+                let raw = (7 << 30) + k * page;
+                for len in [page, 3 * page, HUGE_PAGE, 5 * HUGE_PAGE + page] {
+                    let (start, head, tail) = carve(raw);
+                    assert_eq!(start % HUGE_PAGE, 0);
+                    assert!(start >= raw && start + len <= raw + len + HUGE_PAGE);
+                    assert_eq!(raw + head, start);
+                    assert_eq!(head + len + tail, len + HUGE_PAGE);
+                    assert_eq!((head % page, tail % page), (0, 0));
+                }
+            }
+        }
+    }
 }

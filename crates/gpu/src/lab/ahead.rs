@@ -1,6 +1,6 @@
 //! The first child's claims, run while this process opens its GPU.
 //!
-//! A child process opens its own GPU (a context, CUPTI, the kernels): 80–100 ms on an H200, most
+//! A child process opens its own GPU (a context, CUPTI, the kernels): 75–100 ms on an H200, most
 //! of what a catalogue's child claims cost, and this process opens its own the same way at the
 //! start of a run. The two can open at once, but they cannot *measure* at once, and neither may
 //! sit with an open context while the other measures more than it must: an idle context of
@@ -16,7 +16,10 @@
 //! are made when the run reaches them ([`Lab::take_ahead`]), ahead of their place.
 //!
 //! Nothing is started where it could not be used: with `--exclusive` (which waits for the GPU
-//! before every claim), or once the GPU is open. A child started and never told to go (the GPU
+//! before every claim), once the GPU is open, or where the GPU takes one process's contexts at a
+//! time (compute mode `EXCLUSIVE_PROCESS`, which docs/gpus.md suggests): the child's context
+//! could take the GPU from the parent, and the whole run would fail where only the child's
+//! claims fail at their turn. A child started and never told to go (the GPU
 //! open already, or failing to open) is killed.
 
 use super::child::{self, Job};
@@ -80,7 +83,7 @@ impl Lab {
     /// when no claim needs a child. A caller that runs `claims` next (`run`, `check`) calls it
     /// before opening the GPU.
     pub fn start_ahead(&self, claims: &[Claim]) {
-        if Gpu::opened().is_some() || self.exclusive.is_some() {
+        if Gpu::opened().is_some() || self.exclusive.is_some() || !crate::gpu::contexts_shared() {
             return;
         }
         let Some((env, members)) = groups(claims).into_iter().next() else {
@@ -98,8 +101,8 @@ impl Lab {
     /// The gate of this process's GPU opening: runs the child started ahead, if any, between
     /// looks through `watch`.
     pub(super) fn run_ahead(&self, watch: &mut Watch) {
-        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(Ahead::Started { group, jobs, child }) = ahead.take() else {
+        let started = self.ahead.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let Some(Ahead::Started { group, jobs, child }) = started else {
             return;
         };
         // NVML's first look opens it (about 10 ms), which the calibration did before.
@@ -113,7 +116,7 @@ impl Lab {
         let looking = std::time::Instant::now();
         let after = watch.look();
         self.spend(|s| &mut s.looks, looking);
-        *ahead = Some(Ahead::Ran {
+        *self.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some(Ahead::Ran {
             group,
             results,
             sharing: Some(Sharing {
@@ -164,7 +167,7 @@ mod tests {
 
     fn claim(id: &str, connections: Option<&str>) -> Claim {
         let mut b = Claim::builder(id, "a claim", Source::new("test", "ahead"));
-        b.env("STREAM_LITMUS_AHEAD_TEST", connections);
+        b.env("AHEAD_TEST_UNSET_VARIABLE", connections);
         b.build(Expect::Holds)
     }
 
@@ -179,7 +182,7 @@ mod tests {
         ];
         let groups = groups(&claims);
         let one = vec![EnvVar {
-            name: "STREAM_LITMUS_AHEAD_TEST".into(),
+            name: "AHEAD_TEST_UNSET_VARIABLE".into(),
             value: Some("1".into()),
         }];
         assert_eq!(groups.get(&one), Some(&vec![0, 2]));
@@ -201,5 +204,35 @@ mod tests {
             lab.take_ahead(&claims, &one, &[0, 2]).is_none(),
             "taken once"
         );
+    }
+
+    /// A run makes the records of the claims run ahead from what they gave, and starts no child
+    /// for them: each record here carries the error stored for it, where a child started now
+    /// would have failed another way (no GPU, or no binary).
+    #[test]
+    fn a_run_takes_the_claims_run_ahead_from_their_results() {
+        let claims = [claim("a", Some("1")), claim("c", Some("1"))];
+        let env = groups(&claims).into_keys().next().unwrap();
+        let stored = |id: &str| Error::Child {
+            env: "ahead".into(),
+            detail: format!("stored for {id}"),
+        };
+        let lab = Lab::new();
+        *lab.ahead.lock().unwrap() = Some(Ahead::Ran {
+            group: Group::of(&claims, &env, &[0, 1]),
+            results: vec![Err(stored("a")), Err(stored("c"))],
+            sharing: None,
+        });
+        let mut records = Vec::new();
+        lab.try_check_all(&claims, |_| {}, &mut records).unwrap();
+        let errors: Vec<String> = records
+            .iter()
+            .map(|r| match &r.outcome {
+                crate::record::Outcome::Failed { error } => error.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(errors, [stored("a").to_string(), stored("c").to_string()]);
+        assert!(lab.ahead.lock().unwrap().is_none(), "used once");
     }
 }

@@ -29,7 +29,7 @@ use crate::record::Trials;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -91,7 +91,7 @@ pub fn serve() -> i32 {
         // The go: the next byte. Stdin ending first means the parent is gone (killed, or it
         // stopped before this child's turn): nothing is run for nobody.
         let go = |_: &mut crate::gpu::Watch| {
-            if !matches!(stdin.read(&mut [0u8]), Ok(1)) {
+            if stdin.read_exact(&mut [0u8]).is_err() {
                 eprintln!("stream-litmus child: stdin ended before the go; nothing was run");
                 std::process::exit(2);
             }
@@ -142,8 +142,10 @@ pub fn run(
 /// [`Started::finish`].
 pub struct Started {
     child: std::process::Child,
-    /// Writes the request, then hands stdin back for the go.
-    writer: Option<JoinHandle<std::io::Result<ChildStdin>>>,
+    /// Writes the request, then the go when it comes through `go`; dropping `go` unsent ends
+    /// the child's stdin instead.
+    writer: Option<JoinHandle<()>>,
+    go: Option<std::sync::mpsc::Sender<()>>,
     reader: Option<JoinHandle<Result<Result<ChildReply, Error>, JsonError>>>,
     err_reader: Option<JoinHandle<String>>,
     env_text: String,
@@ -171,7 +173,14 @@ pub fn start(binary: &Path, env: &[EnvVar], request: &ChildRequest) -> Result<St
     let mut input = serde_json::to_vec(request).expect("requests always serialize");
     input.push(b'\n');
     let mut stdin = child.stdin.take().expect("stdin is piped");
-    let writer = std::thread::spawn(move || stdin.write_all(&input).map(|()| stdin));
+    let (go, told) = std::sync::mpsc::channel::<()>();
+    // A thread of its own: a request larger than the pipe waits for the child to read it, and a
+    // child that never does is killed by `finish`'s timeout, which ends the write.
+    let writer = std::thread::spawn(move || {
+        if stdin.write_all(&input).is_ok() && told.recv().is_ok() {
+            let _ = stdin.write_all(b"g");
+        }
+    });
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let limit = crate::border::limits::read_limit();
     let reader = std::thread::spawn(move || {
@@ -186,6 +195,7 @@ pub fn start(binary: &Path, env: &[EnvVar], request: &ChildRequest) -> Result<St
     Ok(Started {
         child,
         writer: Some(writer),
+        go: Some(go),
         reader: Some(reader),
         err_reader: Some(err_reader),
         env_text,
@@ -202,13 +212,17 @@ impl Started {
             env: env_text.clone(),
             detail,
         };
-        // The go: a byte, then the end of stdin. A child that died meanwhile cannot take it; its
-        // exit status and stderr say why below.
-        if let Some(Ok(Ok(mut stdin))) = self.writer.take().map(JoinHandle::join) {
-            let _ = stdin.write_all(b"g");
+        // The go, written once the request is; then stdin ends. A child that died meanwhile
+        // cannot take it; its exit status and stderr say why below.
+        if let Some(go) = self.go.take() {
+            let _ = go.send(());
         }
         let status = wait(&mut self.child, timeout, &fail);
         self.finished = true;
+        // The child is gone, so its stdin is closed and the writer has ended.
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
         let status = status?;
         let out = (self.reader.take())
             .expect("finished once")
@@ -225,9 +239,11 @@ impl Drop for Started {
     /// A child never told to go (the run stopped first) is killed; its pipes close with it.
     fn drop(&mut self) {
         if !self.finished {
+            self.go = None;
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        crate::gpu::forget_child(self.child.id());
     }
 }
 

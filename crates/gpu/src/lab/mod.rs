@@ -43,7 +43,8 @@ const EXCLUSIVE_POLL: Duration = Duration::from_millis(100);
 /// What the lab spent outside the claims' own timings, so far.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Spent {
-    /// Waiting for child processes, their setup included.
+    /// Starting child processes and waiting for them, their setup included where it was not
+    /// overlapped with this process's own opening (`ahead.rs`).
     pub child: Duration,
     /// NVML looks around claims.
     pub looks: Duration,

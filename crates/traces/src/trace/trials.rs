@@ -12,7 +12,7 @@ use super::error::TraceError;
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::facts::{free, Facts, HeldBy};
 use super::glob::{NameMemo, Pattern};
-use super::names::clip;
+use super::names::{clip, Name};
 use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
@@ -79,7 +79,8 @@ pub struct Trace {
     /// Each distinct op name's [`short_name`], by the name's address (`names.rs` holds each
     /// once): every trial of every claim labels its ops, 150,000 a claim on the docs' benchmark,
     /// and clipping the name was most of a label's cost.
-    short_names: HashMap<(usize, usize), String>,
+    /// Each entry keeps its name, so no address it is keyed by is freed and reused.
+    short_names: HashMap<(usize, usize), (Name, String)>,
 }
 
 /// A held name's address and length, which stand for it while it is held.
@@ -168,7 +169,7 @@ impl Trace {
             .map(|op| (held(&op.name), &op.name))
             .collect::<HashMap<_, _>>()
             .into_iter()
-            .map(|(key, name)| (key, short_name(name)))
+            .map(|(key, name)| (key, (name.clone(), short_name(name))))
             .collect();
         Ok(Trace {
             files,
@@ -488,7 +489,7 @@ impl Trace {
         let op = self.op(r);
         let short;
         let name = match self.short_names.get(&held(&op.name)) {
-            Some(name) => name.as_str(),
+            Some((_, name)) => name.as_str(),
             None => {
                 short = short_name(&op.name);
                 &short
