@@ -116,7 +116,7 @@ pub struct Gpu {
     calibration: Calibration,
     setup: Duration,
     split: SetupTiming,
-    /// NVML on this GPU, opened on the first look (a child process never looks).
+    /// NVML on this GPU, opened on the first look (or in the gate of its opening).
     watch: std::sync::Mutex<neighbours::Watch>,
     pci_bus_id: Option<String>,
     /// Devices 1.. for programs on several GPUs, opened by the first such program
@@ -135,11 +135,11 @@ impl Gpu {
 
     /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
     /// [`Gpu::ptx`] for the same device) instead of compiling them when the driver takes it (a
-    /// child process skips NVRTC that way), and takes its copy rates where `rates` says. The first call also runs `gate` between opening
-    /// the device (context, CUPTI, kernels) and calibrating it, with NVML's watch on it: a child
-    /// started ahead waits there for its go, and the parent runs that child's claims there
-    /// (`lab/ahead.rs`); the time it takes counts in no part of the setup. Later calls return
-    /// the GPU already open.
+    /// child process skips NVRTC that way), and takes its copy rates where `rates` says. The
+    /// first call also runs `gate` between opening the device (context, CUPTI, kernels) and
+    /// calibrating it, with NVML's watch on it: a child started ahead waits there for its go,
+    /// and the parent runs that child's claims there (`lab/ahead.rs`); the time it takes counts
+    /// in no part of the setup. Later calls return the GPU already open.
     pub fn process_with(
         ptx: Option<&str>,
         rates: RatesFrom,

@@ -128,16 +128,6 @@ pub fn serve() -> i32 {
     }
 }
 
-/// The parent's side: runs `request` in `binary child` under `env`, killing it after `timeout`.
-pub fn run(
-    binary: &Path,
-    env: &[EnvVar],
-    request: &ChildRequest,
-    timeout: Duration,
-) -> Result<ChildReply, Error> {
-    start(binary, env, request)?.finish(timeout)
-}
-
 /// A child given its request, opening its GPU or waiting for the go; killed if dropped before
 /// [`Started::finish`].
 pub struct Started {
@@ -151,11 +141,14 @@ pub struct Started {
     env_text: String,
     jobs: usize,
     finished: bool,
+    /// How long starting it took: the child's cost too, wherever it is started.
+    pub start: Duration,
 }
 
-/// Starts `binary child` under `env` with `request`; it opens its GPU and waits for
-/// [`Started::finish`].
+/// The parent's side: starts `binary child` under `env` with `request`; it opens its GPU and
+/// waits for [`Started::finish`].
 pub fn start(binary: &Path, env: &[EnvVar], request: &ChildRequest) -> Result<Started, Error> {
+    let began = Instant::now();
     let env_text = env
         .iter()
         .map(ToString::to_string)
@@ -201,6 +194,7 @@ pub fn start(binary: &Path, env: &[EnvVar], request: &ChildRequest) -> Result<St
         env_text,
         jobs: request.jobs.len(),
         finished: false,
+        start: began.elapsed(),
     })
 }
 

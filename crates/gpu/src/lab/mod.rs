@@ -464,7 +464,7 @@ impl Lab {
     }
 
     /// Starts the child process that will run `jobs` under `env`: it opens its GPU and waits for
-    /// [`Lab::finish_child`]. The time it takes here counts as the child's.
+    /// [`Lab::finish_child`], which counts the time starting it took as the child's.
     fn start_child(&self, env: &[EnvVar], jobs: &[Job]) -> Result<child::Started, Error> {
         for job in jobs {
             job.program.validate()?;
@@ -476,10 +476,7 @@ impl Lab {
             ptx: Gpu::opened().map(|g| g.ptx().to_string()),
             copy_rates: Gpu::opened().and_then(|g| g.calibration().copy_rates),
         };
-        let started = Instant::now();
-        let child = child::start(&binary, env, &request);
-        self.spend(|s| &mut s.child, started);
-        child
+        child::start(&binary, env, &request)
     }
 
     /// Tells a child from [`Lab::start_child`] to go, under the process's turn, and takes its
@@ -500,12 +497,13 @@ impl Lab {
         let most_trials = (MAX_TRIAL_FACTOR * self.trials + 3) as u32;
         let timeout = CHILD_GRACE + Duration::from_nanos(spin_ns) * most_trials * 2;
         let started = Instant::now();
+        let start = child.start;
         // The child's claims take the process's turn too: another thread's claim beside them
         // would be a neighbour of ours.
         let turn = turn::take();
         let reply = child.finish(timeout);
         drop(turn);
-        let waited = started.elapsed();
+        let waited = start + started.elapsed();
         let reply = {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
             spent.child += waited;

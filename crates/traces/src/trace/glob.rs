@@ -7,7 +7,7 @@
 //! Each run is found by shift-and (one bit per position of the run, advanced a character at a
 //! time), so a name of n characters costs n × ⌈run length / 64⌉ word operations at most.
 
-use super::names::Name;
+use super::names::{held, Name};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -72,7 +72,7 @@ pub struct NameMemo {
 impl NameMemo {
     /// `answer` for `name`, asked only the first time this memo sees the name.
     pub fn get(&mut self, name: &Name, answer: impl FnOnce() -> bool) -> bool {
-        let key = (name.as_ptr() as usize, name.len());
+        let key = held(name);
         if let Some(&(_, known)) = self.seen.get(&key) {
             return known;
         }
@@ -205,6 +205,7 @@ impl Glob {
 #[cfg(test)]
 mod tests {
     use super::{Glob, Name, NameMemo};
+    use proptest::prelude::*;
 
     /// The memo asks once per name held, and gives each name its own answer.
     #[test]
@@ -228,7 +229,6 @@ mod tests {
             "a clone shares its name's answer; an equal name held apart is asked"
         );
     }
-    use proptest::prelude::*;
 
     /// The glob as a plain backtracking search over characters: slow, obviously right.
     fn reference(p: &[char], t: &[char]) -> bool {

@@ -144,6 +144,12 @@ impl fmt::Write for Bounded {
     }
 }
 
+/// A held name's address and length, which stand for it while it is held: each distinct name is
+/// held once ([`Names`]), so answers about a name can be kept by it without hashing its text.
+pub(super) fn held(name: &str) -> (usize, usize) {
+    (name.as_ptr() as usize, name.len())
+}
+
 /// The first 60 characters of a name, for messages.
 pub fn clip(name: &str) -> String {
     clip_at(name, 60)

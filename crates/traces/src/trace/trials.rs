@@ -12,7 +12,7 @@ use super::error::TraceError;
 use super::events::{GpuKind, GpuOp, TraceFile};
 use super::facts::{free, Facts, HeldBy};
 use super::glob::{NameMemo, Pattern};
-use super::names::{clip, Name};
+use super::names::{clip, held, Name};
 use super::tolerance::TraceTolerances;
 use crate::measured::timeline::{ClockSync, HostCall, HostSpan, Span, Timeline};
 use crate::program::OpId;
@@ -78,14 +78,9 @@ pub struct Trace {
     pub behind: Arc<Vec<Behind>>,
     /// Each distinct op name's [`short_name`], by the name's address (`names.rs` holds each
     /// once): every trial of every claim labels its ops, 150,000 a claim on the docs' benchmark,
-    /// and clipping the name was most of a label's cost.
-    /// Each entry keeps its name, so no address it is keyed by is freed and reused.
+    /// and clipping the name was most of a label's cost. Each entry keeps its name, so no address
+    /// it is keyed by is freed and reused.
     short_names: HashMap<(usize, usize), (Name, String)>,
-}
-
-/// A held name's address and length, which stand for it while it is held.
-fn held(name: &str) -> (usize, usize) {
-    (name.as_ptr() as usize, name.len())
 }
 
 impl Trace {
@@ -164,13 +159,11 @@ impl Trace {
         let waits = files.iter().map(super::facts::recorded_waits).collect();
         let free = files.iter().map(free).collect();
         let behind = Arc::new(files.iter().map(Behind::of).collect());
-        let short_names = (files.iter())
-            .flat_map(|f| &f.ops)
-            .map(|op| (held(&op.name), &op.name))
-            .collect::<HashMap<_, _>>()
-            .into_iter()
-            .map(|(key, name)| (key, (name.clone(), short_name(name))))
-            .collect();
+        let mut short_names = HashMap::new();
+        for op in files.iter().flat_map(|f| &f.ops) {
+            (short_names.entry(held(&op.name)))
+                .or_insert_with(|| (op.name.clone(), short_name(&op.name)));
+        }
         Ok(Trace {
             files,
             tolerances,
