@@ -166,6 +166,9 @@ pub fn observe(
     timelines: &[Timeline],
     tol: &Tolerances,
 ) -> Vec<Observed> {
+    if checks.is_empty() {
+        return Vec::new(); // and no model of the program built for nothing
+    }
     let waits = HostWaits::of(program);
     checks
         .iter()
@@ -308,7 +311,8 @@ pub fn judge(
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
-    judge_marked(program, checks, timelines, &[], tol, wanted)
+    let waits = HostWaits::of(program);
+    judge_marked(&waits, checks, timelines, &[], tol, wanted)
 }
 
 /// Judges a program's trials, leaving out those that something outside the program disturbed:
@@ -339,12 +343,13 @@ pub fn judge_claim_in_run(
     wanted: usize,
     elsewhere: Option<&str>,
 ) -> (Judgement, bool) {
-    let mut marks = crate::judge::disturbance::marks(program, checks, timelines, sharing, tol);
+    let (mut marks, waits) =
+        crate::judge::disturbance::marks_and_waits(program, checks, timelines, sharing, tol);
     let showing = marks.shows_neighbour();
     if let Some(why) = elsewhere {
         marks.mark_unsynced(checks, timelines, why);
     }
-    let mut judgement = judge_marked(program, checks, timelines, &marks.trials, tol, wanted);
+    let mut judgement = judge_marked(&waits, checks, timelines, &marks.trials, tol, wanted);
     judgement.counts.overlapped = marks.overlapped;
     judgement.disturbance = marks.summary(&judgement.counts);
     (judgement, showing)
@@ -352,21 +357,20 @@ pub fn judge_claim_in_run(
 
 /// [`judge`], with `disturbed[i]` saying why trial `i` carries no evidence (missing: none).
 fn judge_marked(
-    program: &Program,
+    waits: &HostWaits,
     checks: &[Check],
     timelines: &[Timeline],
     disturbed: &[Option<String>],
     tol: &Tolerances,
     wanted: usize,
 ) -> Judgement {
-    let waits = HostWaits::of(program);
     let trials: Vec<TrialOutcome> = timelines
         .iter()
         .enumerate()
         .map(|(i, t)| {
             let measurements: Vec<Measurement> = checks
                 .iter()
-                .map(|c| c.measure_with(&waits, t, tol))
+                .map(|c| c.measure_with(waits, t, tol))
                 .collect();
             TrialOutcome {
                 truth: Truth::all(measurements.iter().map(|m| m.truth)),

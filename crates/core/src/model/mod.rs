@@ -78,8 +78,14 @@ pub const DEFAULT_CONNECTIONS: usize = 8;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HappensBefore {
     ops: usize,
-    /// `reach[node]`: bitset of the nodes reachable from `node` (start of op i = 2i, end = 2i+1).
-    reach: Vec<Vec<u64>>,
+    /// Words per row of [`HappensBefore::reach`].
+    words: usize,
+    /// Row `node` (`words` words from `node * words`): bitset of the ops whose start is reachable
+    /// from `node` (start of op i = node 2i, end = node 2i+1). Every question asks which starts
+    /// an end reaches, so a row holds starts only: half the width of all nodes. One block, not
+    /// a vector per node: a graph of 1000 launches has 4000 rows, and judging builds the
+    /// relation for every claim it judges.
+    reach: Vec<u64>,
 }
 
 impl HappensBefore {
@@ -97,33 +103,52 @@ impl HappensBefore {
     pub fn of_issued(issued: &Issued, refinement: Refinement) -> HappensBefore {
         let ops = issued.ops.len();
         let nodes = 2 * ops;
-        let words = nodes.div_ceil(64).max(1);
-        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nodes];
-        for edge in rules::edges(issued, refinement) {
-            debug_assert!(edge.from < edge.to, "edges point forward in issue order");
-            succ[edge.from as usize].push(edge.to as usize);
-        }
-        let mut reach = vec![vec![0u64; words]; nodes];
+        let words = ops.div_ceil(64).max(1);
+        let mut edges: Vec<(usize, usize)> = rules::edges(issued, refinement)
+            .into_iter()
+            .map(|edge| {
+                debug_assert!(edge.from < edge.to, "edges point forward in issue order");
+                (edge.from as usize, edge.to as usize)
+            })
+            .collect();
+        edges.sort_unstable();
+        let mut reach = vec![0u64; nodes * words];
+        // Rows from the last node back: every edge points forward, so the row of its target is
+        // complete when its source's is built. What a node reaches through an edge is the
+        // edge's target (when it is a start) and all the target reaches.
+        let mut next = edges.len();
         for v in (0..nodes).rev() {
-            let mut bits = vec![0u64; words];
-            for &w in &succ[v] {
-                bits[w / 64] |= 1 << (w % 64);
-                for (b, r) in bits.iter_mut().zip(&reach[w]) {
+            let first = edges[..next].partition_point(|&(from, _)| from < v);
+            let (head, tail) = reach.split_at_mut((v + 1) * words);
+            let row = &mut head[v * words..];
+            for &(_, w) in &edges[first..next] {
+                if w % 2 == 0 {
+                    let op = w / 2;
+                    row[op / 64] |= 1 << (op % 64);
+                }
+                let target = &tail[(w - v - 1) * words..(w - v) * words];
+                for (b, r) in row.iter_mut().zip(target) {
                     *b |= r;
                 }
             }
-            reach[v] = bits;
+            next = first;
         }
-        HappensBefore { ops, reach }
+        HappensBefore { ops, words, reach }
     }
 
+    /// The ops whose start `node` reaches.
+    fn row(&self, node: usize) -> &[u64] {
+        &self.reach[node * self.words..(node + 1) * self.words]
+    }
+
+    /// Whether `from` reaches the start of op `to`.
     fn reaches(&self, from: usize, to: usize) -> bool {
-        self.reach[from][to / 64] & (1 << (to % 64)) != 0
+        self.row(from)[to / 64] & (1 << (to % 64)) != 0
     }
 
     /// `b` cannot start before `a` has completed.
     pub fn must_precede(&self, a: OpId, b: OpId) -> bool {
-        a.0 < self.ops && b.0 < self.ops && self.reaches(2 * a.0 + 1, 2 * b.0)
+        a.0 < self.ops && b.0 < self.ops && self.reaches(2 * a.0 + 1, b.0)
     }
 
     /// Neither op must precede the other.
@@ -137,15 +162,14 @@ impl HappensBefore {
     /// within the launch latency of its issue, which makes it a witness of the trial's
     /// host-to-GPU offset.
     pub fn depends_on_none_of(&self, counts: impl Fn(OpId) -> bool) -> Vec<bool> {
-        let words = self.reach.first().map_or(0, Vec::len);
-        let mut reached = vec![0u64; words];
+        let mut reached = vec![0u64; self.words];
         for op in (0..self.ops).filter(|&i| counts(OpId(i))) {
-            for (r, w) in reached.iter_mut().zip(&self.reach[2 * op + 1]) {
+            for (r, w) in reached.iter_mut().zip(self.row(2 * op + 1)) {
                 *r |= w;
             }
         }
         (0..self.ops)
-            .map(|i| reached[(2 * i) / 64] & (1 << ((2 * i) % 64)) == 0)
+            .map(|i| reached[i / 64] & (1 << (i % 64)) == 0)
             .collect()
     }
 

@@ -14,7 +14,7 @@ pub(super) fn paused(timeline: &Timeline, threshold: u64) -> Vec<Stall> {
         .spans
         .iter()
         .filter_map(|s| {
-            let worst = s.blocks.pauses().max_by_key(|p| p.ns)?;
+            let worst = s.blocks.longest_pause()?;
             (worst.ns > threshold).then_some(Stall {
                 op: s.op,
                 kind: StallKind::Paused,

@@ -56,7 +56,7 @@ mod sensitivity;
 mod stall;
 
 use crate::judge::relation::Check;
-use crate::judge::relation::{releases, Release};
+use crate::judge::relation::{releases, HostWaits, Release};
 use crate::measured::calibration::Tolerances;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
@@ -147,6 +147,18 @@ pub fn marks(
     sharing: Option<&Sharing>,
     tol: &Tolerances,
 ) -> Marks {
+    marks_and_waits(program, checks, timelines, sharing, tol).0
+}
+
+/// [`marks`], with the program's [`HostWaits`] that judging them needed, so the verdict reuses
+/// them instead of building the program's model again.
+pub fn marks_and_waits(
+    program: &Program,
+    checks: &[Check],
+    timelines: &[Timeline],
+    sharing: Option<&Sharing>,
+    tol: &Tolerances,
+) -> (Marks, HostWaits) {
     let claim = Sensitivity::of(program, checks, sharing, tol);
     let mut marks = Marks {
         shared: claim.busy.clone(),
@@ -168,14 +180,14 @@ pub fn marks(
         // A pair let go together that alone would not have met keeps its mark.
         let by = match (&mark, signs.apart) {
             (Some(_), None) => {
-                overlap::decided_by_overlaps(program, &claim.host_waits, checks, t, tol)
+                overlap::decided_by_overlaps(program, &claim.waits.host, checks, t, tol)
             }
             _ => None,
         };
         if let (Some(_), None) = (&mark, by) {
             let found = &signs.found;
             apart_seen |=
-                overlap::apart_unexplained(program, &claim.host_waits, checks, t, tol, found);
+                overlap::apart_unexplained(program, &claim.waits.host, checks, t, tol, found);
         }
         let (kept, lift) = match by {
             Some(by) => (None, mark.map(|m| (m, by))),
@@ -195,7 +207,7 @@ pub fn marks(
             marks.overlapped += 1;
         }
     }
-    marks
+    (marks, claim.waits.host)
 }
 
 /// Whether a check of the claim depends on how fast work runs in a way a busy neighbour changes

@@ -28,10 +28,10 @@ pub(super) struct Sensitivity<'a> {
     /// A speed-dependent claim that no pace can clear: disturbed as a whole beside a neighbour.
     blanket: bool,
     host_times: bool,
-    waits: Waits,
+    /// The models' waits, and the relations' view of the host calls (`waits.host`).
+    pub(super) waits: Waits,
     arrival: bool,
     lengths: bool,
-    pub(super) host_waits: crate::judge::relation::HostWaits,
 }
 
 /// What one trial shows of a disturbance, before one of them is chosen as its mark.
@@ -89,7 +89,6 @@ impl<'a> Sensitivity<'a> {
             arrival: reads_arrival(&waits, checks),
             waits,
             lengths: checks.iter().any(reads_lengths),
-            host_waits: crate::judge::relation::HostWaits::of(program),
         }
     }
 

@@ -75,6 +75,7 @@ pub(super) struct Waits {
 
 impl Waits {
     pub(super) fn of(program: &Program) -> Waits {
+        let documented = HappensBefore::of(program);
         Waits {
             positions: program
                 .graph_launches()
@@ -82,11 +83,11 @@ impl Waits {
                 .enumerate()
                 .map(|(op, launch)| (launch.map_or(op, |l| l.0), op))
                 .collect(),
+            host: crate::judge::relation::HostWaits::with(program, &documented),
             models: [
-                HappensBefore::of(program),
+                documented,
                 HappensBefore::with(program, Refinement::Queues(1)),
             ],
-            host: crate::judge::relation::HostWaits::of(program),
         }
     }
 
