@@ -99,17 +99,38 @@ impl Contents {
     /// elements (2 Mi per trial in the prefetch claims) holding one value or a few long runs, and
     /// a map lookup per element cost tens of milliseconds per trial; per run it is one lookup.
     pub fn summarize(buffer: BufferId, memory: MemoryKind, data: &[f32]) -> Contents {
+        let mut rest = data;
+        let runs = std::iter::from_fn(|| {
+            let &x = rest.first()?;
+            let run = run_of(rest, x.to_bits());
+            rest = &rest[run..];
+            Some((x, run as u64))
+        });
+        Contents::of_runs(buffer, memory, data.len() as u64, runs)
+    }
+
+    /// The summary of `elements` elements that all hold `value`: what [`Contents::summarize`]
+    /// gives for them, for a buffer the GPU found uniform without copying it back.
+    pub fn uniform(buffer: BufferId, memory: MemoryKind, value: f32, elements: u64) -> Contents {
+        let run = (elements > 0).then_some((value, elements));
+        Contents::of_runs(buffer, memory, elements, run.into_iter())
+    }
+
+    /// The summary of `elements` elements given as runs of one value each.
+    fn of_runs(
+        buffer: BufferId,
+        memory: MemoryKind,
+        elements: u64,
+        runs: impl Iterator<Item = (f32, u64)>,
+    ) -> Contents {
         let mut counts: std::collections::HashMap<i64, u64> = std::collections::HashMap::new();
         let mut other = 0u64;
-        let mut rest = data;
-        while let Some(&x) = rest.first() {
-            let run = run_of(rest, x.to_bits());
+        for (x, run) in runs {
             if x.fract() == 0.0 && x.abs() < 1e15 {
-                *counts.entry(x as i64).or_default() += run as u64;
+                *counts.entry(x as i64).or_default() += run;
             } else {
-                other += run as u64;
+                other += run;
             }
-            rest = &rest[run..];
         }
         let mut values: Vec<ValueCount> = counts
             .into_iter()
@@ -125,7 +146,7 @@ impl Contents {
         Contents {
             buffer,
             memory,
-            elements: data.len() as u64,
+            elements,
             values,
             other,
         }
@@ -181,6 +202,31 @@ fn run_of(data: &[f32], bits: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A buffer found uniform on the GPU is summarized as if its elements had been read.
+    #[test]
+    fn uniform_is_what_summarizing_the_elements_gives() {
+        for value in [
+            0.0f32,
+            -0.0,
+            1.0,
+            3.0,
+            -7.0,
+            0.5,
+            f32::NAN,
+            f32::INFINITY,
+            1e16,
+        ] {
+            for n in [0usize, 1, 63, 64, 65, 1000] {
+                let data = vec![value; n];
+                assert_eq!(
+                    Contents::uniform(BufferId(2), MemoryKind::Device, value, n as u64),
+                    Contents::summarize(BufferId(2), MemoryKind::Device, &data),
+                    "{value} × {n}"
+                );
+            }
+        }
+    }
 
     /// Counting by runs gives what counting element by element gives.
     #[test]

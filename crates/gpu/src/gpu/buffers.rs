@@ -21,12 +21,17 @@ use crate::program::{Buffer, BufferId, Place};
 use cudarc::driver::{result, sys};
 use std::ffi::c_void;
 
+/// Bytes of [`Buffers`]' uniformity words per staged buffer: whether a word differs, and the
+/// first word.
+const UNIFORMITY_BYTES: usize = 8;
+
 /// Driver memory of one place: what the run's [`Pool`] keeps.
 pub enum Block {
     Device(sys::CUdeviceptr, usize),
     /// Page-locked host memory (`pinned.rs`), freed as it was made.
     Pinned(*mut f32, usize, super::pinned::Origin),
-    Pageable(Vec<f32>),
+    /// Ordinary host memory, its pages present (`pageable.rs`).
+    Pageable(super::pageable::Pageable),
 }
 
 // SAFETY: the pointers are addresses in the process-wide primary context and in page-locked host
@@ -62,7 +67,14 @@ impl Allocator for Driver {
                 let (p, origin) = super::pinned::alloc(bytes)?;
                 Block::Pinned(p, n, origin)
             }
-            Place::Pageable => Block::Pageable(vec![0f32; n]),
+            Place::Pageable => {
+                Block::Pageable(super::pageable::Pageable::new(n).ok_or_else(|| {
+                    Error::HostMemory {
+                        bytes,
+                        detail: format!("mmap: {}", std::io::Error::last_os_error()),
+                    }
+                })?)
+            }
         })
     }
 
@@ -127,6 +139,9 @@ pub struct Buffers<A: Allocator = Driver> {
     /// copy lands in (from the pool, like the buffers): one copy at full speed instead of a copy
     /// to pageable memory the driver stages, into a new vector whose pages fault in, per trial.
     staging: Vec<Option<A::Block>>,
+    /// Two device words per staged buffer, in order: whether any of its words differs from its
+    /// first, and the first (`Buffers::contents`). `None` where nothing is staged.
+    uniformity: Option<A::Block>,
     /// Blocks the pool had, and blocks it had to allocate.
     pub reused: u32,
     pub allocated: u32,
@@ -147,6 +162,7 @@ impl<A: Allocator> Buffers<A> {
             untouched: Vec::with_capacity(buffers.len()),
             filled: false,
             staging: Vec::with_capacity(buffers.len()),
+            uniformity: None,
             reused: 0,
             allocated: 0,
         };
@@ -164,6 +180,11 @@ impl<A: Allocator> Buffers<A> {
                 false => None,
             };
             out.staging.push(staging);
+        }
+        let staged = out.staging.iter().flatten().count();
+        if staged > 0 {
+            let key = (Place::Device, staged * UNIFORMITY_BYTES);
+            out.uniformity = Some(out.take_one(pool, key, None)?.0);
         }
         Ok(out)
     }
@@ -242,10 +263,14 @@ impl<A: Allocator> Buffers<A> {
     /// Gives every block back to `pool`, with what it holds where no op wrote it; only once
     /// nothing on the GPU uses them any more.
     pub fn release(&mut self, pool: &mut Pool<A>) {
+        let staged = self.staging.iter().flatten().count();
         for (staging, &(_, bytes)) in self.staging.drain(..).zip(&self.keys) {
             if let Some(block) = staging {
                 pool.give(Place::Pinned, bytes, block);
             }
+        }
+        if let Some(block) = self.uniformity.take() {
+            pool.give(Place::Device, staged * UNIFORMITY_BYTES, block);
         }
         let blocks = self.blocks.drain(..).zip(self.keys.drain(..));
         for (i, (block, (place, bytes))) in blocks.enumerate() {
@@ -317,11 +342,18 @@ impl Buffers<Driver> {
     }
 
     /// After a trial: each buffer's memory type, and the contents of those marked for reading.
-    /// Device buffers are copied into their pinned staging blocks together, with one wait; host
-    /// buffers are summarized where they are.
-    pub fn contents(&self) -> Result<Vec<Contents>, Error> {
-        for (m, staging) in self.blocks.iter().zip(&self.staging) {
+    /// Device buffers are first asked on the GPU whether they hold one value (the
+    /// `differs_from_first` kernel, two words back per buffer); only those that do not are copied
+    /// into their pinned staging blocks, together, with one wait. Host buffers are summarized
+    /// where they are.
+    pub fn contents(&self, kernels: &Kernels) -> Result<Vec<Contents>, Error> {
+        let uniform = self.uniform_on(kernels)?;
+        let mut copied = false;
+        for (i, (m, staging)) in self.blocks.iter().zip(&self.staging).enumerate() {
             if let (Block::Device(p, n @ 1..), Some(Block::Pinned(s, ..))) = (m, staging) {
+                if uniform[i].is_some() {
+                    continue;
+                }
                 // SAFETY: both blocks hold `n` elements; the context is idle, and the wait below
                 // ends the copy before the staging block is read.
                 unsafe {
@@ -329,15 +361,20 @@ impl Buffers<Driver> {
                 }
                 .result()
                 .map_err(call("cuMemcpyDtoHAsync"))?;
+                copied = true;
             }
         }
-        if self.staging.iter().any(Option::is_some) {
+        if copied {
             result::ctx::synchronize().map_err(call("cuCtxSynchronize"))?;
         }
         let mut out = Vec::with_capacity(self.blocks.len());
         for (i, m) in self.blocks.iter().enumerate() {
             let id = BufferId(i);
             let memory = memory_kind(self.ptr(id));
+            if let (true, Some(value), Block::Device(_, n)) = (self.read_back[i], uniform[i], m) {
+                out.push(Contents::uniform(id, memory, value, *n as u64));
+                continue;
+            }
             let unstaged;
             let data: &[f32] = match (self.read_back[i], m, &self.staging[i]) {
                 (false, ..) => &[],
@@ -349,7 +386,7 @@ impl Buffers<Driver> {
                 // SAFETY: the pinned buffer holds `n` elements; the trial was synchronized, so
                 // nothing writes them now.
                 (true, Block::Pinned(p, n, _), _) => unsafe { std::slice::from_raw_parts(*p, *n) },
-                (true, Block::Pageable(v), _) => v,
+                (true, Block::Pageable(v), _) => &v[..],
                 (true, Block::Device(p, n), _) => {
                     // Not staged (`take` stages every device buffer read back): a plain copy.
                     let mut v = vec![0f32; *n];
@@ -363,6 +400,42 @@ impl Buffers<Driver> {
             out.push(Contents::summarize(id, memory, data));
         }
         Ok(out)
+    }
+
+    /// Per buffer, the one value a staged device buffer holds in every element, where it holds
+    /// one (asked on the GPU: a fill of the uniformity words, a `differs_from_first` launch per
+    /// staged buffer on the legacy stream, and one synchronous copy of the words back).
+    fn uniform_on(&self, kernels: &Kernels) -> Result<Vec<Option<f32>>, Error> {
+        let mut uniform = vec![None; self.blocks.len()];
+        let Some(Block::Device(words, _)) = &self.uniformity else {
+            return Ok(uniform);
+        };
+        let staged: Vec<(usize, sys::CUdeviceptr, usize)> = (self.blocks.iter().enumerate())
+            .zip(&self.staging)
+            .filter_map(|((i, m), staging)| match (m, staging) {
+                (Block::Device(p, n @ 1..), Some(_)) => Some((i, *p, *n)),
+                _ => None,
+            })
+            .collect();
+        if staged.is_empty() {
+            return Ok(uniform);
+        }
+        let stream = std::ptr::null_mut();
+        kernels.launch_fill(stream, *words, 2 * staged.len() as u64, 0)?;
+        for (j, &(_, p, n)) in staged.iter().enumerate() {
+            let out = *words + (j * UNIFORMITY_BYTES) as sys::CUdeviceptr;
+            kernels.launch_differs(stream, p, n as u64, out)?;
+        }
+        let mut host = vec![0u32; 2 * staged.len()];
+        // SAFETY: the uniformity block holds two words per staged buffer (`take`); the copy on
+        // the legacy stream follows the launches above.
+        unsafe { result::memcpy_dtoh_sync(&mut host, *words) }.map_err(call("cuMemcpyDtoH"))?;
+        for (j, &(i, ..)) in staged.iter().enumerate() {
+            if host[2 * j] == 0 {
+                uniform[i] = Some(f32::from_bits(host[2 * j + 1]));
+            }
+        }
+        Ok(uniform)
     }
 }
 
@@ -396,6 +469,7 @@ impl<A: Allocator> Drop for Buffers<A> {
             .blocks
             .drain(..)
             .chain(self.staging.drain(..).flatten())
+            .chain(self.uniformity.take())
         {
             A::free(b);
         }

@@ -334,7 +334,7 @@ fn run_trials(
         let clock = alignment.map(|a| clock_sync(a, t0));
         let mut t = stamped(issuer, &host, &issued)?
             .with_host(host_spans, clock)
-            .with_contents(issuer.buffers.contents()?)
+            .with_contents(issuer.buffers.contents(kernels)?)
             .with_preempted(u32::try_from(preempted).unwrap_or(u32::MAX))
             .with_host_slow(host_slow, own_pace);
         lap.to(&mut timing.readback_ns);

@@ -46,6 +46,7 @@ pub struct Kernels {
     vector_add: CudaFunction,
     marker: CudaFunction,
     fill: CudaFunction,
+    differs: CudaFunction,
 }
 
 impl Kernels {
@@ -127,6 +128,7 @@ impl Kernels {
             vector_add: load("vector_add")?,
             marker: load(MARKER_KERNEL)?,
             fill: load("fill_words")?,
+            differs: load("differs_from_first")?,
             _module: module,
             ptx,
         })
@@ -260,6 +262,34 @@ impl Kernels {
         // at least `n` words.
         unsafe { launch(&self.fill, stream, (grid, BLOCK), &mut params) }
             .map_err(call("cuLaunchKernel(fill_words)"))
+    }
+
+    /// Enqueues `differs_from_first(p, n, out)`, which leaves in `out[0]` a non-zero word if any
+    /// of the `n` 32-bit words at `p` differs from the first (the caller zeroes it before), and
+    /// the first word in `out[1]`; nothing for `n == 0`.
+    pub fn launch_differs(
+        &self,
+        stream: sys::CUstream,
+        p: sys::CUdeviceptr,
+        n: u64,
+        out: sys::CUdeviceptr,
+    ) -> Result<(), Error> {
+        const BLOCK: u32 = 256;
+        if n == 0 {
+            return Ok(());
+        }
+        // As many blocks as the fill: enough to read at full bandwidth.
+        let grid = n.div_ceil(u64::from(BLOCK)).min(1024) as u32;
+        let (mut p, mut n, mut out) = (p, n, out);
+        let mut params = [
+            &mut p as *mut sys::CUdeviceptr as *mut c_void,
+            &mut n as *mut u64 as *mut c_void,
+            &mut out as *mut sys::CUdeviceptr as *mut c_void,
+        ];
+        // SAFETY: differs_from_first takes (const unsigned int*, unsigned long long, unsigned
+        // int*); `p` holds at least `n` words and `out` two.
+        unsafe { launch(&self.differs, stream, (grid, BLOCK), &mut params) }
+            .map_err(call("cuLaunchKernel(differs_from_first)"))
     }
 
     /// Enqueues `clock_ping<<<1, 1, 0, stream>>>(mailbox, rounds, timeout_ns)`; `mailbox` is the

@@ -109,7 +109,7 @@ pub(super) fn timeline(
     let mut contents = Vec::new();
     for side in sides {
         side.bind()?;
-        for mut c in side.buffers.contents()? {
+        for mut c in side.buffers.contents(side.kernels)? {
             c.buffer = side.buffer_ids[c.buffer.0];
             contents.push(c);
         }

@@ -3,6 +3,7 @@
 
 use super::kernels::WORDS_PER_BLOCK;
 use crate::border::error::Error;
+use crate::measured::blocks::Packer;
 use crate::measured::timeline::{BlockStamp, HostCall, Pause, Relaunch, Span, Timeline};
 use crate::program::{OpKind, Program};
 
@@ -87,7 +88,9 @@ pub fn relaunched(
 fn span(program: &Program, i: usize, first: usize, host: &[u64]) -> Result<Span, Error> {
     let op = &program.ops[i];
     let grid = op.kind.stamped_grid() as usize;
-    let mut blocks = Vec::with_capacity(grid);
+    // Packed as read, never held as a list of stamps first (32,768 a trial in
+    // `scenario.sleep.grid`).
+    let mut blocks = Packer::default();
     for b in 0..grid {
         let w = &host[(first + b) * WORDS_PER_BLOCK..][..WORDS_PER_BLOCK];
         if w[0] == 0 || w[1] < w[0] {
@@ -110,7 +113,7 @@ fn span(program: &Program, i: usize, first: usize, host: &[u64]) -> Result<Span,
     }
     Ok(Span {
         op: op.id,
-        blocks: blocks.into(),
+        blocks: blocks.finish(),
         device: 0,
     })
 }

@@ -125,8 +125,9 @@ fn a_new_pageable_block_is_touched_once() {
     assert_eq!(fills(&mut b), Vec::<f32>::new());
 }
 
-/// A device buffer read back gets a pinned block of its size for the read-back copy, from the
-/// pool and back to it, like the buffers themselves.
+/// A device buffer read back gets a pinned block of its size for the read-back copy, and two
+/// device words for asking on the GPU whether it holds one value, from the pool and back to it,
+/// like the buffers themselves.
 #[test]
 fn a_device_buffer_read_back_is_staged_through_the_pool() {
     let mut pool: Pool<Fake> = Pool::default();
@@ -136,12 +137,12 @@ fn a_device_buffer_read_back_is_staged_through_the_pool() {
     let mut b = Buffers::take(&buffers, &mut pool).unwrap();
     assert_eq!(
         (b.reused, b.allocated),
-        (0, 3),
-        "two buffers and one staging block"
+        (0, 4),
+        "two buffers, one staging block and the uniformity words"
     );
     b.release(&mut pool);
     drop(b);
-    assert_eq!(pool.idle_bytes(), 3 * 64);
+    assert_eq!(pool.idle_bytes(), 3 * 64 + UNIFORMITY_BYTES);
     let b = Buffers::take(&buffers, &mut pool).unwrap();
-    assert_eq!((b.reused, b.allocated), (3, 0));
+    assert_eq!((b.reused, b.allocated), (4, 0));
 }
