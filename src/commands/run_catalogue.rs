@@ -86,6 +86,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         .collect();
     let mut kept: Vec<Option<ClaimRecord>> = vec![None; claims.len()];
     let mut progress = Progress::new(claims.len());
+    let mut trimmer = stream_litmus::heap::Trimmer::default();
     let mut stdout_error = None;
     let ran = lab.try_check_each(claims, |i, rec| {
         use std::io::Write;
@@ -97,13 +98,15 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         }
         progress.step(&rec.claim.id);
         kept[i] = Some(rec.kept());
+        let bytes = rec.held_bytes();
         let rec = Arc::new(rec);
         for (_, writer) in &mut writers {
             writer.claim(rec.clone());
         }
         drop(rec);
-        // What judging the claim allocated is free, and so is its record where no file takes it.
-        stream_litmus::heap::return_freed();
+        // What judging the claim allocated is free, and so is its record where no file takes
+        // it: handed back to the system every few claims.
+        trimmer.freed(bytes);
     });
     progress.clear();
     // `--exclusive` gave up: the writers are dropped unfinished, so no results file holds a

@@ -95,11 +95,6 @@ const MAX_CHECK_THREADS: usize = 2;
 /// less than their text, so this bounds what they hold.
 const CHECKED_BYTES: u64 = 64 << 20;
 
-/// Bytes of claims' text whose stamps were dropped after which the allocator's free pages are
-/// handed back (`return_freed` walks every free list: after each of a thousand small claims it
-/// cost the caller's thread a tenth of its time).
-const FREED_BYTES: u64 = 32 << 20;
-
 /// [`read_claims`] on the threads given.
 fn read_on(
     threads: Threads,
@@ -143,17 +138,14 @@ fn read_on(
             &check,
         )
         .within(CHECKED_BYTES);
-        let mut freed = 0u64;
+        // The allocator's free pages go back after every few claims' stamps were dropped.
+        let mut trimmer = crate::border::heap::Trimmer::default();
         // Whether `each` refused a claim: no claim after it is handed on.
         let refused = std::cell::Cell::new(false);
         let mut checked = |(i, c, bytes, r)| {
             each(i, c, r).inspect_err(|_| refused.set(true))?;
             // The claim's stamps, or all but what the caller keeps, were just dropped.
-            freed += bytes;
-            if freed >= FREED_BYTES {
-                crate::border::heap::return_freed();
-                freed = 0;
-            }
+            trimmer.freed(bytes);
             Ok::<_, RecordError>(())
         };
         let mut take = |parsed: Parsed| {

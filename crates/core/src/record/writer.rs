@@ -26,19 +26,22 @@ use std::time::{Duration, Instant};
 
 /// Records waiting for the writer thread at most, beside the one being written. A claim's
 /// record may take the writer longer than the next claims take to run (`scenario.sleep.grid` at
-/// 1,000 trials: about 10 s, against 3 s for most claims); four queued give it that time. A run
-/// that outpaces the writer further waits for it (the wait is counted, [`WriteStats::waited`])
-/// instead of piling records up in memory.
-const QUEUE: usize = 4;
+/// 1,000 trials: about 10 s, against 3 s for most claims), and at the default 5 trials many
+/// claims end within a millisecond or two of each other while the writer spends tens of
+/// milliseconds on one record: with 4 queued, an idle catalogue run on an H200 waited 21–62 ms
+/// for the writer (its 48 MB of JSON written in 0.23 s beside the run). What records hold is
+/// bounded by their bytes ([`QUEUE_BYTES`]); this bounds their number. A run that outpaces the writer further waits for
+/// it (the wait is counted, [`WriteStats::waited`]) instead of piling records up in memory.
+const QUEUE: usize = 64;
 
-/// The most bytes of stamps ([`ClaimRecord::held_bytes`]) the records handed to the writer and
-/// not yet written may hold, beside the one record being handed over: a run hands over a record
+/// The most bytes ([`ClaimRecord::kept_bytes`]: stamps, trials, judgements) the records handed
+/// to the writer and not yet written may hold, beside the one record being handed over: a run hands over a record
 /// only once the writer is this close to done. Without it, at 1,000 trials, the writer was
 /// still at `scenario.sleep.grid` (480 MB of stamps) while three claims after it ran and queued
 /// theirs: the run peaked at 1,132 MiB on an H100, 520 MiB above that claim alone.
 const QUEUE_BYTES: u64 = 64 << 20;
 
-/// Bytes of stamps handed to the writer and not yet written and dropped, and whether the
+/// Bytes of records handed to the writer and not yet written and dropped, and whether the
 /// writer thread has ended (then nothing is waited for).
 #[derive(Default)]
 struct Pending {
@@ -102,7 +105,7 @@ pub struct WriteStats {
 type Written = Result<(u64, Duration), Error>;
 
 enum Message {
-    /// A record and its [`ClaimRecord::held_bytes`].
+    /// A record and its [`ClaimRecord::kept_bytes`].
     Claim(Arc<ClaimRecord>, u64),
     End(Box<RunRecord>),
 }
@@ -143,7 +146,7 @@ impl RunWriter {
     pub fn claim(&mut self, record: Arc<ClaimRecord>) {
         let started = Instant::now();
         if let Some(tx) = &self.to_thread {
-            let bytes = record.held_bytes();
+            let bytes = record.kept_bytes();
             self.pending.add(bytes);
             if tx.send(Message::Claim(record, bytes)).is_err() {
                 self.to_thread = None;
@@ -209,11 +212,12 @@ fn write_from(
     let mut busy = Duration::ZERO;
     let mut bytes = 0;
     let head = std::cell::Cell::new(None);
-    // The next claim is asked for once the one before was written and dropped: its memory goes
-    // back to the system, and the run may hand over more.
+    // The next claim is asked for once the one before was written and dropped: the run may hand
+    // over more, and every few claims' memory goes back to the system (`Trimmer`).
     let mut last = 0;
+    let mut trimmer = crate::border::heap::Trimmer::default();
     let mut claims = std::iter::from_fn(|| {
-        crate::border::heap::return_freed();
+        trimmer.freed(last);
         pending.done(std::mem::take(&mut last));
         match rx.recv() {
             Ok(Message::Claim(c, held)) => {
