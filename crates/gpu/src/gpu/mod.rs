@@ -34,6 +34,7 @@ mod multi_witness;
 mod nccl;
 mod neighbours;
 mod pace;
+mod pageable;
 mod pinned;
 mod pool;
 mod probe;
@@ -91,6 +92,16 @@ pub fn contexts_shared() -> bool {
     mode() == Some(sys::CUcomputemode::CU_COMPUTEMODE_DEFAULT as i32)
 }
 
+/// When an opening GPU opens NVML's watch on itself (`neighbours.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFrom {
+    /// At once, on a thread of its own while the context is made: a process that looks around
+    /// its claims (NVML's start and the device's handle took about 17 ms on an H200's host).
+    Start,
+    /// At the first look, if one comes: a child process, which its parent looks around.
+    FirstLook,
+}
+
 /// Where an opening GPU takes its copy rates from (`copy_rates.rs`).
 #[derive(Debug, Clone, Copy)]
 pub enum RatesFrom {
@@ -130,7 +141,7 @@ impl Gpu {
     /// every caller gets the same error. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn process() -> Result<&'static Gpu, Error> {
-        Gpu::process_with(None, RatesFrom::Measured, |_| {})
+        Gpu::process_with(None, RatesFrom::Measured, WatchFrom::Start, |_| {})
     }
 
     /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
@@ -143,6 +154,7 @@ impl Gpu {
     pub fn process_with(
         ptx: Option<&str>,
         rates: RatesFrom,
+        watch: WatchFrom,
         gate: impl FnOnce(&mut Watch),
     ) -> Result<&'static Gpu, Error> {
         if let Some(opened) = PROCESS.get() {
@@ -152,7 +164,7 @@ impl Gpu {
         // turn again at once, so no thread ever waits for the cell while holding the turn.
         let _turn = turn::take();
         PROCESS
-            .get_or_init(|| Gpu::open_with(ptx, rates, gate))
+            .get_or_init(|| Gpu::open_with(ptx, rates, watch, gate))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -166,6 +178,7 @@ impl Gpu {
     fn open_with(
         ptx: Option<&str>,
         rates: RatesFrom,
+        watch: WatchFrom,
         gate: impl FnOnce(&mut Watch),
     ) -> Result<Gpu, Error> {
         let started = Instant::now();
@@ -177,6 +190,13 @@ impl Gpu {
         };
         let mut split = SetupTiming::default();
         probe::driver()?;
+        // NVML opens on a thread of its own while the context is made (`WatchFrom::Start`), so
+        // the first look does not wait for it.
+        let pci_bus_id = pci_bus_id();
+        let mut watch = match watch {
+            WatchFrom::Start => neighbours::Watch::opening(pci_bus_id.clone()),
+            WatchFrom::FirstLook => neighbours::Watch::new(pci_bus_id.clone()),
+        };
         let ctx = CudaContext::new(0).map_err(probe::init_error)?;
         // SAFETY: called before any allocation or stream creation through this context.
         unsafe { ctx.disable_event_tracking() };
@@ -185,8 +205,6 @@ impl Gpu {
         to(&mut split.device_ns);
         let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
         to(&mut split.kernels_ns);
-        let pci_bus_id = pci_bus_id(&ctx);
-        let mut watch = neighbours::Watch::new(pci_bus_id.clone());
         let mut waited_ns = 0;
         gate(&mut watch);
         to(&mut waited_ns);
@@ -330,10 +348,14 @@ impl Gpu {
     }
 }
 
-/// "0000:18:00.0", the form NVML looks devices up by.
-fn pci_bus_id(ctx: &Arc<CudaContext>) -> Option<String> {
+/// Device 0's "0000:18:00.0", the form NVML looks devices up by; asked before its context is
+/// made (`None` where the driver does not start: the context's own error says why).
+fn pci_bus_id() -> Option<String> {
     use sys::CUdevice_attribute as A;
-    let attr = |a| ctx.attribute(a).ok();
+    cudarc::driver::result::init().ok()?;
+    let device = cudarc::driver::result::device::get(0).ok()?;
+    // SAFETY: `device` came from `cuDeviceGet`.
+    let attr = |a| unsafe { cudarc::driver::result::device::get_attribute(device, a) }.ok();
     Some(format!(
         "{:04x}:{:02x}:{:02x}.0",
         attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,

@@ -41,19 +41,41 @@ pub fn forget_child(pid: u32) {
 pub struct Watch {
     pci_bus_id: Option<String>,
     observer: Option<Result<Observer, Unobserved>>,
+    /// NVML being opened on a thread of its own ([`Watch::opening`]).
+    opening: Option<std::thread::JoinHandle<Result<Observer, Unobserved>>>,
 }
 
 impl Watch {
-    /// A watch on the GPU with this PCI bus id (`None`: unknown, so never observed).
+    /// A watch on the GPU with this PCI bus id (`None`: unknown, so never observed), opened on
+    /// the first look.
     pub fn new(pci_bus_id: Option<String>) -> Watch {
         Watch {
             pci_bus_id,
             observer: None,
+            opening: None,
         }
+    }
+
+    /// [`Watch::new`], with NVML opened now on a thread of its own, for the first look to take
+    /// (where no thread can be started, the first look opens it).
+    pub fn opening(pci_bus_id: Option<String>) -> Watch {
+        let opening = pci_bus_id.clone().and_then(|id| {
+            std::thread::Builder::new()
+                .name("nvml-open".into())
+                .spawn(move || Observer::open(&id))
+                .ok()
+        });
+        let mut watch = Watch::new(pci_bus_id);
+        watch.opening = opening;
+        watch
     }
 
     /// The other processes with a context on the GPU now, or why they cannot be seen.
     pub fn look(&mut self) -> Look {
+        if let Some(opening) = self.opening.take() {
+            // A thread that panicked leaves the opening to this one, below.
+            self.observer = opening.join().ok();
+        }
         let pci_bus_id = &self.pci_bus_id;
         let opened = self.observer.get_or_insert_with(|| match pci_bus_id {
             Some(id) => Observer::open(id),
@@ -65,6 +87,16 @@ impl Watch {
                 neighbours: Vec::new(),
                 limit: Some(why.to_string()),
             },
+        }
+    }
+}
+
+impl Drop for Watch {
+    /// Waits for an opening never looked through (a GPU that failed to open): NVML is not left
+    /// starting on a thread while the process ends.
+    fn drop(&mut self) {
+        if let Some(opening) = self.opening.take() {
+            let _ = opening.join();
         }
     }
 }

@@ -19,7 +19,7 @@
 use crate::border::bounded_json::JsonError;
 use crate::border::error::Error;
 use crate::border::limits::MAX_TRIALS;
-use crate::gpu::{Gpu, RatesFrom};
+use crate::gpu::{Gpu, RatesFrom, WatchFrom};
 use crate::judge::claim::EnvVar;
 use crate::judge::relation::Check;
 use crate::lab::collect::collect_trials;
@@ -99,7 +99,7 @@ pub fn serve() -> i32 {
         let rates = request
             .copy_rates
             .map_or(RatesFrom::KeptElseMeasured, RatesFrom::Given);
-        let gpu = Gpu::process_with(request.ptx.as_deref(), rates, go)?;
+        let gpu = Gpu::process_with(request.ptx.as_deref(), rates, WatchFrom::FirstLook, go)?;
         let runs = request
             .jobs
             .iter()

@@ -21,7 +21,7 @@ pub mod parameter_sweeps;
 mod second_look;
 
 use crate::border::error::Error;
-use crate::gpu::{turn, Gpu, RatesFrom};
+use crate::gpu::{turn, Gpu, RatesFrom, WatchFrom};
 use crate::judge::claim::{Claim, EnvVar};
 use crate::lab::child::{ChildRequest, Job};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
@@ -131,7 +131,9 @@ impl Lab {
 
     /// The GPU of this process, opened on first use ([`Gpu::process`]).
     pub fn gpu(&self) -> Result<&Gpu, Error> {
-        let gpu = Gpu::process_with(None, RatesFrom::Measured, |watch| self.run_ahead(watch));
+        let gpu = Gpu::process_with(None, RatesFrom::Measured, WatchFrom::Start, |watch| {
+            self.run_ahead(watch)
+        });
         self.drop_unrun();
         gpu
     }
