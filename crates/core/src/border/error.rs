@@ -31,6 +31,12 @@ pub enum Error {
     /// A driver call failed.
     #[error("CUDA call {call} failed: {message}")]
     Driver { call: String, message: String },
+    /// The host would not give a buffer its memory.
+    #[error(
+        "no host memory for a buffer of {bytes} bytes ({detail}): free some, or make the \
+         program's buffers smaller"
+    )]
+    HostMemory { bytes: usize, detail: String },
     /// NVRTC rejected the stamp kernel, or the driver could not load what it produced.
     #[error("the stamp kernel (kernels/stamp.cu) could not be built: {detail}")]
     Kernel { detail: String },
