@@ -63,7 +63,7 @@ pub use kernels::{ADD_SOURCE, STAMP_SOURCE};
 use crate::border::error::Error;
 use crate::measured::calibration::{Calibration, CopyRates, Device};
 use crate::measured::timing::SetupTiming;
-use crate::program::Program;
+use crate::program::{Place, Program};
 use cudarc::driver::{sys, CudaContext};
 use probe::call;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -90,6 +90,20 @@ pub fn contexts_shared() -> bool {
         unsafe { result::device::get_attribute(device, attribute) }.ok()
     };
     mode() == Some(sys::CUcomputemode::CU_COMPUTEMODE_DEFAULT as i32)
+}
+
+/// What a gate ([`Gpu::process_with`]) leaves running while the opening goes on: a child
+/// process that ran its claims ahead and answered, and is exiting (`lab/ahead.rs`), its context
+/// torn down by the driver (22–27 ms on an H200's host). Nothing is measured beside it: the
+/// opening makes the pool blocks the process will ask for first while it runs, then waits for
+/// its end before it calibrates.
+pub trait Settle {
+    /// The pool's blocks (place and bytes) the process will ask for first, in order of need.
+    fn blocks(&self) -> Vec<(Place, usize)>;
+    /// Whether it has ended.
+    fn ended(&mut self) -> bool;
+    /// Waits for its end.
+    fn finish(self: Box<Self>);
 }
 
 /// When an opening GPU opens NVML's watch on itself (`neighbours.rs`).
@@ -141,7 +155,7 @@ impl Gpu {
     /// every caller gets the same error. The driver reads environment variables such as
     /// `CUDA_DEVICE_MAX_CONNECTIONS` here, once per process.
     pub fn process() -> Result<&'static Gpu, Error> {
-        Gpu::process_with(None, RatesFrom::Measured, WatchFrom::Start, |_| {})
+        Gpu::process_with(None, RatesFrom::Measured, WatchFrom::Start, |_| None)
     }
 
     /// [`Gpu::process`], where the first call loads the kernels from `ptx` (another process's
@@ -151,11 +165,11 @@ impl Gpu {
     /// calibrating it, with NVML's watch on it: a child started ahead waits there for its go,
     /// and the parent runs that child's claims there (`lab/ahead.rs`); the time it takes counts
     /// in no part of the setup. Later calls return the GPU already open.
-    pub fn process_with(
+    pub fn process_with<'g>(
         ptx: Option<&str>,
         rates: RatesFrom,
         watch: WatchFrom,
-        gate: impl FnOnce(&mut Watch),
+        gate: impl FnOnce(&mut Watch) -> Option<Box<dyn Settle + 'g>>,
     ) -> Result<&'static Gpu, Error> {
         if let Some(opened) = PROCESS.get() {
             return opened.as_ref().map_err(Clone::clone);
@@ -175,11 +189,11 @@ impl Gpu {
     }
 
     /// Opens device 0 (once per process: [`Gpu::process_with`]).
-    fn open_with(
+    fn open_with<'g>(
         ptx: Option<&str>,
         rates: RatesFrom,
         watch: WatchFrom,
-        gate: impl FnOnce(&mut Watch),
+        gate: impl FnOnce(&mut Watch) -> Option<Box<dyn Settle + 'g>>,
     ) -> Result<Gpu, Error> {
         let started = Instant::now();
         let mut lap = started;
@@ -206,13 +220,29 @@ impl Gpu {
         let kernels = kernels::Kernels::build_from(&ctx, ptx)?;
         to(&mut split.kernels_ns);
         let mut waited_ns = 0;
-        gate(&mut watch);
+        let settling = gate(&mut watch);
         to(&mut waited_ns);
+        let mut kept = executor::Kept::default();
+        if let Some(mut settling) = settling {
+            for (place, bytes) in settling.blocks() {
+                if settling.ended() {
+                    break;
+                }
+                match <buffers::Driver as pool::Allocator>::alloc(place, bytes) {
+                    Ok(block) => kept.pool.give(place, bytes, block),
+                    Err(_) => break, // the claim that needs it will say why
+                }
+            }
+            settling.finish();
+        }
+        let mut settled_ns = 0;
+        to(&mut settled_ns);
+        waited_ns += settled_ns;
         let calibration = calibrate::calibrate(&kernels, device)?;
         let mut gpu = Gpu {
             split,
             pci_bus_id,
-            kept: Mutex::new(executor::Kept::default()),
+            kept: Mutex::new(kept),
             ctx,
             kernels,
             calibration,

@@ -23,11 +23,12 @@
 //! open already, or failing to open) is killed.
 
 use super::child::{self, Job};
-use super::{jobs_of, Lab};
+use super::{jobs_of, Answering, Lab};
 use crate::border::error::Error;
-use crate::gpu::{Gpu, Watch};
+use crate::gpu::{Gpu, Settle, Watch};
 use crate::judge::claim::{Claim, EnvVar};
 use crate::measured::sharing::Sharing;
+use crate::program::Place;
 use crate::record::Trials;
 use std::collections::BTreeMap;
 
@@ -41,6 +42,8 @@ pub(super) enum Ahead {
         group: Group,
         jobs: Vec<Job>,
         child: Result<child::Started, Error>,
+        /// The pool blocks this process's own claims ask for first (made while the child exits).
+        blocks: Vec<(Place, usize)>,
     },
     /// Its claims ran, with what NVML saw around them.
     Ran {
@@ -95,35 +98,60 @@ impl Lab {
             group: Group::of(claims, &env, &members),
             jobs,
             child,
+            blocks: first_blocks(claims),
         });
     }
 
     /// The gate of this process's GPU opening: runs the child started ahead, if any, between
-    /// looks through `watch`.
-    pub(super) fn run_ahead(&self, watch: &mut Watch) {
+    /// looks through `watch`, and leaves it exiting: the opening makes pool blocks meanwhile and
+    /// then waits for it ([`Settle`]), and its results are kept when it has exited.
+    pub(super) fn run_ahead(&self, watch: &mut Watch) -> Option<Box<dyn Settle + '_>> {
         let started = self.ahead.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let Some(Ahead::Started { group, jobs, child }) = started else {
-            return;
+        let Some(Ahead::Started {
+            group,
+            jobs,
+            child,
+            blocks,
+        }) = started
+        else {
+            return None;
         };
-        // NVML's first look opens it (about 10 ms), which the calibration did before.
+        // NVML's first look takes what its opening thread made (`Watch::opening`).
         let looking = std::time::Instant::now();
         let before = watch.look();
         self.spend(|s| &mut s.looks, looking);
-        let results = match child.and_then(|c| self.finish_child(c, &jobs)) {
-            Ok(results) => results,
-            Err(e) => jobs.iter().map(|_| Err(e.clone())).collect(),
-        };
+        let answering = child.map(|c| self.answer_child(c, &jobs));
         let looking = std::time::Instant::now();
         let after = watch.look();
         self.spend(|s| &mut s.looks, looking);
+        let sharing = Some(Sharing {
+            before: before.neighbours,
+            after: after.neighbours,
+            limit: after.limit,
+        });
+        match answering {
+            Ok(answering) => Some(Box::new(Exiting {
+                lab: self,
+                group,
+                jobs: jobs.len(),
+                answering,
+                sharing,
+                blocks,
+            })),
+            Err(e) => {
+                let results = jobs.iter().map(|_| Err(e.clone())).collect();
+                self.ran_ahead(group, results, sharing);
+                None
+            }
+        }
+    }
+
+    /// Keeps what the child run ahead gave, for [`Lab::take_ahead`].
+    fn ran_ahead(&self, group: Group, results: Runs, sharing: Option<Sharing>) {
         *self.ahead.lock().unwrap_or_else(|e| e.into_inner()) = Some(Ahead::Ran {
             group,
             results,
-            sharing: Some(Sharing {
-                before: before.neighbours,
-                after: after.neighbours,
-                limit: after.limit,
-            }),
+            sharing,
         });
     }
 
@@ -157,6 +185,75 @@ impl Lab {
             }
         }
     }
+}
+
+/// The child run ahead, answered and exiting.
+struct Exiting<'a> {
+    lab: &'a Lab,
+    group: Group,
+    jobs: usize,
+    answering: Answering,
+    sharing: Option<Sharing>,
+    blocks: Vec<(Place, usize)>,
+}
+
+impl Settle for Exiting<'_> {
+    fn blocks(&self) -> Vec<(Place, usize)> {
+        self.blocks.clone()
+    }
+
+    fn ended(&mut self) -> bool {
+        self.answering.answered.exited()
+    }
+
+    fn finish(self: Box<Self>) {
+        let Exiting {
+            lab,
+            group,
+            jobs,
+            answering,
+            sharing,
+            ..
+        } = *self;
+        let results = match lab.settle_child(answering) {
+            Ok(results) => results,
+            Err(e) => (0..jobs).map(|_| Err(e.clone())).collect(),
+        };
+        lab.ran_ahead(group, results, sharing);
+    }
+}
+
+/// The pinned and pageable pool blocks (place and bytes) that the claims run in this process
+/// ask for, in the order they first need them: of each place and size, as many as the claim
+/// that needs most of them at once (its buffers, and the pinned staging block of each device
+/// buffer it reads back). Pinning and faulting in host memory is what a claim's setup spends
+/// most on (`pinned.rs`, `pageable.rs`); device blocks are quick to make and left out.
+fn first_blocks(claims: &[Claim]) -> Vec<(Place, usize)> {
+    let mut most: Vec<((Place, usize), usize)> = Vec::new();
+    for claim in claims.iter().filter(|c| !c.needs_child()) {
+        let mut wants: Vec<((Place, usize), usize)> = Vec::new();
+        for b in claim.program.buffers.iter().filter(|b| b.device == 0) {
+            let bytes = b.bytes as usize;
+            let host = (b.place != Place::Device).then_some((b.place, bytes));
+            let staging =
+                (b.read_back && b.place == Place::Device).then_some((Place::Pinned, bytes));
+            for key in host.into_iter().chain(staging) {
+                match wants.iter_mut().find(|(k, _)| *k == key) {
+                    Some(w) => w.1 += 1,
+                    None => wants.push((key, 1)),
+                }
+            }
+        }
+        for (key, n) in wants {
+            match most.iter_mut().find(|(k, _)| *k == key) {
+                Some(m) => m.1 = m.1.max(n),
+                None => most.push((key, n)),
+            }
+        }
+    }
+    (most.into_iter())
+        .flat_map(|(key, n)| std::iter::repeat(key).take(n))
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod second_look;
 use crate::border::error::Error;
 use crate::gpu::{turn, Gpu, RatesFrom, WatchFrom};
 use crate::judge::claim::{Claim, EnvVar};
+use crate::judge::verdict::Judgement;
 use crate::lab::child::{ChildRequest, Job};
 use crate::lab::collect::MAX_TRIAL_FACTOR;
 use crate::measured::sharing::{Carry, Sharing};
@@ -159,11 +160,12 @@ impl Lab {
     /// Runs a claim's program in this process until it has the lab's number of decided trials
     /// (or a negative one, or the trial budget is spent).
     /// `scout`: a neighbour was busy when the claim began (see [`collect::collect_trials`]).
-    fn run_claim(&self, claim: &Claim, scout: bool) -> Result<Trials, Error> {
+    /// With the judgement that decided there were enough trials ([`collect::collect_judged`]).
+    fn run_claim(&self, claim: &Claim, scout: bool) -> Result<(Trials, Option<Judgement>), Error> {
         // The caller holds the turn ([`Lab::take_turn`]) for every round of the claim's trials,
         // so no other claim of the process runs between them.
         let gpu = self.gpu()?;
-        collect::collect_trials(gpu, &claim.program, &claim.checks, self.trials, scout)
+        collect::collect_judged(gpu, &claim.program, &claim.checks, self.trials, scout)
     }
 
     /// Runs `program` in a child process with `env` set on top of this process's environment.
@@ -311,7 +313,11 @@ impl Lab {
             seen = after;
             since = turn::granted();
             drop(turn);
-            let record = self.record(claim, result, sharing);
+            let (result, alone) = match result {
+                Ok((trials, alone)) => (Ok(trials), alone),
+                Err(e) => (Err(e), None),
+            };
+            let record = self.record_judged(claim, result, sharing, alone);
             match second_look::wants_second_look(&record) {
                 true => later.push((i, record)),
                 false => finish(i, record),
@@ -354,11 +360,23 @@ impl Lab {
         result: Result<Trials, Error>,
         sharing: Option<Sharing>,
     ) -> ClaimRecord {
+        self.record_judged(claim, result, sharing, None)
+    }
+
+    /// [`Lab::record`], taking `alone`, the trials' judgement with no neighbour seen, where the
+    /// sharing leaves it the same ([`ClaimRecord::judged_with`]).
+    fn record_judged(
+        &self,
+        claim: &Claim,
+        result: Result<Trials, Error>,
+        sharing: Option<Sharing>,
+        alone: Option<Judgement>,
+    ) -> ClaimRecord {
         let judging = Instant::now();
         let record = match result {
             Ok(mut trials) => {
                 trials.sharing = sharing;
-                ClaimRecord::judged(claim.clone(), trials)
+                ClaimRecord::judged_with(claim.clone(), trials, alone)
             }
             Err(e) => ClaimRecord::failed(claim.clone(), e),
         };
@@ -488,6 +506,14 @@ impl Lab {
         child: child::Started,
         jobs: &[Job],
     ) -> Result<Vec<Result<Trials, Error>>, Error> {
+        self.settle_child(self.answer_child(child, jobs))
+    }
+
+    /// Tells a child from [`Lab::start_child`] to go, and waits for its answer; it may still be
+    /// exiting ([`Lab::settle_child`] waits for that). The process's turn is held from the go
+    /// until it has exited: another thread's claim beside its claims would be a neighbour of
+    /// ours, and beside its exit, beside a context being torn down.
+    fn answer_child(&self, child: child::Started, jobs: &[Job]) -> Answering {
         let spin_ns: u64 = jobs
             .iter()
             .flat_map(|j| &j.program.ops)
@@ -500,12 +526,21 @@ impl Lab {
         let timeout = CHILD_GRACE + Duration::from_nanos(spin_ns) * most_trials * 2;
         let started = Instant::now();
         let start = child.start;
-        // The child's claims take the process's turn too: another thread's claim beside them
-        // would be a neighbour of ours.
         let turn = turn::take();
-        let reply = child.finish(timeout);
-        drop(turn);
-        let waited = start + started.elapsed();
+        Answering {
+            answered: child.answer(timeout),
+            turn,
+            started,
+            start,
+        }
+    }
+
+    /// Waits for a child that answered to exit, and takes its results, one per job; the time
+    /// from its start is the child's.
+    fn settle_child(&self, answering: Answering) -> Result<Vec<Result<Trials, Error>>, Error> {
+        let reply = answering.answered.finish();
+        drop(answering.turn);
+        let waited = answering.start + answering.started.elapsed();
         let reply = {
             let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
             spent.child += waited;
@@ -518,6 +553,15 @@ impl Lab {
         child::share_cost(&mut runs, waited.as_nanos() as u64);
         Ok(runs)
     }
+}
+
+/// A child told to go that has answered, perhaps still exiting, with the process's turn held.
+struct Answering {
+    answered: child::Answered,
+    turn: turn::Turn,
+    /// When the go was sent, and how long starting the child took.
+    started: Instant,
+    start: Duration,
 }
 
 /// The jobs of the claims at `members`: each claim's program and checks.
