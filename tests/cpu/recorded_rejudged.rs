@@ -163,3 +163,38 @@ fn recorded_orders_do_not_hinge_on_the_timer_step() {
         }
     }
 }
+
+/// The lab keeps the judgement that decided a claim had trials enough (judged with no neighbour
+/// seen) and takes it for the record where no neighbour was busy (`ClaimRecord::judged_with`):
+/// on every recorded run, idle and contended, that record is the one judging anew makes.
+#[test]
+fn the_judgement_kept_from_collecting_is_the_one_judging_anew_makes() {
+    let mut taken = 0;
+    for (file, run) in common::recorded_runs() {
+        for rec in &run.claims {
+            let Some(trials) = rec.trials() else { continue };
+            let tol = trials.calibration.tolerances();
+            let (alone, _) = stream_litmus_core::judge::verdict::judge_claim_in_run(
+                &rec.claim.program,
+                &rec.claim.checks,
+                &trials.timelines,
+                None,
+                &tol,
+                trials.wanted,
+                None,
+            );
+            let busy = trials.sharing.as_ref().is_some_and(|s| s.busy());
+            taken += usize::from(!busy);
+            let kept = ClaimRecord::judged_with(rec.claim.clone(), trials.clone(), Some(alone));
+            let anew = ClaimRecord::judged(rec.claim.clone(), trials.clone());
+            assert_eq!(
+                kept,
+                anew,
+                "{} {}: the kept judgement differs",
+                file.display(),
+                rec.claim.id
+            );
+        }
+    }
+    assert!(taken > 500, "only {taken} records took the kept judgement");
+}

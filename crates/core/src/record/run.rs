@@ -132,6 +132,27 @@ impl ClaimRecord {
         }
     }
 
+    /// [`ClaimRecord::judged`], taking `alone` as the judgement where it is at hand: the
+    /// trials judged with no neighbour seen ([`judge_claim_in_run`] with no sharing), as the lab
+    /// judged them to decide whether to run more (`lab/collect.rs`). Judging reads nothing of
+    /// the sharing but whether a neighbour was busy, so where none was, that judgement is the
+    /// one [`ClaimRecord::judged`] would make again; the observations are added. Otherwise (a busy
+    /// neighbour, or nothing at hand) the trials are judged anew.
+    pub fn judged_with(claim: Claim, trials: Trials, alone: Option<Judgement>) -> ClaimRecord {
+        match alone {
+            Some(mut judgement) if !trials.sharing.as_ref().is_some_and(Sharing::busy) => {
+                let tol = trials.calibration.tolerances();
+                let observed = (&claim.program, &claim.observations);
+                judgement.observed = observe(observed.0, observed.1, &trials.timelines, &tol);
+                ClaimRecord {
+                    claim,
+                    outcome: Outcome::Ran { trials, judgement },
+                }
+            }
+            _ => ClaimRecord::judged(claim, trials),
+        }
+    }
+
     pub fn failed(claim: Claim, error: Error) -> ClaimRecord {
         ClaimRecord {
             claim,

@@ -8,7 +8,7 @@ use crate::border::error::Error;
 use crate::gpu::{Execution, Gpu};
 use crate::judge::counts::Counts;
 use crate::judge::relation::Check;
-use crate::judge::verdict::judge_claim_in_run;
+use crate::judge::verdict::{judge_claim_in_run, Judgement};
 use crate::measured::calibration::Calibration;
 use crate::measured::timeline::Timeline;
 use crate::measured::timing::ClaimTiming;
@@ -132,6 +132,19 @@ pub fn collect_trials(
     wanted: usize,
     scout: bool,
 ) -> Result<Trials, Error> {
+    collect_judged(gpu, program, checks, wanted, scout).map(|(trials, _)| trials)
+}
+
+/// [`collect_trials`], with the judgement of all the trials that decided there were enough
+/// (judged with no neighbour seen; `None` without checks), for the record to take where no
+/// neighbour was busy ([`crate::record::ClaimRecord::judged_with`]).
+pub fn collect_judged(
+    gpu: &Gpu,
+    program: &Program,
+    checks: &[Check],
+    wanted: usize,
+    scout: bool,
+) -> Result<(Trials, Option<Judgement>), Error> {
     let started = Instant::now();
     // Checks that compare amounts of host time need the host's pace watched.
     let pace = crate::judge::slowdown::watched(checks);
@@ -149,11 +162,11 @@ pub fn collect_trials(
         first,
         batch: first / ran as u32 * wanted.max(1) as u32,
     };
-    replace(gpu, program, checks, plan, &mut trials, started)?;
+    let judged = replace(gpu, program, checks, plan, &mut trials, started)?;
     if let Some(t) = &mut trials.timing {
         t.wall_ns = started.elapsed().as_nanos() as u64;
     }
-    Ok(trials)
+    Ok((trials, judged))
 }
 
 /// A second look at a claim that a neighbour left undecided with some evidence in hand (see
@@ -203,7 +216,8 @@ pub fn collect_more(
     Ok(())
 }
 
-/// Replaces the trials that carry no evidence, batch after batch, as `plan` says.
+/// Replaces the trials that carry no evidence, batch after batch, as `plan` says; the
+/// judgement of all of them that ended it (`None` without checks).
 fn replace(
     gpu: &Gpu,
     program: &Program,
@@ -211,13 +225,14 @@ fn replace(
     plan: RetryPlan,
     trials: &mut Trials,
     started: Instant,
-) -> Result<(), Error> {
+) -> Result<Option<Judgement>, Error> {
     if checks.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let pace = crate::judge::slowdown::watched(checks);
     let mut lab = ClaimTiming::default();
     let tol = trials.calibration.tolerances();
+    let mut last = None;
     for batch in 1.. {
         let judging = Instant::now();
         let (judged, neighbour) = judge_claim_in_run(
@@ -235,6 +250,7 @@ fn replace(
             .saturating_sub(Duration::from_nanos(lab.judge_ns));
         let ran = trials.timelines.len();
         let Some(size) = plan.next(&judged.counts, neighbour, ran, elapsed) else {
+            last = Some(judged);
             break;
         };
         let pausing = Instant::now();
@@ -246,7 +262,7 @@ fn replace(
         t.judge_ns += lab.judge_ns;
         t.paused_ns += lab.paused_ns;
     }
-    Ok(())
+    Ok(last)
 }
 
 /// Whether a scout trial ([`collect_trials`], [`collect_more`]) was disturbed.
