@@ -54,6 +54,7 @@ pub struct Driver;
 
 impl Allocator for Driver {
     type Block = Block;
+    const PAGEABLE_PRESENT: bool = true;
 
     fn alloc(place: Place, bytes: usize) -> Result<Block, Error> {
         let n = bytes / 4;
@@ -126,13 +127,15 @@ pub struct Buffers<A: Allocator = Driver> {
     /// into a buffer that can be seen (an all-reduce's buffers always count). A pipeline's input
     /// chunks flow through device chunks into output chunks nothing reads: 64 MiB of pinned
     /// memory whose contents no check can tell. Those are not filled, except a new pageable
-    /// block, whose pages the fill touches (a copy from untouched pages would fault them in).
+    /// block whose pages are not present yet, which the fill touches (a copy from untouched
+    /// pages would fault them in); the driver's blocks come with theirs (`pageable.rs`).
     observed: Vec<bool>,
     /// Per buffer: whether an op writes it; such a block goes back to the pool as unknown.
     written: Vec<bool>,
     /// Per buffer: what its block holds, where known (from the pool, or since its fill).
     known: Vec<Known>,
-    /// Per buffer: a new pageable block, whose pages nothing has touched yet.
+    /// Per buffer: a new pageable block whose pages are not present yet
+    /// ([`Allocator::PAGEABLE_PRESENT`]).
     untouched: Vec<bool>,
     filled: bool,
     /// Per buffer: for a device buffer read back, a pinned block of its size that the read-back
@@ -173,7 +176,8 @@ impl<A: Allocator> Buffers<A> {
             out.blocks.push(block);
             out.keys.push(key);
             out.known.push(known);
-            out.untouched.push(!reused && b.place == Place::Pageable);
+            out.untouched
+                .push(!reused && b.place == Place::Pageable && !A::PAGEABLE_PRESENT);
             let staged = b.read_back && b.place == Place::Device;
             let staging = match staged {
                 true => Some(out.take_one(pool, (Place::Pinned, key.1), None)?.0),

@@ -35,6 +35,9 @@ pub const IDLE_CAP_BYTES: usize = 1 << 30;
 /// tests use a fake one.
 pub trait Allocator {
     type Block;
+    /// Whether a new pageable block's pages are present already (`pageable.rs`): then no fill
+    /// is needed to fault them in before a copy reads them (`Buffers::untouched`).
+    const PAGEABLE_PRESENT: bool = false;
     fn alloc(place: Place, bytes: usize) -> Result<Self::Block, Error>;
     /// Sets every `f32` of the block to `value`; device blocks are complete when this returns.
     fn fill(block: &mut Self::Block, value: f32) -> Result<(), Error>;
