@@ -98,7 +98,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         }
         progress.step(&rec.claim.id);
         kept[i] = Some(rec.kept());
-        let bytes = rec.held_bytes();
+        let bytes = rec.kept_bytes();
         let rec = Arc::new(rec);
         for (_, writer) in &mut writers {
             writer.claim(rec.clone());
