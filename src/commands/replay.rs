@@ -155,7 +155,8 @@ impl Taking<'_> {
         }
         self.claims.push(k);
         if let Some(w) = &mut self.writer {
-            w.claim(Arc::new(c));
+            let bytes = c.kept_bytes();
+            w.claim_sized(Arc::new(c), bytes);
         }
         Ok(())
     }

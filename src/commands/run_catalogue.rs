@@ -101,7 +101,7 @@ pub fn run_claims(claims: &[Claim], args: &RunOptions) -> CliResult {
         let bytes = rec.kept_bytes();
         let rec = Arc::new(rec);
         for (_, writer) in &mut writers {
-            writer.claim(rec.clone());
+            writer.claim_sized(rec.clone(), bytes);
         }
         drop(rec);
         // What judging the claim allocated is free, and so is its record where no file takes

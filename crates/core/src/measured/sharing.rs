@@ -121,6 +121,14 @@ pub struct Carry {
 }
 
 impl Carry {
+    /// Whether process `pid` had a non-zero share in a look carried so far: it counts as busy
+    /// in every look after, whatever they read.
+    pub fn known_busy(&self, pid: u32) -> bool {
+        self.known
+            .get(&pid)
+            .is_some_and(|&(sm, memory)| sm > 0 || memory > 0)
+    }
+
     /// Fills the zero shares of `sharing` with the latest non-zero ones seen (this look included).
     pub fn apply(&mut self, sharing: &mut Sharing) {
         for list in [&mut sharing.before, &mut sharing.after] {

@@ -22,8 +22,8 @@ pub enum Place {
     Device,
     /// `cuMemHostAlloc`: page-locked host memory the copy engines reach directly.
     Pinned,
-    /// An ordinary host allocation (a `Vec`): pageable, so the driver stages copies through
-    /// page-locked buffers of its own.
+    /// An ordinary host allocation (in the lab, an anonymous mapping with its pages present):
+    /// pageable, so the driver stages copies through page-locked buffers of its own.
     Pageable,
 }
 

@@ -144,9 +144,15 @@ impl RunWriter {
     /// Hands one claim's record to the writer. A writer that failed takes no more records; its
     /// error comes from [`RunWriter::finish`].
     pub fn claim(&mut self, record: Arc<ClaimRecord>) {
+        let bytes = record.kept_bytes();
+        self.claim_sized(record, bytes);
+    }
+
+    /// [`RunWriter::claim`], with the bytes the record holds ([`ClaimRecord::kept_bytes`]) made
+    /// once by the caller, for every writer it hands the record to.
+    pub fn claim_sized(&mut self, record: Arc<ClaimRecord>, bytes: u64) {
         let started = Instant::now();
         if let Some(tx) = &self.to_thread {
-            let bytes = record.kept_bytes();
             self.pending.add(bytes);
             if tx.send(Message::Claim(record, bytes)).is_err() {
                 self.to_thread = None;

@@ -292,7 +292,14 @@ impl Gpu {
 
     /// The other processes with a context on this GPU now, or why they cannot be seen.
     pub fn neighbours(&self) -> Look {
-        self.watch.lock().unwrap_or_else(|e| e.into_inner()).look()
+        self.neighbours_knowing(&|_| false)
+    }
+
+    /// [`Gpu::neighbours`], where the caller counts the processes `known_busy` names as busy
+    /// whatever the look reads of them ([`Watch::look_knowing`]).
+    pub fn neighbours_knowing(&self, known_busy: &dyn Fn(u32) -> bool) -> Look {
+        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        watch.look_knowing(known_busy)
     }
 
     /// The PTX the kernels were loaded from.

@@ -41,7 +41,9 @@ pub fn forget_child(pid: u32) {
 pub struct Watch {
     pci_bus_id: Option<String>,
     observer: Option<Result<Observer, Unobserved>>,
-    /// NVML being opened on a thread of its own ([`Watch::opening`]).
+    /// NVML being opened on a thread of its own ([`Watch::opening`]). One never looked through
+    /// (a GPU that failed to open) is left to end on its own, not joined: a driver that hangs in
+    /// NVML's start must not hold up the error that says why the GPU did not open.
     opening: Option<std::thread::JoinHandle<Result<Observer, Unobserved>>>,
 }
 
@@ -72,6 +74,12 @@ impl Watch {
 
     /// The other processes with a context on the GPU now, or why they cannot be seen.
     pub fn look(&mut self) -> Look {
+        self.look_knowing(&|_| false)
+    }
+
+    /// [`Watch::look`], where the caller counts the processes `known_busy` names as busy
+    /// whatever this look reads of them ([`Observer::look`]).
+    pub fn look_knowing(&mut self, known_busy: &dyn Fn(u32) -> bool) -> Look {
         if let Some(opening) = self.opening.take() {
             // A thread that panicked leaves the opening to this one, below.
             self.observer = opening.join().ok();
@@ -82,21 +90,11 @@ impl Watch {
             None => Err(Unobserved::NoBusId),
         });
         match opened {
-            Ok(o) => o.look(),
+            Ok(o) => o.look(known_busy),
             Err(why) => Look {
                 neighbours: Vec::new(),
                 limit: Some(why.to_string()),
             },
-        }
-    }
-}
-
-impl Drop for Watch {
-    /// Waits for an opening never looked through (a GPU that failed to open): NVML is not left
-    /// starting on a thread while the process ends.
-    fn drop(&mut self) {
-        if let Some(opening) = self.opening.take() {
-            let _ = opening.join();
         }
     }
 }
@@ -110,9 +108,9 @@ pub struct Observer {
     device: *mut std::ffi::c_void,
     /// The newest utilisation sample seen, so each look reads only what came after it.
     last_sample_us: u64,
-    /// Per neighbour seen busy: its latest non-zero SM and memory shares (0 where it never
-    /// had one). See [`Observer::look`].
-    busy_seen: std::collections::HashMap<u32, (u32, u32)>,
+    /// Whether a look skipped asking for samples since the last one that asked (see
+    /// [`Observer::look`]).
+    skipped: bool,
 }
 
 /// What one look found: the neighbours, and why the list may be incomplete.
@@ -166,13 +164,14 @@ impl Observer {
             nvml,
             device,
             last_sample_us: 0,
-            busy_seen: std::collections::HashMap::new(),
+            skipped: false,
         })
     }
 
     /// The processes other than this one that hold a context on the GPU now, with their SM share
-    /// since the last look.
-    pub fn look(&mut self) -> Look {
+    /// since the last look; `known_busy` names those the caller counts as busy whatever this
+    /// look reads of them.
+    pub fn look(&mut self, known_busy: &dyn Fn(u32) -> bool) -> Look {
         // SAFETY: a handle NVML gave for this library instance, which is still initialized.
         let device = unsafe { nvml_wrapper::Device::new(self.device.cast(), &self.nvml) };
         let me = std::process::id();
@@ -196,29 +195,26 @@ impl Observer {
                     .to_string(),
             );
         }
-        // Only processes that ran kernels in the sampling period are reported (see `share`).
-        // Samples only describe the processes listed, and asking for them costs 2.2–2.7 ms (on an
-        // H100, against 15 µs for the list): 130 ms of an idle catalogue run. So alone on the GPU
-        // we do not ask; the next look that lists a neighbour asks for every sample since the last
-        // time we asked, a longer window than needed, which can only make it look busier.
         let children = OWN_CHILDREN
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         let other = |pid: u32| pid != me && !children.contains(&pid);
-        let others = processes.iter().any(|p| other(p.pid));
-        // A neighbour once seen busy counts as busy for the rest of the run (the lab carries its
-        // last non-zero share, `Carry`), so no sample can change what a claim beside it makes
-        // of it: where every neighbour listed was seen busy, their last non-zero shares stand,
-        // and NVML is not asked (beside a copy loop on an H200, asking cost 420 ms of a 4 s
-        // run). A new neighbour is asked about as before.
-        let known = processes
-            .iter()
-            .filter(|p| other(p.pid))
-            .all(|p| self.busy_seen.contains_key(&p.pid));
-        let ask = others && !known;
+        let listed: Vec<u32> = (processes.iter().map(|p| p.pid))
+            .filter(|&pid| other(pid))
+            .collect();
+        // Only processes that ran kernels in the sampling period are reported (see `share`).
+        // Samples only describe the processes listed, and asking for them costs 2.2–2.7 ms (on an
+        // H100, against 15 µs for the list): 130 ms of an idle catalogue run. So alone on the GPU
+        // we do not ask, nor where every neighbour listed is one the caller counts as busy
+        // whatever it reads (`asks`): beside a copy loop on an H200, asking in every look cost
+        // 420 ms of a 4 s run. The next look that asks reads every sample since the last that
+        // asked: over that longer window 0 % no longer shows a process idle (`read`).
+        let ask = asks(&listed, known_busy);
+        let stale = ask && self.skipped;
+        self.skipped = !ask;
         let samples = match ask.then(|| device.process_utilization_stats(self.last_sample_us)) {
-            None => Some(Vec::new()),
+            None => None,
             Some(Ok(s)) => Some(s),
             Some(Err(NvmlError::NotFound)) => Some(Vec::new()),
             Some(Err(e)) => {
@@ -234,53 +230,43 @@ impl Observer {
                 .unwrap_or(self.last_sample_us)
                 .max(self.last_sample_us);
         }
-        let neighbours: Vec<Neighbour> = processes
+        let neighbours = processes
             .iter()
             .filter(|p| other(p.pid))
-            .map(|p| {
-                let (sm_percent, memory_percent) = match (ask, self.busy_seen.get(&p.pid)) {
-                    (false, Some(&(sm, memory))) => (Some(sm), Some(memory)),
-                    _ => (
-                        samples
-                            .as_ref()
-                            .and_then(|s| share(s.iter().map(|x| (x.pid, x.sm_util)), p.pid)),
-                        samples
-                            .as_ref()
-                            .and_then(|s| share(s.iter().map(|x| (x.pid, x.mem_util)), p.pid)),
-                    ),
-                };
-                Neighbour {
-                    pid: p.pid,
-                    name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
-                        .map(|s| s.trim().to_string())
-                        .unwrap_or_else(|_| "?".into()),
-                    memory_mib: match p.used_gpu_memory {
-                        UsedGpuMemory::Used(b) => Some(b >> 20),
-                        UsedGpuMemory::Unavailable => None,
-                    },
-                    sm_percent,
-                    memory_percent,
-                }
+            .map(|p| Neighbour {
+                pid: p.pid,
+                name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_else(|_| "?".into()),
+                memory_mib: match p.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(b >> 20),
+                    UsedGpuMemory::Unavailable => None,
+                },
+                sm_percent: samples
+                    .as_ref()
+                    .and_then(|s| read(share(s.iter().map(|x| (x.pid, x.sm_util)), p.pid), stale)),
+                memory_percent: samples
+                    .as_ref()
+                    .and_then(|s| read(share(s.iter().map(|x| (x.pid, x.mem_util)), p.pid), stale)),
             })
             .collect();
-        remember_busy(&mut self.busy_seen, &neighbours);
         Look { neighbours, limit }
     }
 }
 
-/// Notes the latest non-zero shares of each neighbour that had one in a look.
-fn remember_busy(seen: &mut std::collections::HashMap<u32, (u32, u32)>, looked: &[Neighbour]) {
-    for n in looked {
-        let sm = n.sm_percent.unwrap_or(0);
-        let memory = n.memory_percent.unwrap_or(0);
-        if sm > 0 || memory > 0 {
-            let last = seen.entry(n.pid).or_default();
-            *last = (
-                if sm > 0 { sm } else { last.0 },
-                if memory > 0 { memory } else { last.1 },
-            );
-        }
-    }
+/// Whether a look asks NVML for utilisation samples: some process besides ours is listed, and
+/// not every one of them is counted busy already by the caller (a neighbour once seen busy
+/// stays busy for the run: `Carry`), since no sample could change what is made of those. A
+/// look that does not ask leaves their shares unknown, which counts as busy.
+fn asks(listed: &[u32], known_busy: &dyn Fn(u32) -> bool) -> bool {
+    !listed.is_empty() && !listed.iter().all(|&pid| known_busy(pid))
+}
+
+/// A share as one look reads it: over a window longer than since the look before (`stale`:
+/// looks in between did not ask), the samples may all predate a process that started since,
+/// so 0 % is unknown there (counted busy) rather than idle.
+fn read(share: Option<u32>, stale: bool) -> Option<u32> {
+    share.filter(|&s| !stale || s > 0)
 }
 
 /// A process's share from the samples of one look: the largest of its own; 0 when the look holds
@@ -304,29 +290,25 @@ fn share(samples: impl Iterator<Item = (u32, u32)>, pid: u32) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{remember_busy, share};
-    use crate::measured::sharing::Neighbour;
+    use super::{asks, read, share};
 
-    /// A neighbour is remembered once a look gave it a non-zero share, with its latest non-zero
-    /// ones; a look that read it idle, or had no sample, leaves what was remembered.
+    /// NVML is asked only where some neighbour is listed that the caller does not count busy
+    /// already; over a window that spans looks that did not ask, 0 % is unknown.
     #[test]
-    fn a_neighbour_seen_busy_keeps_its_latest_non_zero_shares() {
-        let n = |pid, sm, memory| Neighbour {
-            pid,
-            name: "x".into(),
-            memory_mib: None,
-            sm_percent: sm,
-            memory_percent: memory,
-        };
-        let mut seen = std::collections::HashMap::new();
-        remember_busy(&mut seen, &[n(7, Some(0), Some(0)), n(8, None, None)]);
-        assert!(seen.is_empty(), "idle or unknown: not remembered");
-        remember_busy(&mut seen, &[n(7, Some(40), Some(0))]);
-        remember_busy(&mut seen, &[n(7, Some(0), Some(3)), n(8, Some(90), None)]);
-        assert_eq!(seen.get(&7), Some(&(40, 3)));
-        assert_eq!(seen.get(&8), Some(&(90, 0)));
-        remember_busy(&mut seen, &[n(7, Some(0), None), n(8, Some(20), Some(0))]);
-        assert_eq!((seen[&7], seen[&8]), ((40, 3), (20, 0)));
+    fn samples_are_asked_for_only_where_they_can_change_something() {
+        let busy = |pid: u32| pid == 7;
+        assert!(!asks(&[], &busy), "alone");
+        assert!(!asks(&[7], &busy), "every neighbour busy already");
+        assert!(asks(&[7, 8], &busy), "a neighbour not known busy");
+        assert!(asks(&[8], &|_| false));
+        assert_eq!(read(Some(0), false), Some(0));
+        assert_eq!(
+            read(Some(0), true),
+            None,
+            "idle over a stale window: unknown"
+        );
+        assert_eq!(read(Some(30), true), Some(30));
+        assert_eq!(read(None, false), None);
     }
 
     #[test]

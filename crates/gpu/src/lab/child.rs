@@ -343,9 +343,11 @@ fn command(binary: &Path, env: &[EnvVar]) -> Command {
     cmd
 }
 
-/// How often [`wait`] asks whether the child has exited: it waits only for the exit, once the
-/// child's answer is in ([`Started::answer`]), 22–27 ms on an H200's host.
+/// How often [`wait`] asks whether the child has exited, for its first [`EXIT_POLL_FOR`]: it
+/// waits only for the exit once the child's answer is in ([`Started::answer`]), 22–27 ms on an
+/// H200's host; then, for a child that takes longer, every 2 ms.
 const EXIT_POLL: Duration = Duration::from_micros(500);
+const EXIT_POLL_FOR: Duration = Duration::from_millis(50);
 
 /// How the child exited, or the error when it did not by `deadline`, `timeout` after its go (it
 /// is killed).
@@ -354,6 +356,7 @@ fn wait(
     (deadline, timeout): (Instant, Duration),
     fail: &dyn Fn(String) -> Error,
 ) -> Result<std::process::ExitStatus, Error> {
+    let waiting = Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
@@ -365,7 +368,8 @@ fn wait(
                     timeout.as_secs_f64()
                 )));
             }
-            Ok(None) => std::thread::sleep(EXIT_POLL),
+            Ok(None) if waiting.elapsed() < EXIT_POLL_FOR => std::thread::sleep(EXIT_POLL),
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
             Err(e) => return Err(fail(format!("waiting for it failed: {e}"))),
         }
     }

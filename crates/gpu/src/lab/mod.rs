@@ -281,7 +281,7 @@ impl Lab {
         let mut seen = self.look();
         let mut since = turn::granted();
         let mut carry = Carry::default();
-        let mut carried = |mut s: Option<Sharing>| {
+        let carried = |carry: &mut Carry, mut s: Option<Sharing>| {
             if let Some(s) = &mut s {
                 carry.apply(s);
             }
@@ -290,7 +290,7 @@ impl Lab {
         // The claims of a child run while the GPU was opened (`ahead.rs`) are final first.
         groups.retain(|env, members| match self.take_ahead(claims, env, members) {
             Some((results, sharing)) => {
-                let sharing = carried(sharing);
+                let sharing = carried(&mut carry, sharing);
                 for (&i, result) in members.iter().zip(results) {
                     finish(i, self.record(&claims[i], result, sharing.clone()));
                 }
@@ -308,8 +308,8 @@ impl Lab {
             seen = self.wait_alone(seen)?;
             let scout = seen.as_ref().is_some_and(Sharing::busy);
             let result = self.run_claim(claim, scout);
-            let (sharing, after) = self.around(seen);
-            let sharing = carried(sharing);
+            let (sharing, after) = self.around(seen, &carry);
+            let sharing = carried(&mut carry, sharing);
             seen = after;
             since = turn::granted();
             drop(turn);
@@ -340,8 +340,8 @@ impl Lab {
                 Ok(results) => results,
                 Err(e) => members.iter().map(|_| Err(e.clone())).collect(),
             };
-            let (sharing, after) = self.around(seen);
-            let sharing = carried(sharing);
+            let (sharing, after) = self.around(seen, &carry);
+            let sharing = carried(&mut carry, sharing);
             seen = after;
             since = turn::granted();
             drop(turn);
@@ -398,9 +398,14 @@ impl Lab {
 
     /// Who else is on the GPU now, where NVML can tell (`None` without a GPU).
     pub fn look(&self) -> Option<Sharing> {
+        self.look_knowing(&|_| false)
+    }
+
+    /// [`Lab::look`], counting the processes `known_busy` names as busy whatever it reads.
+    fn look_knowing(&self, known_busy: &dyn Fn(u32) -> bool) -> Option<Sharing> {
         let started = Instant::now();
         let seen = self.gpu().ok().map(|gpu| {
-            let look = gpu.neighbours();
+            let look = gpu.neighbours_knowing(known_busy);
             Sharing {
                 before: Vec::new(),
                 after: look.neighbours,
@@ -412,9 +417,10 @@ impl Lab {
     }
 
     /// What was seen around a claim (the look before it, and one after it), and the look after,
-    /// which is the next claim's look before.
-    fn around(&self, before: Option<Sharing>) -> (Option<Sharing>, Option<Sharing>) {
-        let after = self.look();
+    /// which is the next claim's look before. NVML is not asked for utilisation samples of a
+    /// neighbour `carry` counts busy already (`neighbours::asks`).
+    fn around(&self, before: Option<Sharing>, carry: &Carry) -> (Option<Sharing>, Option<Sharing>) {
+        let after = self.look_knowing(&|pid| carry.known_busy(pid));
         let sharing = match (&before, &after) {
             (None, None) => None,
             _ => Some(Sharing {

@@ -104,7 +104,7 @@ impl Lab {
         let more = self
             .gpu()
             .and_then(|gpu| collect::collect_more(gpu, &claim.program, &claim.checks, trials));
-        let (mut sharing, after) = self.around(seen);
+        let (mut sharing, after) = self.around(seen, carry);
         if let Some(s) = &mut sharing {
             carry.apply(s);
         }
