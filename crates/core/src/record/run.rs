@@ -5,7 +5,9 @@ use crate::border::error::Error;
 use crate::border::limits::MAX_TIMELINES;
 use crate::judge::claim::Claim;
 use crate::judge::relation::Measurement;
-use crate::judge::verdict::{judge_claim_in_run, observe, Judgement, TrialOutcome, Verdict};
+use crate::judge::verdict::{
+    judge_claim_in_run, observe, Judgement, Observed, TrialOutcome, Verdict,
+};
 use crate::measured::calibration::Calibration;
 use crate::measured::sharing::Sharing;
 use crate::measured::timeline::Timeline;
@@ -141,9 +143,7 @@ impl ClaimRecord {
     pub fn judged_with(claim: Claim, trials: Trials, alone: Option<Judgement>) -> ClaimRecord {
         match alone {
             Some(mut judgement) if !trials.sharing.as_ref().is_some_and(Sharing::busy) => {
-                let tol = trials.calibration.tolerances();
-                let observed = (&claim.program, &claim.observations);
-                judgement.observed = observe(observed.0, observed.1, &trials.timelines, &tol);
+                judgement.observed = observed(&claim, &trials);
                 ClaimRecord {
                     claim,
                     outcome: Outcome::Ran { trials, judgement },
@@ -514,6 +514,12 @@ fn judge_trials(claim: &Claim, trials: &Trials, elsewhere: Option<&str>) -> (Jud
         trials.wanted,
         elsewhere,
     );
-    judgement.observed = observe(&claim.program, &claim.observations, &trials.timelines, &tol);
+    judgement.observed = observed(claim, trials);
     (judgement, showing)
+}
+
+/// The claim's observations measured on `trials` with their own tolerances.
+fn observed(claim: &Claim, trials: &Trials) -> Vec<Observed> {
+    let tol = trials.calibration.tolerances();
+    observe(&claim.program, &claim.observations, &trials.timelines, &tol)
 }

@@ -25,6 +25,15 @@ use std::ffi::c_void;
 /// first word.
 const UNIFORMITY_BYTES: usize = 8;
 
+/// The pool keys (place and bytes) a buffer takes: its own block's, and, for a device buffer
+/// read back, its pinned staging block's ([`Buffers::take`]; the blocks made ahead,
+/// `lab/ahead.rs`, follow the same rule).
+pub fn pool_keys(b: &Buffer) -> ((Place, usize), Option<(Place, usize)>) {
+    let bytes = b.bytes as usize;
+    let staged = b.read_back && b.place == Place::Device;
+    ((b.place, bytes), staged.then_some((Place::Pinned, bytes)))
+}
+
 /// Driver memory of one place: what the run's [`Pool`] keeps.
 pub enum Block {
     Device(sys::CUdeviceptr, usize),
@@ -170,7 +179,7 @@ impl<A: Allocator> Buffers<A> {
             allocated: 0,
         };
         for b in buffers {
-            let key = (b.place, b.bytes as usize);
+            let (key, staged) = pool_keys(b);
             let want = Some((b.fill as f32).to_bits());
             let (block, reused, known) = out.take_one(pool, key, want)?;
             out.blocks.push(block);
@@ -178,10 +187,9 @@ impl<A: Allocator> Buffers<A> {
             out.known.push(known);
             out.untouched
                 .push(!reused && b.place == Place::Pageable && !A::PAGEABLE_PRESENT);
-            let staged = b.read_back && b.place == Place::Device;
             let staging = match staged {
-                true => Some(out.take_one(pool, (Place::Pinned, key.1), None)?.0),
-                false => None,
+                Some(key) => Some(out.take_one(pool, key, None)?.0),
+                None => None,
             };
             out.staging.push(staging);
         }

@@ -43,6 +43,7 @@ mod resources;
 mod stamps;
 pub mod turn;
 
+pub use buffers::pool_keys;
 pub use cupti::CUPTI_ENV;
 pub use executor::{Execution, TrialPlan};
 pub use fleet::device_count;

@@ -233,10 +233,8 @@ fn first_blocks(claims: &[Claim]) -> Vec<(Place, usize)> {
     for claim in claims.iter().filter(|c| !c.needs_child()) {
         let mut wants: Vec<((Place, usize), usize)> = Vec::new();
         for b in claim.program.buffers.iter().filter(|b| b.device == 0) {
-            let bytes = b.bytes as usize;
-            let host = (b.place != Place::Device).then_some((b.place, bytes));
-            let staging =
-                (b.read_back && b.place == Place::Device).then_some((Place::Pinned, bytes));
+            let (own, staging) = crate::gpu::pool_keys(b);
+            let host = Some(own).filter(|(place, _)| *place != Place::Device);
             for key in host.into_iter().chain(staging) {
                 match wants.iter_mut().find(|(k, _)| *k == key) {
                     Some(w) => w.1 += 1,
@@ -266,6 +264,58 @@ mod tests {
         let mut b = Claim::builder(id, "a claim", Source::new("test", "ahead"));
         b.env("AHEAD_TEST_UNSET_VARIABLE", connections);
         b.build(Expect::Holds)
+    }
+
+    /// The blocks made ahead are the host blocks the claims run here take from the pool, in the
+    /// order of first need, as many of each as one claim takes at once; none for a claim run in
+    /// a child, none for device memory.
+    #[test]
+    fn the_blocks_made_ahead_are_what_the_claims_here_take_first() {
+        use crate::program::{Place, StreamKind};
+        let claim_of = |id: &str, buffers: &[(Place, u64, bool)], child: Option<&str>| {
+            let mut c = Claim::builder(id, "a claim", Source::new("test", "ahead"));
+            let s = c.stream(StreamKind::NonBlocking);
+            let mut last = None;
+            for (i, &(place, bytes, back)) in buffers.iter().enumerate() {
+                let b = c.buffer(&format!("b{i}"), place, bytes, 1);
+                if back {
+                    c.read_back(b);
+                }
+                if let Some(src) = last {
+                    c.copy(s, &format!("C{i}"), src, b);
+                }
+                last = Some(b);
+            }
+            c.env("AHEAD_TEST_UNSET_VARIABLE", child);
+            c.build(Expect::Holds)
+        };
+        let claims = [
+            claim_of(
+                "a",
+                &[(Place::Pinned, 64, false), (Place::Device, 64, true)],
+                None,
+            ),
+            claim_of(
+                "b",
+                &[
+                    (Place::Pinned, 64, false),
+                    (Place::Pinned, 64, false),
+                    (Place::Pageable, 32, false),
+                ],
+                None,
+            ),
+            claim_of("c", &[(Place::Pageable, 128, false)], Some("1")),
+        ];
+        assert_eq!(
+            first_blocks(&claims),
+            [
+                (Place::Pinned, 64),
+                (Place::Pinned, 64),
+                (Place::Pageable, 32)
+            ],
+            "a's pinned buffer and staging block, b's second pinned buffer and pageable one; \
+             c runs in a child"
+        );
     }
 
     /// Results run ahead go to exactly the claims they were run for, once: another environment
