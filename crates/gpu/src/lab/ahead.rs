@@ -277,12 +277,12 @@ mod tests {
             let s = c.stream(StreamKind::NonBlocking);
             let mut last = None;
             for (i, &(place, bytes, back)) in buffers.iter().enumerate() {
-                let b = c.buffer(&format!("b{i}"), place, bytes, 1);
+                let b = c.buffer(format!("b{i}"), place, bytes, 1);
                 if back {
                     c.read_back(b);
                 }
                 if let Some(src) = last {
-                    c.copy(s, &format!("C{i}"), src, b);
+                    c.copy(s, format!("C{i}"), src, b);
                 }
                 last = Some(b);
             }
